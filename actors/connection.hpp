@@ -1,0 +1,32 @@
+#pragma once
+// connection: one actor per client socket. It decodes frames in the order
+// the protocol mandates, answers each one, and keeps replies in submission
+// order. In `strict` mode it takes no new frame while a reply is owed; in
+// `ordered` mode up to `max_inflight` replies may be owed at once.
+//
+// Messages in:  (socket_data_atom, byte_buffer), (socket_closed_atom)
+// Calls out:    connection_io::write / read_more / close
+// States:       reading -> (reply owed: paused) -> reading ... -> closing -> done
+#include <cstdint>
+
+#include <caf/fwd.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "config/config.hpp"
+#include "messages/connection_protocol.hpp"
+
+namespace weir {
+
+struct connection_settings {
+  std::uint32_t payload_cap = 16u * 1024 * 1024;
+  std::uint32_t max_batch_records = 1024;
+  ack_mode mode = ack_mode::ordered;
+  std::uint32_t max_inflight = 256;
+};
+
+connection_settings connection_settings_from(const config& cfg);
+
+caf::actor spawn_connection(caf::actor_system& sys, connection_io_ptr io,
+                            const connection_settings& settings);
+
+}  // namespace weir

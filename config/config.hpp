@@ -1,0 +1,109 @@
+#pragma once
+// The effective configuration of one weir-server process. Defaults live in
+// config/schema.cpp next to each key's range and description, so that the
+// docs, --print-config and validation all come from one table.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace weir {
+
+enum class ack_mode { strict, ordered };
+enum class commit_policy { adaptive, deadline };
+enum class log_format { text, json };
+enum class log_level { trace, debug, info, warn, error };
+
+struct config {
+  std::string data_dir;
+
+  struct tls_files {
+    std::string cert, key, client_ca;
+  };
+  struct {
+    std::string unix_path;
+    std::string tcp;
+    tls_files tls;
+    std::int64_t max_connections;
+    std::int64_t read_timeout_ms;
+    bool peer_uid_check;
+  } listen;
+
+  struct {
+    std::int64_t max_payload_bytes;
+    std::int64_t max_batch_records;
+    std::int64_t wab_max_bytes;
+  } limits;
+
+  struct {
+    std::int64_t shards;
+    weir::ack_mode ack_mode;
+    std::int64_t max_inflight;
+  } ingest;
+
+  struct {
+    std::int64_t segment_max_bytes;
+  } wab;
+
+  struct {
+    commit_policy policy;
+    std::int64_t max_delay_us;
+    std::int64_t max_records;
+  } group_commit;
+
+  struct {
+    std::int64_t batch_max_records;
+    std::int64_t batch_max_bytes;
+    std::int64_t linger_ms;
+    struct {
+      std::int64_t initial_ms;
+      double multiplier;
+      std::int64_t max_ms;
+      double jitter;
+    } retry;
+    std::int64_t dead_letter_max_bytes;
+  } drain;
+
+  struct {
+    std::string type;
+    std::int64_t concurrency;
+    std::int64_t timeout_ms;
+    std::int64_t health_interval_ms;
+    struct { std::string path; } sqlite;
+    struct { std::string conninfo; std::string password_file; } postgres;
+    struct {
+      std::string url;
+      std::string format;
+      std::map<std::string, std::string> headers;
+      std::string bearer_token_file;
+    } http;
+    struct { std::string path; } file;
+  } sink;
+
+  struct {
+    std::string listen;
+  } admin;
+
+  struct {
+    std::string node_id;
+    std::string listen;
+    std::vector<std::string> peers;
+    std::int64_t replicas;
+    std::int64_t failover_after_ms;
+    struct { std::string cert, key, ca; } tls;
+  } cluster;
+
+  struct {
+    log_level level;
+    log_format format;
+  } log;
+
+  struct {
+    std::int64_t scheduler_threads;
+    std::int64_t io_threads;
+  } runtime;
+
+  std::int64_t shutdown_timeout_ms;
+};
+
+}  // namespace weir

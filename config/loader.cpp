@@ -1,0 +1,160 @@
+#include "config/loader.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/schema.hpp"
+
+extern char** environ;
+
+namespace weir {
+
+namespace {
+
+std::string quoted(const YAML::Node& n) {
+  if (n.IsScalar()) return "\"" + n.Scalar() + "\"";
+  if (n.IsNull()) return "(empty)";
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+std::string at(const std::string& file, const YAML::Mark& m) {
+  return file + " line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1);
+}
+
+void assign_or_throw(config& c, const setting& s, const YAML::Node& value, const std::string& where) {
+  if (!s.assign(c, value))
+    throw config_error("config error: " + s.key + " = " + (s.secret ? "(redacted)" : quoted(value)) +
+                       " (" + where + "): expected " + s.allowed);
+}
+
+void apply_yaml_map(config& c, const YAML::Node& map, const std::string& prefix,
+                    const std::string& file) {
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar())
+      throw config_error("config error: " + at(file, kv.first.Mark()) + ": keys must be plain names");
+    const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
+    if (const setting* s = find_setting(key)) {
+      assign_or_throw(c, *s, kv.second, at(file, kv.second.Mark()));
+    } else if (is_section(key)) {
+      if (kv.second.IsMap())
+        apply_yaml_map(c, kv.second, key, file);
+      else if (!kv.second.IsNull())
+        throw config_error("config error: " + key + " (" + at(file, kv.second.Mark()) +
+                           "): expected a section (a mapping of keys), got " + quoted(kv.second));
+    } else {
+      throw config_error("config error: unknown key " + key + " (" + at(file, kv.first.Mark()) +
+                         "); see docs/configuration.md for the keys weir knows");
+    }
+  }
+}
+
+void apply_file(config& c, const config_sources& src) {
+  std::ifstream in(src.file);
+  if (!in) {
+    if (!src.file_required) return;
+    throw config_error("config error: cannot read config file " + src.file + ": " +
+                       std::strerror(errno));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw config_error("config error: " + at(src.file, e.mark) + ": YAML syntax error: " + e.msg);
+  }
+  if (root.IsNull()) return;
+  if (!root.IsMap())
+    throw config_error("config error: " + src.file + ": the top level must be a mapping of sections");
+  apply_yaml_map(c, root, "", src.file);
+}
+
+/// Text from the environment or --set: scalars are taken verbatim (so "yes",
+/// "#1" or "" mean exactly that); lists and maps are YAML flow text.
+YAML::Node node_from_text(const setting& s, const std::string& text, const std::string& where) {
+  if (!s.structured) return YAML::Node(text);
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw config_error("config error: " + s.key + " = \"" + text + "\" (" + where +
+                       "): YAML syntax error: " + e.msg);
+  }
+}
+
+void apply_env(config& c, const config_sources& src) {
+  for (const auto& entry : src.env) {
+    if (entry.rfind("WEIR_", 0) != 0) continue;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = entry.substr(0, eq), value = entry.substr(eq + 1);
+    const setting* match = nullptr;
+    for (auto& s : settings())
+      if (env_name(s.key) == name) match = &s;
+    if (match) {
+      const std::string where = "environment " + name;
+      assign_or_throw(c, *match, node_from_text(*match, value, where), where);
+    } else if (name.find("__") != std::string::npos) {
+      // Looks like a config variable but names no key: a typo must not be ignored.
+      throw config_error("config error: environment " + name +
+                         " names no configuration key; see docs/configuration.md");
+    }
+  }
+}
+
+void apply_overrides(config& c, const config_sources& src) {
+  for (const auto& entry : src.overrides) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw config_error("config error: --set " + entry + ": expected section.key=value");
+    const std::string key = entry.substr(0, eq), value = entry.substr(eq + 1);
+    const setting* s = find_setting(key);
+    if (!s)
+      throw config_error("config error: --set " + entry + ": unknown key " + key +
+                         "; see docs/configuration.md");
+    const std::string where = "--set";
+    assign_or_throw(c, *s, node_from_text(*s, value, where), where);
+  }
+}
+
+}  // namespace
+
+config load_config(const config_sources& sources) {
+  config c = default_config();
+  if (!sources.file.empty()) apply_file(c, sources);
+  apply_env(c, sources);
+  apply_overrides(c, sources);
+  validate_config(c);
+  return c;
+}
+
+std::vector<std::string> process_environment() {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) out.emplace_back(*e);
+  return out;
+}
+
+std::string render_config(const config& c) {
+  YAML::Node root(YAML::NodeType::Map);
+  for (auto& s : settings()) {
+    YAML::Node value = s.secret ? YAML::Node("(redacted)") : s.show(c);
+    // Walk/create the nested maps along the dotted path.
+    std::vector<YAML::Node> chain{root};
+    std::string rest = s.key;
+    for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+      chain.push_back(chain.back()[rest.substr(0, dot)]);
+      rest = rest.substr(dot + 1);
+    }
+    chain.back()[rest] = value;
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace weir

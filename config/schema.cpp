@@ -1,0 +1,377 @@
+#include "config/schema.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "config/value_parsing.hpp"
+
+namespace weir {
+
+namespace {
+
+setting describe(std::string key, std::string allowed, std::string def, std::string help) {
+  setting s;
+  s.key = std::move(key);
+  s.allowed = std::move(allowed);
+  s.default_yaml = std::move(def);
+  s.help = std::move(help);
+  return s;
+}
+
+#define WEIR_FIELD(member) [](config& c) -> auto& { return c.member; }
+
+template <class Get>
+setting integer(std::string key, Get get, std::int64_t lo, std::int64_t hi, std::string def,
+                std::string help) {
+  setting s = describe(std::move(key), "an integer from " + std::to_string(lo) + " to " + std::to_string(hi),
+            std::move(def), std::move(help));
+  s.assign = [get, lo, hi](config& c, const YAML::Node& n) {
+    auto v = parse_integer(n);
+    if (!v || *v < lo || *v > hi) return false;
+    get(c) = *v;
+    return true;
+  };
+  s.show = [get](const config& c) { return YAML::Node(get(const_cast<config&>(c))); };
+  return s;
+}
+
+template <class Get>
+setting byte_size(std::string key, Get get, std::int64_t lo, std::int64_t hi, std::string def,
+                  std::string help) {
+  setting s = describe(std::move(key),
+            "a byte count from " + format_bytes(lo) + " to " + format_bytes(hi) +
+                " (plain number or with KiB/MiB/GiB/TiB)",
+            std::move(def), std::move(help));
+  s.assign = [get, lo, hi](config& c, const YAML::Node& n) {
+    auto v = parse_byte_size(n);
+    if (!v || *v < lo || *v > hi) return false;
+    get(c) = *v;
+    return true;
+  };
+  s.show = [get](const config& c) { return YAML::Node(format_bytes(get(const_cast<config&>(c)))); };
+  return s;
+}
+
+template <class Get>
+setting number(std::string key, Get get, double lo, double hi, std::string def, std::string help) {
+  setting s = describe(std::move(key), "a number from " + format_number(lo) + " to " + format_number(hi),
+            std::move(def), std::move(help));
+  s.assign = [get, lo, hi](config& c, const YAML::Node& n) {
+    auto v = parse_number(n);
+    if (!v || *v < lo || *v > hi) return false;
+    get(c) = *v;
+    return true;
+  };
+  s.show = [get](const config& c) { return YAML::Node(get(const_cast<config&>(c))); };
+  return s;
+}
+
+template <class Get>
+setting boolean(std::string key, Get get, std::string def, std::string help) {
+  setting s = describe(std::move(key), "true or false", std::move(def), std::move(help));
+  s.assign = [get](config& c, const YAML::Node& n) {
+    auto v = parse_bool(n);
+    if (!v) return false;
+    get(c) = *v;
+    return true;
+  };
+  s.show = [get](const config& c) { return YAML::Node(get(const_cast<config&>(c))); };
+  return s;
+}
+
+template <class Get, class E>
+setting choice(std::string key, Get get, std::vector<std::pair<std::string, E>> names,
+               std::string def, std::string help) {
+  std::string allowed = "one of";
+  for (std::size_t i = 0; i < names.size(); ++i) allowed += (i ? ", " : " ") + names[i].first;
+  setting s = describe(std::move(key), std::move(allowed), std::move(def), std::move(help));
+  s.assign = [get, names](config& c, const YAML::Node& n) {
+    if (!n.IsScalar()) return false;
+    for (auto& [name, value] : names)
+      if (n.Scalar() == name) {
+        get(c) = value;
+        return true;
+      }
+    return false;
+  };
+  s.show = [get, names](const config& c) {
+    for (auto& [name, value] : names)
+      if (get(const_cast<config&>(c)) == value) return YAML::Node(name);
+    return YAML::Node();
+  };
+  return s;
+}
+
+enum class text_rule { any, path, address_or_empty, url_or_empty };
+
+template <class Get>
+setting text(std::string key, Get get, text_rule rule, std::string def, std::string help) {
+  static const char* const allowed[] = {
+      "a string", "a file system path (no NUL bytes)",
+      "\"host:port\" with a port from 1 to 65535, or \"\" to disable",
+      "an http:// URL, or \"\" when unused"};
+  setting s = describe(std::move(key), allowed[static_cast<int>(rule)], std::move(def), std::move(help));
+  s.assign = [get, rule](config& c, const YAML::Node& n) {
+    if (!(n.IsScalar() || n.IsNull())) return false;
+    std::string v = n.IsNull() ? "" : n.Scalar();
+    if (rule == text_rule::path && v.find('\0') != std::string::npos) return false;
+    if (rule == text_rule::address_or_empty && !v.empty() && !parse_address(v)) return false;
+    if (rule == text_rule::url_or_empty && !v.empty() && v.rfind("http://", 0) != 0) return false;
+    get(c) = std::move(v);
+    return true;
+  };
+  s.show = [get](const config& c) { return YAML::Node(get(const_cast<config&>(c))); };
+  return s;
+}
+
+template <class Get>
+setting address_list(std::string key, Get get, std::string def, std::string help) {
+  setting s = describe(std::move(key), "a list of \"host:port\" strings", std::move(def), std::move(help));
+  s.structured = true;
+  s.assign = [get](config& c, const YAML::Node& n) {
+    if (n.IsNull()) {
+      get(c).clear();
+      return true;
+    }
+    if (!n.IsSequence()) return false;
+    std::vector<std::string> out;
+    for (const auto& item : n) {
+      if (!item.IsScalar() || !parse_address(item.Scalar())) return false;
+      out.push_back(item.Scalar());
+    }
+    get(c) = std::move(out);
+    return true;
+  };
+  s.show = [get](const config& c) {
+    YAML::Node n(YAML::NodeType::Sequence);
+    for (auto& p : get(const_cast<config&>(c))) n.push_back(p);
+    return n;
+  };
+  return s;
+}
+
+template <class Get>
+setting string_map(std::string key, Get get, std::string def, std::string help) {
+  setting s = describe(std::move(key), "a mapping of names to string values", std::move(def),
+            std::move(help));
+  s.structured = true;
+  s.assign = [get](config& c, const YAML::Node& n) {
+    if (n.IsNull()) {
+      get(c).clear();
+      return true;
+    }
+    if (!n.IsMap()) return false;
+    std::map<std::string, std::string> out;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar() || !kv.second.IsScalar()) return false;
+      out[kv.first.Scalar()] = kv.second.Scalar();
+    }
+    get(c) = std::move(out);
+    return true;
+  };
+  s.show = [get](const config& c) {
+    YAML::Node n(YAML::NodeType::Map);
+    for (auto& [k, v] : get(const_cast<config&>(c))) n[k] = v;
+    return n;
+  };
+  return s;
+}
+
+constexpr std::int64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB, TiB = 1024 * GiB;
+
+std::vector<setting> make_settings() {
+  using tr = text_rule;
+  std::vector<setting> s;
+  s.push_back(text("data_dir", WEIR_FIELD(data_dir), tr::path, "var",
+                   "Directory for the WAB, dead letters, quarantine and the lock file."));
+
+  s.push_back(text("listen.unix", WEIR_FIELD(listen.unix_path), tr::path, "var/run/weir.sock",
+                   "Unix socket producers connect to (\"\" disables it)."));
+  s.push_back(text("listen.tcp", WEIR_FIELD(listen.tcp), tr::address_or_empty, "\"\"",
+                   "TCP+TLS listener address (\"\" disables it)."));
+  s.push_back(text("listen.tls.cert", WEIR_FIELD(listen.tls.cert), tr::path, "\"\"",
+                   "Server certificate (PEM) for listen.tcp."));
+  s.push_back(text("listen.tls.key", WEIR_FIELD(listen.tls.key), tr::path, "\"\"",
+                   "Server private key (PEM) for listen.tcp."));
+  s.push_back(text("listen.tls.client_ca", WEIR_FIELD(listen.tls.client_ca), tr::path, "\"\"",
+                   "CA that must have signed every client certificate on listen.tcp."));
+  s.push_back(integer("listen.max_connections", WEIR_FIELD(listen.max_connections), 1, 65536,
+                      "256", "Connections served at once; further ones are closed at accept."));
+  s.push_back(integer("listen.read_timeout_ms", WEIR_FIELD(listen.read_timeout_ms), 100, 600000,
+                      "30000", "A connection idle this long in the middle of a frame is closed."));
+  s.push_back(boolean("listen.peer_uid_check", WEIR_FIELD(listen.peer_uid_check), "true",
+                      "Refuse Unix-socket peers whose uid differs from the daemon's."));
+
+  s.push_back(byte_size("limits.max_payload_bytes", WEIR_FIELD(limits.max_payload_bytes), 1,
+                        16 * MiB, "16MiB", "Largest record (and frame payload) accepted."));
+  s.push_back(integer("limits.max_batch_records", WEIR_FIELD(limits.max_batch_records), 1, 2048,
+                      "1024", "Most records one PushBatch may carry."));
+  s.push_back(byte_size("limits.wab_max_bytes", WEIR_FIELD(limits.wab_max_bytes), 16 * MiB,
+                        64 * TiB, "8GiB",
+                        "Undelivered bytes the WAB may hold; over it pushes get "
+                        "Nack(InternalError) until it drains below 90 %."));
+
+  s.push_back(integer("ingest.shards", WEIR_FIELD(ingest.shards), 1, 256, "2",
+                      "Independent WAB shards; each connection is pinned to one."));
+  s.push_back(choice("ingest.ack_mode", WEIR_FIELD(ingest.ack_mode),
+                     std::vector<std::pair<std::string, ack_mode>>{{"strict", ack_mode::strict},
+                                                                   {"ordered", ack_mode::ordered}},
+                     "ordered",
+                     "strict: reply before reading the next frame; ordered: pipeline up to "
+                     "max_inflight frames, replies in order."));
+  s.push_back(integer("ingest.max_inflight", WEIR_FIELD(ingest.max_inflight), 1, 65536, "256",
+                      "Frames per connection awaiting their reply in ordered mode."));
+
+  s.push_back(byte_size("wab.segment_max_bytes", WEIR_FIELD(wab.segment_max_bytes), 64 * KiB,
+                        4 * GiB, "64MiB", "A segment is sealed and a new one started at this size."));
+
+  s.push_back(choice("group_commit.policy", WEIR_FIELD(group_commit.policy),
+                     std::vector<std::pair<std::string, commit_policy>>{
+                         {"adaptive", commit_policy::adaptive},
+                         {"deadline", commit_policy::deadline}},
+                     "adaptive",
+                     "adaptive: sync at once when idle, batch what arrives during a sync; "
+                     "deadline: wait up to max_delay_us or max_records."));
+  s.push_back(integer("group_commit.max_delay_us", WEIR_FIELD(group_commit.max_delay_us), 0,
+                      1000000, "1000", "Longest wait before a sync under the deadline policy."));
+  s.push_back(integer("group_commit.max_records", WEIR_FIELD(group_commit.max_records), 1,
+                      1000000, "4096", "Records that trigger a sync at once under any policy."));
+
+  s.push_back(integer("drain.batch_max_records", WEIR_FIELD(drain.batch_max_records), 1, 100000,
+                      "1000", "Most records in one sink commit."));
+  s.push_back(byte_size("drain.batch_max_bytes", WEIR_FIELD(drain.batch_max_bytes), 1 * KiB,
+                        256 * MiB, "4MiB", "Most payload bytes in one sink commit."));
+  s.push_back(integer("drain.linger_ms", WEIR_FIELD(drain.linger_ms), 0, 60000, "5",
+                      "How long the drain waits to fill a batch before committing it."));
+  s.push_back(integer("drain.retry.initial_ms", WEIR_FIELD(drain.retry.initial_ms), 1, 600000,
+                      "100", "First delay after a transient sink failure."));
+  s.push_back(number("drain.retry.multiplier", WEIR_FIELD(drain.retry.multiplier), 1.0, 10.0,
+                     "2.0", "Growth of the delay after each further failure."));
+  s.push_back(integer("drain.retry.max_ms", WEIR_FIELD(drain.retry.max_ms), 1, 3600000, "30000",
+                      "Longest delay between retries."));
+  s.push_back(number("drain.retry.jitter", WEIR_FIELD(drain.retry.jitter), 0.0, 1.0, "0.2",
+                     "Random fraction added to or taken from each delay."));
+  s.push_back(byte_size("drain.dead_letter_max_bytes", WEIR_FIELD(drain.dead_letter_max_bytes),
+                        1 * MiB, 64 * TiB, "1GiB",
+                        "Dead-letter space; when full, delivery stops until space frees."));
+
+  s.push_back(choice("sink.type", WEIR_FIELD(sink.type),
+                     std::vector<std::pair<std::string, std::string>>{{"noop", "noop"},
+                                                                      {"file", "file"},
+                                                                      {"sqlite", "sqlite"},
+                                                                      {"http", "http"},
+                                                                      {"postgres", "postgres"}},
+                     "sqlite", "Where drained records go."));
+  s.push_back(integer("sink.concurrency", WEIR_FIELD(sink.concurrency), 1, 1024, "4",
+                      "Sink commits in flight at once."));
+  s.push_back(integer("sink.timeout_ms", WEIR_FIELD(sink.timeout_ms), 100, 600000, "10000",
+                      "A sink commit taking longer than this counts as a transient failure."));
+  s.push_back(integer("sink.health_interval_ms", WEIR_FIELD(sink.health_interval_ms), 100,
+                      3600000, "5000", "How often the sink's health is probed."));
+  s.push_back(text("sink.sqlite.path", WEIR_FIELD(sink.sqlite.path), tr::path, "var/sink.db",
+                   "SQLite database file."));
+  s.push_back(text("sink.postgres.conninfo", WEIR_FIELD(sink.postgres.conninfo), tr::any, "\"\"",
+                   "libpq connection string, without the password."));
+  s.push_back(text("sink.postgres.password_file", WEIR_FIELD(sink.postgres.password_file),
+                   tr::path, "\"\"",
+                   "File holding the PostgreSQL password (or set WEIR_SINK_POSTGRES_PASSWORD)."));
+  s.push_back(text("sink.http.url", WEIR_FIELD(sink.http.url), tr::url_or_empty, "\"\"",
+                   "Endpoint records are POSTed to."));
+  s.push_back(choice("sink.http.format", WEIR_FIELD(sink.http.format),
+                     std::vector<std::pair<std::string, std::string>>{{"raw", "raw"},
+                                                                      {"ndjson", "ndjson"}},
+                     "raw", "raw: one POST per record; ndjson: one POST per batch."));
+  s.push_back(string_map("sink.http.headers", WEIR_FIELD(sink.http.headers), "{}",
+                         "Extra request headers."));
+  s.push_back(text("sink.http.bearer_token_file", WEIR_FIELD(sink.http.bearer_token_file),
+                   tr::path, "\"\"",
+                   "File holding the bearer token (or set WEIR_SINK_BEARER_TOKEN)."));
+  s.push_back(text("sink.file.path", WEIR_FIELD(sink.file.path), tr::path, "var/sink.ndjson",
+                   "NDJSON file records are appended to."));
+
+  s.push_back(text("admin.listen", WEIR_FIELD(admin.listen), tr::address_or_empty,
+                   "127.0.0.1:9185", "Admin HTTP server: metrics, health, status, dashboard."));
+
+  s.push_back(text("cluster.node_id", WEIR_FIELD(cluster.node_id), tr::any, "\"\"",
+                   "This node's name in the cluster."));
+  s.push_back(text("cluster.listen", WEIR_FIELD(cluster.listen), tr::address_or_empty, "\"\"",
+                   "Address peers connect to (\"\" = no cluster)."));
+  s.push_back(address_list("cluster.peers", WEIR_FIELD(cluster.peers), "[]",
+                           "The other nodes' cluster.listen addresses."));
+  s.push_back(integer("cluster.replicas", WEIR_FIELD(cluster.replicas), 1, 16, "2",
+                      "Copies (this node included) a Replicated record needs before its ack."));
+  s.push_back(integer("cluster.failover_after_ms", WEIR_FIELD(cluster.failover_after_ms), 100,
+                      3600000, "10000", "A peer unreachable this long has its replica drained."));
+  s.push_back(text("cluster.tls.cert", WEIR_FIELD(cluster.tls.cert), tr::path, "\"\"",
+                   "Node certificate for cluster TLS."));
+  s.push_back(text("cluster.tls.key", WEIR_FIELD(cluster.tls.key), tr::path, "\"\"",
+                   "Node private key for cluster TLS."));
+  s.push_back(text("cluster.tls.ca", WEIR_FIELD(cluster.tls.ca), tr::path, "\"\"",
+                   "Private CA every cluster node's certificate is signed by."));
+
+  s.push_back(choice("log.level", WEIR_FIELD(log.level),
+                     std::vector<std::pair<std::string, log_level>>{{"trace", log_level::trace},
+                                                                    {"debug", log_level::debug},
+                                                                    {"info", log_level::info},
+                                                                    {"warn", log_level::warn},
+                                                                    {"error", log_level::error}},
+                     "info", "Least severe level written to stderr."));
+  s.push_back(choice("log.format", WEIR_FIELD(log.format),
+                     std::vector<std::pair<std::string, log_format>>{{"text", log_format::text},
+                                                                     {"json", log_format::json}},
+                     "text", "text: one readable line per event; json: one JSON object per line."));
+
+  s.push_back(integer("runtime.scheduler_threads", WEIR_FIELD(runtime.scheduler_threads), 0, 256,
+                      "0", "Actor scheduler threads (0 = one per core, at most 4)."));
+  s.push_back(integer("runtime.io_threads", WEIR_FIELD(runtime.io_threads), 1, 64, "1",
+                      "Threads serving client sockets."));
+
+  s.push_back(integer("shutdown_timeout_ms", WEIR_FIELD(shutdown_timeout_ms), 100, 3600000,
+                      "30000", "Longest a graceful shutdown may take."));
+  return s;
+}
+
+#undef WEIR_FIELD
+
+}  // namespace
+
+const std::vector<setting>& settings() {
+  static const std::vector<setting> all = make_settings();
+  return all;
+}
+
+const setting* find_setting(const std::string& key) {
+  for (auto& s : settings())
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+bool is_section(const std::string& key) {
+  const std::string prefix = key + ".";
+  return std::any_of(settings().begin(), settings().end(),
+                     [&](const setting& s) { return s.key.rfind(prefix, 0) == 0; });
+}
+
+std::string env_name(const std::string& key) {
+  std::string out = "WEIR_";
+  for (char c : key) {
+    if (c == '.')
+      out += "__";
+    else
+      out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+config default_config() {
+  config c{};
+  for (auto& s : settings())
+    if (!s.assign(c, YAML::Load(s.default_yaml)))
+      throw std::logic_error("bad built-in default for " + s.key);
+  return c;
+}
+
+}  // namespace weir

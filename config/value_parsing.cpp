@@ -1,0 +1,89 @@
+#include "config/value_parsing.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace weir {
+
+namespace {
+
+std::optional<std::int64_t> integer_from(std::string_view s) {
+  std::int64_t v = 0;
+  if (s.empty()) return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_integer(const YAML::Node& n) {
+  if (!n.IsScalar()) return std::nullopt;
+  return integer_from(n.Scalar());
+}
+
+std::optional<std::int64_t> parse_byte_size(const YAML::Node& n) {
+  if (!n.IsScalar()) return std::nullopt;
+  std::string_view s = n.Scalar();
+  static constexpr std::pair<std::string_view, int> units[] = {
+      {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+  for (auto [suffix, shift] : units) {
+    if (s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix) {
+      auto v = integer_from(s.substr(0, s.size() - suffix.size()));
+      if (!v || *v < 0 || *v > (std::int64_t{1} << (62 - shift))) return std::nullopt;
+      return *v << shift;
+    }
+  }
+  return integer_from(s);
+}
+
+std::optional<double> parse_number(const YAML::Node& n) {
+  if (!n.IsScalar() || n.Scalar().empty()) return std::nullopt;
+  const std::string& s = n.Scalar();
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<bool> parse_bool(const YAML::Node& n) {
+  if (!n.IsScalar()) return std::nullopt;
+  const std::string& s = n.Scalar();
+  if (s == "true" || s == "yes" || s == "on" || s == "1") return true;
+  if (s == "false" || s == "no" || s == "off" || s == "0") return false;
+  return std::nullopt;
+}
+
+std::optional<host_port> parse_address(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  std::string_view host = text.substr(0, colon);
+  if (host.front() == '[') {  // [v6]:port
+    if (host.size() < 3 || host.back() != ']') return std::nullopt;
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return std::nullopt;  // a bare IPv6 address needs brackets
+  }
+  auto port = integer_from(text.substr(colon + 1));
+  if (!port || *port < 1 || *port > 65535) return std::nullopt;
+  return host_port{std::string(host), static_cast<std::uint16_t>(*port)};
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  static constexpr std::pair<const char*, int> units[] = {
+      {"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}};
+  for (auto [suffix, shift] : units) {
+    const std::int64_t unit = std::int64_t{1} << shift;
+    if (bytes >= unit && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
+  }
+  return std::to_string(bytes);
+}
+
+std::string format_number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+}  // namespace weir

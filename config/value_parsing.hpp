@@ -1,0 +1,30 @@
+#pragma once
+// Strict conversions from YAML scalars to typed values. yaml-cpp's own
+// conversions accept too much ("1.5" as an int via truncation, "y" as a bool
+// in some versions) and report errors without the key; these accept exactly
+// what docs/configuration.md promises.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <yaml-cpp/yaml.h>
+
+namespace weir {
+
+struct host_port {
+  std::string host;
+  std::uint16_t port;
+};
+
+std::optional<std::int64_t> parse_integer(const YAML::Node& n);
+std::optional<std::int64_t> parse_byte_size(const YAML::Node& n);
+std::optional<double> parse_number(const YAML::Node& n);
+std::optional<bool> parse_bool(const YAML::Node& n);
+std::optional<host_port> parse_address(std::string_view text);
+
+/// 67108864 -> "64MiB"; values that are not a whole unit stay plain numbers.
+std::string format_bytes(std::int64_t bytes);
+std::string format_number(double v);
+
+}  // namespace weir

@@ -1,0 +1,36 @@
+#pragma once
+// The protocol between a client socket (driven by Asio) and its connection
+// actor (which owns all protocol state).
+//
+//   socket -> actor:  (socket_data_atom, byte_buffer)  bytes read; the socket
+//                                                      reads nothing more until
+//                                                      the actor calls read_more()
+//                     (socket_closed_atom)             peer closed, error or timeout
+//   actor -> socket:  connection_io::write / read_more / close, each posted to
+//                     the socket's own thread, so the actor never blocks.
+#include <memory>
+
+#include <caf/atom.hpp>
+
+#include "messages/wire/bytes.hpp"
+
+namespace weir {
+
+using socket_data_atom = caf::atom_constant<caf::atom("sockdata")>;
+using socket_closed_atom = caf::atom_constant<caf::atom("sockclosed")>;
+
+class connection_io {
+ public:
+  virtual ~connection_io() = default;
+  /// Queues bytes for the peer; writes go out in call order.
+  virtual void write(byte_buffer bytes) = 0;
+  /// Reads the next chunk. `mid_frame` arms the read timeout: a peer that
+  /// stalls inside a frame is closed silently.
+  virtual void read_more(bool mid_frame) = 0;
+  /// Closes the socket once every queued write has gone out.
+  virtual void close() = 0;
+};
+
+using connection_io_ptr = std::shared_ptr<connection_io>;
+
+}  // namespace weir

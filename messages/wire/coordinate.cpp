@@ -1,0 +1,103 @@
+#include "messages/wire/coordinate.hpp"
+
+#include <openssl/evp.h>
+
+#include "messages/wire/frame.hpp"
+
+namespace weir::wire {
+
+std::string_view name_of(coordinate_error e) {
+  switch (e) {
+    case coordinate_error::truncated: return "Truncated";
+    case coordinate_error::unsupported_version: return "UnsupportedVersion";
+    case coordinate_error::segment_too_long: return "SegmentTooLong";
+    case coordinate_error::length_mismatch: return "LengthMismatch";
+    case coordinate_error::segment_not_utf8: return "SegmentNotUtf8";
+  }
+  return "?";
+}
+
+record_id compute_record_id(std::string_view segment, std::uint64_t index, byte_span payload) {
+  std::uint8_t n[8];
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  store_le64(n, segment.size());
+  EVP_DigestUpdate(ctx, n, 8);
+  EVP_DigestUpdate(ctx, segment.data(), segment.size());
+  store_le64(n, index);
+  EVP_DigestUpdate(ctx, n, 8);
+  store_le64(n, payload.size());
+  EVP_DigestUpdate(ctx, n, 8);
+  EVP_DigestUpdate(ctx, payload.data(), payload.size());
+  record_id id;
+  EVP_DigestFinal_ex(ctx, id.data(), nullptr);
+  EVP_MD_CTX_free(ctx);
+  return id;
+}
+
+std::string to_hex(byte_span bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (auto b : bytes) {
+    out.push_back(digits[b >> 4]);
+    out.push_back(digits[b & 0x0f]);
+  }
+  return out;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t extra;
+    std::uint32_t cp;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xe0) == 0xc0) { extra = 1; cp = c & 0x1f; }
+    else if ((c & 0xf0) == 0xe0) { extra = 2; cp = c & 0x0f; }
+    else if ((c & 0xf8) == 0xf0) { extra = 3; cp = c & 0x07; }
+    else return false;
+    if (i + extra >= s.size()) return false;
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    // Reject overlong forms, surrogates and code points past U+10FFFF.
+    static constexpr std::uint32_t min_for[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < min_for[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+byte_buffer encode_coordinate(const record_coordinate& c) {
+  byte_buffer out;
+  out.reserve(coordinate_fixed_size + c.segment.size());
+  out.push_back(coordinate_version);
+  append_le64(out, c.index);
+  append_bytes(out, c.id);
+  append_le16(out, static_cast<std::uint16_t>(c.segment.size()));
+  out.insert(out.end(), c.segment.begin(), c.segment.end());
+  return out;
+}
+
+outcome<record_coordinate, coordinate_error> decode_coordinate(byte_span p) {
+  if (p.size() < coordinate_fixed_size) return coordinate_error::truncated;
+  if (p[0] != coordinate_version) return coordinate_error::unsupported_version;
+  const std::size_t seg_len = load_le16(p.data() + 41);
+  if (seg_len > max_segment_name) return coordinate_error::segment_too_long;
+  if (p.size() != coordinate_fixed_size + seg_len) return coordinate_error::length_mismatch;
+  record_coordinate c;
+  c.index = load_le64(p.data() + 1);
+  std::copy(p.begin() + 9, p.begin() + 41, c.id.begin());
+  c.segment.assign(reinterpret_cast<const char*>(p.data()) + coordinate_fixed_size, seg_len);
+  if (!is_valid_utf8(c.segment)) return coordinate_error::segment_not_utf8;
+  return c;
+}
+
+byte_buffer encode_ack_tracked(const record_coordinate& c) {
+  return encode_frame(message_type::ack_tracked, durability::durable, encode_coordinate(c));
+}
+
+}  // namespace weir::wire

@@ -1,0 +1,64 @@
+#pragma once
+// Accepts producers on the Unix socket. Binding is careful: the socket file
+// is created 0600 inside a 0700 directory; a stale socket left by a dead
+// daemon is replaced, while a live daemon's socket or any non-socket file at
+// the path is refused.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <caf/actor.hpp>
+
+#include "messages/connection_protocol.hpp"
+#include "runtime/listener_stats.hpp"
+
+namespace weir {
+
+class socket_session;
+
+struct unix_listener_options {
+  std::string path;
+  std::size_t max_connections = 256;
+  std::chrono::milliseconds read_timeout{30000};
+  bool peer_uid_check = true;
+};
+
+class unix_listener {
+ public:
+  using actor_factory = std::function<caf::actor(connection_io_ptr)>;
+
+  unix_listener(boost::asio::io_context& io, unix_listener_options options, listener_stats& stats,
+                actor_factory make_actor);
+  ~unix_listener();
+
+  /// Binds and listens. Throws startup_error with a one-line reason.
+  void open();
+  /// Starts accepting on the io_context.
+  void start();
+  /// Stops accepting and aborts every session; safe from any thread.
+  void stop();
+  /// Removes the socket file this listener created.
+  void remove_socket_file();
+
+ private:
+  void accept_next();
+  void on_accepted(boost::asio::local::stream_protocol::socket socket);
+  bool peer_allowed(int fd) const;
+
+  boost::asio::io_context& io_;
+  unix_listener_options options_;
+  listener_stats& stats_;
+  actor_factory make_actor_;
+  boost::asio::local::stream_protocol::acceptor acceptor_;
+  bool created_file_ = false;
+  std::mutex sessions_mutex_;
+  std::uint64_t next_session_id_ = 0;  // touched only on the io thread
+  std::unordered_map<std::uint64_t, std::weak_ptr<socket_session>> sessions_;
+};
+
+}  // namespace weir

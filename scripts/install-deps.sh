@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every Debian package weir needs to build, test and benchmark.
+# Idempotent: when everything is already present it prints nothing and exits 0.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libcaf-dev libboost-dev libyaml-cpp-dev prometheus-cpp-dev catch2
+  libssl-dev libsqlite3-dev libpq-dev zlib1g-dev
+  sqlite3 python3
+)
+# Extra packages for the integration suites (real servers and tools).
+packages+=(${WEIR_EXTRA_PACKAGES:-})
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >/dev/null
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
