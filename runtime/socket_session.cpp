@@ -20,7 +20,9 @@ socket_session::socket_session(socket_type socket, std::chrono::milliseconds rea
   ++stats_.active;
 }
 
-socket_session::~socket_session() { --stats_.active; }
+socket_session::~socket_session() {
+  if (!finished_) --stats_.active;
+}
 
 void socket_session::write(byte_buffer bytes) {
   asio::post(strand_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
@@ -94,6 +96,7 @@ void socket_session::do_write() {
 void socket_session::finish() {
   if (finished_) return;
   finished_ = true;
+  --stats_.active;  // the slot frees when the socket closes, not when the actor lets go
   timer_.cancel();
   boost::system::error_code ignored;
   socket_.shutdown(socket_type::shutdown_both, ignored);

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libcaf-dev libboost-dev libyaml-cpp-dev prometheus-cpp-dev catch2
   libssl-dev libsqlite3-dev libpq-dev zlib1g-dev
-  sqlite3 python3
+  nlohmann-json3-dev sqlite3 python3
 )
 # Extra packages for the integration suites (real servers and tools).
 packages+=(${WEIR_EXTRA_PACKAGES:-})

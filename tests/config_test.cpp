@@ -1,0 +1,238 @@
+// Configuration: precedence, defaults, and one clear line for every class of error.
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "config/loader.hpp"
+#include "config/schema.hpp"
+#include "support/test_paths.hpp"
+
+using namespace weir;
+
+namespace {
+
+struct fixture {
+  weir::test::temp_dir dir;
+  config_sources sources;
+
+  void yaml(const std::string& text) {
+    const auto file = dir / "weir.yaml";
+    std::ofstream(file) << text;
+    sources.file = file.string();
+  }
+  config load() { return load_config(sources); }
+  std::string error() {
+    try {
+      load_config(sources);
+    } catch (const config_error& e) {
+      return e.what();
+    }
+    FAIL("expected a config error");
+    return "";
+  }
+};
+
+}  // namespace
+
+TEST_CASE("defaults need no file and no external service", "[config]") {
+  config c = load_config({});
+  CHECK(c.data_dir == "var");
+  CHECK(c.listen.unix_path == "var/run/weir.sock");
+  CHECK(c.sink.type == "sqlite");
+  CHECK(c.sink.sqlite.path == "var/sink.db");
+  CHECK(c.admin.listen == "127.0.0.1:9185");
+  CHECK(c.ingest.ack_mode == ack_mode::ordered);
+  CHECK(c.limits.wab_max_bytes > 0);
+}
+
+TEST_CASE("the shipped config/weir.yaml is valid and matches the defaults it states", "[config]") {
+  config_sources s;
+  s.file = (weir::test::source_dir() / "config" / "weir.yaml").string();
+  config c = load_config(s);
+  CHECK(render_config(c) == render_config(load_config({})));
+}
+
+TEST_CASE("precedence: defaults < file < environment < --set", "[config]") {
+  fixture f;
+  f.yaml("ingest:\n  shards: 3\n  max_inflight: 10\nlog:\n  level: debug\n");
+  CHECK(f.load().ingest.shards == 3);
+
+  f.sources.env = {"WEIR_INGEST__SHARDS=5", "PATH=/bin", "WEIR_SINK_BEARER_TOKEN=not-config"};
+  auto c = f.load();
+  CHECK(c.ingest.shards == 5);
+  CHECK(c.ingest.max_inflight == 10);  // file value survives where env is silent
+  CHECK(c.log.level == log_level::debug);
+
+  f.sources.overrides = {"ingest.shards=7"};
+  c = f.load();
+  CHECK(c.ingest.shards == 7);
+  CHECK(c.ingest.max_inflight == 10);
+}
+
+TEST_CASE("nested keys, sizes, booleans, lists and maps from every source", "[config]") {
+  fixture f;
+  f.yaml(
+      "drain:\n  retry:\n    initial_ms: 250\n    jitter: 0.5\n"
+      "wab:\n  segment_max_bytes: 1MiB\n"
+      "listen:\n  peer_uid_check: off\n"
+      "sink:\n  http:\n    headers:\n      X-Team: storage\n");
+  f.sources.env = {"WEIR_DRAIN__RETRY__MULTIPLIER=3", "WEIR_DATA_DIR=/srv/weir"};
+  f.sources.overrides = {"cluster.listen=127.0.0.1:7000", "cluster.peers=[\"127.0.0.1:7001\", \"[::1]:7002\"]"};
+  auto c = f.load();
+  CHECK(c.drain.retry.initial_ms == 250);
+  CHECK(c.drain.retry.jitter == Approx(0.5));
+  CHECK(c.drain.retry.multiplier == Approx(3.0));
+  CHECK(c.wab.segment_max_bytes == 1024 * 1024);
+  CHECK_FALSE(c.listen.peer_uid_check);
+  CHECK(c.sink.http.headers.at("X-Team") == "storage");
+  CHECK(c.data_dir == "/srv/weir");
+  CHECK(c.cluster.peers == std::vector<std::string>{"127.0.0.1:7001", "[::1]:7002"});
+}
+
+TEST_CASE("the printed configuration loads back to the same configuration", "[config]") {
+  fixture f;
+  f.sources.overrides = {"ingest.shards=9", "sink.http.headers={A: b}", "drain.retry.jitter=0.25"};
+  const auto first = f.load();
+  f.yaml(render_config(first));
+  f.sources.overrides.clear();
+  CHECK(render_config(f.load()) == render_config(first));
+}
+
+TEST_CASE("every key has an environment name and a valid default", "[config]") {
+  for (const auto& s : settings()) {
+    INFO(s.key);
+    CHECK(env_name(s.key).rfind("WEIR_", 0) == 0);
+    CHECK_FALSE(s.help.empty());
+    config c{};
+    CHECK(s.assign(c, YAML::Load(s.default_yaml)));
+  }
+  CHECK(env_name("drain.retry.initial_ms") == "WEIR_DRAIN__RETRY__INITIAL_MS");
+  CHECK(env_name("data_dir") == "WEIR_DATA_DIR");
+}
+
+TEST_CASE("an unknown key is an error naming it, wherever it comes from", "[config][errors]") {
+  fixture f;
+  f.yaml("ingest:\n  shard: 4\n");
+  auto e = f.error();
+  CHECK(e.find("unknown key ingest.shard") != std::string::npos);
+  CHECK(e.find("line 2, column 3") != std::string::npos);
+
+  f.yaml("injest:\n  shards: 4\n");
+  CHECK(f.error().find("unknown key injest") != std::string::npos);
+
+  fixture g;
+  g.sources.env = {"WEIR_INGEST__SHARD=4"};
+  CHECK(g.error().find("WEIR_INGEST__SHARD") != std::string::npos);
+
+  fixture h;
+  h.sources.overrides = {"ingest.shard=4"};
+  CHECK(h.error().find("unknown key ingest.shard") != std::string::npos);
+}
+
+TEST_CASE("a wrong type names the key, the value, the place and what is allowed", "[config][errors]") {
+  fixture f;
+  f.yaml("listen:\n  read_timeout_ms: soon\n");
+  auto e = f.error();
+  CHECK(e.find("listen.read_timeout_ms") != std::string::npos);
+  CHECK(e.find("\"soon\"") != std::string::npos);
+  CHECK(e.find("line 2, column 20") != std::string::npos);
+  CHECK(e.find("an integer from 100 to 600000") != std::string::npos);
+
+  f.yaml("listen:\n  peer_uid_check: maybe\n");
+  CHECK(f.error().find("true or false") != std::string::npos);
+
+  f.yaml("ingest:\n  shards: [1, 2]\n");
+  CHECK(f.error().find("ingest.shards") != std::string::npos);
+
+  f.yaml("ingest: 4\n");
+  CHECK(f.error().find("expected a section") != std::string::npos);
+}
+
+TEST_CASE("out-of-range values are errors with the allowed range", "[config][errors]") {
+  fixture f;
+  f.sources.overrides = {"ingest.shards=0"};
+  auto e = f.error();
+  CHECK(e.find("ingest.shards = \"0\"") != std::string::npos);
+  CHECK(e.find("from 1 to 256") != std::string::npos);
+
+  f.sources.overrides = {"limits.max_payload_bytes=17MiB"};
+  CHECK(f.error().find("16MiB") != std::string::npos);
+
+  f.sources.overrides = {"drain.retry.jitter=1.5"};
+  CHECK(f.error().find("from 0 to 1") != std::string::npos);
+
+  f.sources.overrides = {"limits.max_batch_records=4096"};
+  CHECK(f.error().find("from 1 to 2048") != std::string::npos);
+}
+
+TEST_CASE("enumerations list their choices", "[config][errors]") {
+  fixture f;
+  f.sources.env = {"WEIR_INGEST__ACK_MODE=fast"};
+  auto e = f.error();
+  CHECK(e.find("environment WEIR_INGEST__ACK_MODE") != std::string::npos);
+  CHECK(e.find("one of strict, ordered") != std::string::npos);
+
+  f.sources.env = {"WEIR_SINK__TYPE=kafka"};
+  CHECK(f.error().find("noop, file, sqlite, http, postgres") != std::string::npos);
+}
+
+TEST_CASE("addresses must be host:port", "[config][errors]") {
+  fixture f;
+  f.sources.overrides = {"admin.listen=localhost"};
+  CHECK(f.error().find("\"host:port\"") != std::string::npos);
+  f.sources.overrides = {"admin.listen=127.0.0.1:70000"};
+  CHECK(f.error().find("admin.listen") != std::string::npos);
+  f.sources.overrides = {"admin.listen="};
+  CHECK(f.load().admin.listen.empty());
+}
+
+TEST_CASE("YAML syntax errors give the line and column", "[config][errors]") {
+  fixture f;
+  f.yaml("ingest:\n  shards: 2\n   bad_indent: [\n");
+  auto e = f.error();
+  CHECK(e.find("YAML syntax error") != std::string::npos);
+  CHECK(e.find("line 3") != std::string::npos);
+  CHECK(e.find(f.sources.file) != std::string::npos);
+}
+
+TEST_CASE("cross-key rules", "[config][errors]") {
+  fixture f;
+  f.sources.overrides = {"limits.wab_max_bytes=64MiB", "wab.segment_max_bytes=64MiB"};
+  CHECK(f.error().find("limits.wab_max_bytes = 64MiB") != std::string::npos);
+
+  f.sources.overrides = {"sink.type=http"};
+  CHECK(f.error().find("sink.http.url") != std::string::npos);
+
+  f.sources.overrides = {"sink.type=postgres", "sink.postgres.conninfo=host=db password=hunter2"};
+  auto e = f.error();
+  CHECK(e.find("password_file") != std::string::npos);
+  CHECK(e.find("hunter2") == std::string::npos);
+
+  f.sources.overrides = {"cluster.tls.cert=a.pem"};
+  CHECK(f.error().find("cluster.tls.key, cluster.tls.ca") != std::string::npos);
+
+  f.sources.overrides = {"listen.unix=", "listen.tcp="};
+  CHECK(f.error().find("at least one listener") != std::string::npos);
+
+  f.sources.overrides = {"listen.unix=" + std::string(120, 's')};
+  CHECK(f.error().find("listen.unix") != std::string::npos);
+
+  f.sources.overrides = {"listen.tcp=127.0.0.1:7443"};
+  CHECK(f.error().find("mutual TLS") != std::string::npos);
+}
+
+TEST_CASE("a missing config file is an error only when it was asked for", "[config][errors]") {
+  fixture f;
+  f.sources.file = (f.dir / "absent.yaml").string();
+  CHECK(f.error().find("cannot read config file") != std::string::npos);
+  f.sources.file_required = false;
+  CHECK(f.load().ingest.shards == 2);
+}
+
+TEST_CASE("every error is a single line", "[config][errors]") {
+  fixture f;
+  f.yaml("a: [\n");
+  CHECK(f.error().find('\n') == std::string::npos);
+  f.yaml("listen:\n  read_timeout_ms: 5\n");
+  CHECK(f.error().find('\n') == std::string::npos);
+}

@@ -1,0 +1,172 @@
+// The connection actor's protocol with a scripted socket: replies in order,
+// the exact Nack for each violation, close after it, and read requests that
+// carry the mid-frame flag the read timeout depends on.
+#include <condition_variable>
+#include <mutex>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/send.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/connection.hpp"
+#include "messages/wire/batch.hpp"
+#include "messages/wire/frame.hpp"
+
+using namespace weir;
+using namespace weir::wire;
+
+namespace {
+
+/// Records what the actor asked of its socket.
+class scripted_socket : public connection_io {
+ public:
+  void write(byte_buffer bytes) override { record([&] { writes.push_back(std::move(bytes)); }); }
+  void read_more(bool mid_frame) override { record([&] { reads.push_back(mid_frame); }); }
+  void close() override { record([&] { closed = true; }); }
+
+  /// Waits until `pred` holds (under the lock) or two seconds pass.
+  template <class Pred>
+  bool wait_for(Pred pred) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(2), pred);
+  }
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<byte_buffer> writes;
+  std::vector<bool> reads;
+  bool closed = false;
+
+ private:
+  template <class F>
+  void record(F f) {
+    {
+      std::lock_guard<std::mutex> guard(mutex);
+      f();
+    }
+    changed.notify_all();
+  }
+};
+
+struct harness {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::shared_ptr<scripted_socket> socket = std::make_shared<scripted_socket>();
+  caf::actor conn;
+
+  explicit harness(connection_settings s = {}) {
+    cfg.set("scheduler.max-threads", 2);
+    sys = std::make_unique<caf::actor_system>(cfg);
+    conn = spawn_connection(*sys, socket, s);
+  }
+  ~harness() {
+    caf::anon_send_exit(conn, caf::exit_reason::user_shutdown);
+  }
+  void send(const byte_buffer& bytes) { caf::anon_send(conn, socket_data_atom::value, bytes); }
+
+  std::uint8_t reply_type(std::size_t i) { return socket->writes.at(i).at(5); }
+  std::uint8_t nack_reason_of(std::size_t i) { return socket->writes.at(i).at(header_size); }
+};
+
+byte_buffer health() { return encode_frame(message_type::health_check, durability::durable, {}); }
+
+}  // namespace
+
+TEST_CASE("connection asks for the first read and answers a HealthCheck", "[actor][connection]") {
+  harness h;
+  REQUIRE(h.socket->wait_for([&] { return h.socket->reads.size() == 1; }));
+  CHECK_FALSE(h.socket->reads[0]);
+  h.send(health());
+  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 1 && h.socket->reads.size() == 2; }));
+  CHECK(h.socket->writes[0] == encode_health_check_response());
+  CHECK_FALSE(h.socket->closed);
+}
+
+TEST_CASE("pipelined frames are answered in submission order", "[actor][connection]") {
+  for (auto mode : {ack_mode::strict, ack_mode::ordered}) {
+    connection_settings s;
+    s.mode = mode;
+    harness h(s);
+    byte_buffer stream = health();
+    append_frame(stream, message_type::push, durability::durable, byte_buffer{'x'});
+    append_frame(stream, message_type::health_check, durability::durable, {});
+    h.send(stream);
+    REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 3; }));
+    CHECK(h.reply_type(0) == 0x05);
+    CHECK(h.reply_type(1) == 0x03);  // no WAB yet: a push is refused transiently...
+    CHECK(h.nack_reason_of(1) == 0x06);
+    CHECK(h.reply_type(2) == 0x05);
+    CHECK_FALSE(h.socket->closed);  // ...and InternalError keeps the connection open
+  }
+}
+
+TEST_CASE("a partial frame asks for more with the mid-frame flag", "[actor][connection]") {
+  harness h;
+  auto frame = health();
+  h.send(byte_buffer(frame.begin(), frame.begin() + 7));
+  REQUIRE(h.socket->wait_for([&] { return h.socket->reads.size() == 2; }));
+  CHECK(h.socket->reads[1]);
+  h.send(byte_buffer(frame.begin() + 7, frame.end()));
+  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 1 && h.socket->reads.size() == 3; }));
+  CHECK_FALSE(h.socket->reads[2]);
+}
+
+TEST_CASE("a violation after a good frame: reply, Nack, close, no further read", "[actor][connection]") {
+  harness h;
+  byte_buffer stream = health();
+  auto bad = encode_frame(message_type::push, durability::durable, byte_buffer{'x'});
+  bad[0] = 'X';
+  stream.insert(stream.end(), bad.begin(), bad.end());
+  stream.insert(stream.end(), health().begin(), health().end());  // never answered
+  h.send(stream);
+  REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+  REQUIRE(h.socket->writes.size() == 2);
+  CHECK(h.reply_type(0) == 0x05);
+  CHECK(h.socket->writes[1] == encode_nack(nack_reason::bad_magic));
+  CHECK(h.socket->reads.size() == 1);
+}
+
+TEST_CASE("daemon-to-client types from a client get UnknownMessage and a close", "[actor][connection]") {
+  for (auto t : {message_type::ack, message_type::nack, message_type::health_check_response,
+                 message_type::ack_tracked, message_type::ack_batch}) {
+    harness h;
+    h.send(encode_frame(t, durability::durable, t == message_type::nack ? byte_buffer{1} : byte_buffer{}));
+    REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+    REQUIRE(h.socket->writes.size() == 1);
+    CHECK(h.socket->writes[0] == encode_nack(nack_reason::unknown_message));
+  }
+}
+
+TEST_CASE("PushBatch bodies are validated before anything else happens", "[actor][connection]") {
+  struct bad_body {
+    byte_buffer body;
+    nack_reason expected;
+  };
+  const byte_buffer one{'a'};
+  std::vector<bad_body> cases{
+      {{2, 1, 0, 1, 0, 0, 0, 'a'}, nack_reason::bad_batch_framing},           // version 2
+      {{1, 2, 0, 1, 0, 0, 0, 'a', 0, 0, 0, 0}, nack_reason::empty_payload},   // empty record
+      {{1, 5, 0}, nack_reason::payload_too_large},                            // over max_batch_records
+      {{1, 1, 0, 9, 0, 0, 0, 'a'}, nack_reason::bad_batch_framing},           // truncated record
+  };
+  connection_settings s;
+  s.max_batch_records = 4;
+  for (auto& c : cases) {
+    harness h(s);
+    h.send(encode_frame(message_type::push_batch, durability::durable, c.body));
+    REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+    REQUIRE(h.socket->writes.size() == 1);
+    CHECK(h.socket->writes[0] == encode_nack(c.expected));
+  }
+}
+
+TEST_CASE("a record over the configured payload cap is refused from its header", "[actor][connection]") {
+  connection_settings s;
+  s.payload_cap = 8;
+  harness h(s);
+  auto frame = encode_frame(message_type::push, durability::durable, byte_buffer(9, 'z'));
+  h.send(byte_buffer(frame.begin(), frame.begin() + header_size));
+  REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+  CHECK(h.socket->writes.at(0) == encode_nack(nack_reason::payload_too_large));
+}

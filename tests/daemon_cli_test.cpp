@@ -1,0 +1,99 @@
+// The binaries' command lines: help, version, config checking, and the
+// one-line, exit-2 answer to every configuration mistake.
+#include <fstream>
+
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "support/daemon_process.hpp"
+#include "support/test_paths.hpp"
+
+using namespace weir::test;
+
+namespace {
+
+std::size_t lines_in(const std::string& s) {
+  std::size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("every binary answers --help and --version", "[cli]") {
+  temp_dir dir;
+  for (const char* bin : {"weir-server", "weir-ctl"}) {
+    INFO(bin);
+    auto help = run_binary(binary(bin), {"--help"}, dir.path());
+    CHECK(help.exit_code == 0);
+    CHECK(help.out.find("Usage: ") != std::string::npos);
+    auto version = run_binary(binary(bin), {"--version"}, dir.path());
+    CHECK(version.exit_code == 0);
+    CHECK(version.out.find(bin) == 0);
+  }
+}
+
+TEST_CASE("weir-server --check-config accepts the shipped config and rejects a bad one", "[cli]") {
+  temp_dir dir;
+  auto ok = run_binary(binary("weir-server"),
+                       {"--config", (source_dir() / "config/weir.yaml").string(), "--check-config"}, dir.path());
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out == "config ok\n");
+
+  std::ofstream(dir / "bad.yaml") << "ingest:\n  shards: 999\n";
+  auto bad = run_binary(binary("weir-server"), {"--config", (dir / "bad.yaml").string(), "--check-config"}, dir.path());
+  CHECK(bad.exit_code == 2);
+  CHECK(lines_in(bad.err) == 1);
+  CHECK(bad.err.find("ingest.shards = \"999\"") != std::string::npos);
+  CHECK(bad.err.find("line 2, column 11") != std::string::npos);
+  CHECK(bad.err.find("from 1 to 256") != std::string::npos);
+}
+
+TEST_CASE("configuration errors from each source exit 2 with one line", "[cli]") {
+  temp_dir dir;
+  struct bad_case {
+    std::vector<std::string> args;
+    std::vector<std::string> env;
+    std::string expect;
+  };
+  std::ofstream(dir / "syntax.yaml") << "listen:\n  unix: [unclosed\n";
+  std::ofstream(dir / "unknown.yaml") << "listen:\n  unix_socket: /tmp/x.sock\n";
+  const std::vector<bad_case> cases{
+      {{"--set", "listen.read_timeout_ms=5"}, {}, "from 100 to 600000"},
+      {{"--set", "nosuch.key=1"}, {}, "unknown key nosuch.key"},
+      {{"--set", "justtext"}, {}, "expected section.key=value"},
+      {{}, {"WEIR_INGEST__SHARDS=many"}, "WEIR_INGEST__SHARDS"},
+      {{}, {"WEIR_NO__SUCH=1"}, "names no configuration key"},
+      {{"--config", (dir / "syntax.yaml").string()}, {}, "YAML syntax error"},
+      {{"--config", (dir / "unknown.yaml").string()}, {}, "unknown key listen.unix_socket"},
+      {{"--config", (dir / "absent.yaml").string()}, {}, "cannot read config file"},
+      {{"--bogus-flag"}, {}, "unknown option --bogus-flag"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.expect);
+    auto r = run_binary(binary("weir-server"), c.args, dir.path(), c.env);
+    CHECK(r.exit_code == 2);
+    CHECK(lines_in(r.err) == 1);
+    CHECK(r.err.find(c.expect) != std::string::npos);
+  }
+}
+
+TEST_CASE("weir-server --print-config shows the effective values as YAML", "[cli]") {
+  temp_dir dir;
+  auto r = run_binary(binary("weir-server"), {"--print-config", "--set", "ingest.shards=6"}, dir.path(),
+                      {"WEIR_LOG__FORMAT=json"});
+  REQUIRE(r.exit_code == 0);
+  auto y = YAML::Load(r.out);
+  CHECK(y["ingest"]["shards"].as<int>() == 6);
+  CHECK(y["log"]["format"].as<std::string>() == "json");
+  CHECK(y["sink"]["type"].as<std::string>() == "sqlite");
+}
+
+TEST_CASE("weir-ctl reports an unreachable daemon with exit 1", "[cli]") {
+  temp_dir dir;
+  auto r = run_binary(binary("weir-ctl"), {"--socket", (dir / "none.sock").string(), "health"}, dir.path());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("cannot connect") != std::string::npos);
+  auto usage = run_binary(binary("weir-ctl"), {"frobnicate"}, dir.path());
+  CHECK(usage.exit_code == 2);
+}

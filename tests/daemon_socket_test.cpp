@@ -1,0 +1,253 @@
+// The real daemon's socket and lifecycle: safe bind, permissions, the lock,
+// connection limits, idle timeout, peer uid check and clean shutdown.
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "messages/wire/frame.hpp"
+#include "support/daemon_process.hpp"
+#include "support/test_paths.hpp"
+#include "support/wire_peer.hpp"
+#include "weir/client.hpp"
+
+using namespace weir::test;
+namespace w = weir::wire;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::vector<std::uint8_t> health_frame() {
+  return w::encode_frame(w::message_type::health_check, w::durability::durable, {});
+}
+
+bool answers_health(const std::string& socket) {
+  wire_peer p(socket);
+  if (!p.connected() || !p.send(health_frame())) return false;
+  auto out = p.collect_frames(1);
+  return out.replies.size() == 1 && reply_type(out.replies[0]) == 0x05;
+}
+
+mode_t mode_of(const std::filesystem::path& p) {
+  struct stat st {};
+  ::lstat(p.c_str(), &st);
+  return st.st_mode & 07777;
+}
+
+/// Leaves a socket file behind with nobody listening, as a killed daemon does.
+void make_stale_socket(const std::filesystem::path& path) {
+  std::filesystem::create_directories(path.parent_path());
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  ::close(fd);
+}
+
+std::size_t lines_in(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("daemon starts private: 0700 directories, 0600 socket, a lock file", "[live][socket]") {
+  temp_dir dir;
+  daemon_process d(dir.path());
+  REQUIRE(d.wait_ready());
+  CHECK(mode_of(dir / "var") == 0700);
+  CHECK(mode_of(dir / "var/run") == 0700);
+  CHECK(mode_of(dir / "var/run/weir.sock") == 0600);
+  CHECK(S_ISSOCK([&] { struct stat st{}; ::lstat((dir / "var/run/weir.sock").c_str(), &st); return st.st_mode; }()));
+  std::ifstream lock(dir / "var/weir.lock");
+  pid_t pid = 0;
+  lock >> pid;
+  CHECK(pid == d.pid());
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("SIGTERM and SIGINT stop the daemon with status 0 and remove the socket", "[live][socket]") {
+  for (int sig : {SIGTERM, SIGINT}) {
+    temp_dir dir;
+    daemon_process d(dir.path());
+    REQUIRE(d.wait_ready());
+    // An open idle connection must not hold the shutdown up.
+    wire_peer idle(d.socket_path());
+    REQUIRE(idle.connected());
+    CHECK(d.stop(sig, 10s) == 0);
+    CHECK_FALSE(std::filesystem::exists(dir / "var/run/weir.sock"));
+    CHECK(idle.collect(2s).closed);
+    CHECK(d.log().find("stopped") != std::string::npos);
+  }
+}
+
+TEST_CASE("a stale socket from a dead daemon is replaced", "[live][socket]") {
+  temp_dir dir;
+  make_stale_socket(dir / "var/run/weir.sock");
+  daemon_process d(dir.path());
+  REQUIRE(d.wait_ready());
+  CHECK(d.log().find("removed stale socket") != std::string::npos);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("a file that is not a socket at the socket path is refused and kept", "[live][socket]") {
+  temp_dir dir;
+  std::filesystem::create_directories(dir / "var/run");
+  std::ofstream(dir / "var/run/weir.sock") << "precious";
+  daemon_process d(dir.path());
+  CHECK(d.wait_exit() == 2);
+  CHECK(lines_in(d.log()) == 1);
+  CHECK(d.log().find("not a socket") != std::string::npos);
+  std::ifstream kept(dir / "var/run/weir.sock");
+  std::string content;
+  kept >> content;
+  CHECK(content == "precious");
+}
+
+TEST_CASE("a live daemon on the socket path or the data dir is not displaced", "[live][socket]") {
+  temp_dir dir;
+  daemon_process first(dir.path());
+  REQUIRE(first.wait_ready());
+
+  SECTION("same data dir") {
+    daemon_process second(dir.path(), {"--set", "listen.unix=other.sock"});
+    REQUIRE(second.wait_exit() == 2);
+    CHECK(lines_in(second.log()) == 1);
+    CHECK(second.log().find("in use by another weir-server (pid " + std::to_string(first.pid())) != std::string::npos);
+  }
+  SECTION("same socket, other data dir") {
+    daemon_process second(dir.path(), {"--set", "data_dir=var2"});
+    REQUIRE(second.wait_exit() == 2);
+    CHECK(second.log().find("another daemon is already listening") != std::string::npos);
+  }
+  CHECK(answers_health(first.socket_path()));
+  CHECK(first.stop() == 0);
+}
+
+TEST_CASE("a data dir that cannot be created exits 2 naming it", "[live][socket]") {
+  temp_dir dir;
+  std::ofstream(dir / "afile") << "x";
+  daemon_process d(dir.path(), {"--set", "data_dir=afile/sub"});
+  CHECK(d.wait_exit() == 2);
+  CHECK(lines_in(d.log()) == 1);
+  CHECK(d.log().find("data_dir = afile/sub") != std::string::npos);
+}
+
+TEST_CASE("a socket path over the sun_path limit exits 2 naming it", "[live][socket]") {
+  temp_dir dir;
+  auto r = run_binary(binary("weir-server"), {"--set", "listen.unix=" + std::string(110, 'p') + ".sock"}, dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("listen.unix") != std::string::npos);
+  CHECK(r.err.find("must be under 108 bytes") != std::string::npos);
+}
+
+TEST_CASE("connections past listen.max_connections are closed at once", "[live][socket]") {
+  temp_dir dir;
+  daemon_process d(dir.path(), {"--set", "listen.max_connections=2"});
+  REQUIRE(d.wait_ready());
+  // The readiness probe's connection may still be closing: retry until served.
+  auto served_peer = [&] {
+    for (int i = 0; i < 100; ++i) {
+      auto p = std::make_unique<wire_peer>(d.socket_path());
+      if (p->send(health_frame()) && p->collect_frames(1).replies.size() == 1) return p;
+      std::this_thread::sleep_for(20ms);
+    }
+    return std::unique_ptr<wire_peer>();
+  };
+  auto a = served_peer();
+  auto b = served_peer();
+  REQUIRE(a);
+  REQUIRE(b);
+
+  wire_peer c(d.socket_path());
+  c.send(health_frame());
+  auto refused = c.collect(3s);
+  CHECK(refused.closed);
+  CHECK(refused.replies.empty());
+
+  a.reset();  // a slot frees up
+  CHECK(served_peer());
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("a peer stalled mid-frame is closed silently after listen.read_timeout_ms", "[live][socket]") {
+  temp_dir dir;
+  daemon_process d(dir.path(), {"--set", "listen.read_timeout_ms=300"});
+  REQUIRE(d.wait_ready());
+
+  wire_peer idle_between_frames(d.socket_path());
+  wire_peer stalled(d.socket_path());
+  auto frame = health_frame();
+  REQUIRE(stalled.send(std::vector<std::uint8_t>(frame.begin(), frame.begin() + 5)));
+  auto out = stalled.collect(5s);
+  CHECK(out.closed);
+  CHECK(out.replies.empty());
+
+  // Idle between frames is not a timeout: that connection still works.
+  REQUIRE(idle_between_frames.send(health_frame()));
+  CHECK(idle_between_frames.collect_frames(1).replies.size() == 1);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("garbage on one connection never disturbs another", "[live][socket]") {
+  temp_dir dir;
+  daemon_process d(dir.path());
+  REQUIRE(d.wait_ready());
+  wire_peer good(d.socket_path());
+  std::mt19937 rng(20261130);
+  std::vector<std::unique_ptr<wire_peer>> noisy;
+  for (int i = 0; i < 64; ++i) {
+    noisy.push_back(std::make_unique<wire_peer>(d.socket_path()));
+    std::vector<std::uint8_t> junk(1 + rng() % 4096);
+    for (auto& b : junk) b = static_cast<std::uint8_t>(rng());
+    if (i % 2) std::copy_n("WEIR\x01", 5, junk.begin());  // some get past the magic
+    noisy.back()->send(junk);
+  }
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(good.send(health_frame()));
+    auto r = good.collect_frames(1);
+    REQUIRE(r.replies.size() == 1);
+    CHECK(reply_type(r.replies[0]) == 0x05);
+  }
+  noisy.clear();
+  CHECK(d.running());
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("listen.peer_uid_check refuses other users", "[live][socket]") {
+  if (::geteuid() != 0) {
+    WARN("SKIPPED: needs root to connect as another uid");
+    return;
+  }
+  const passwd* nobody = ::getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  for (bool check : {true, false}) {
+    temp_dir dir;
+    daemon_process d(dir.path(), {"--set", std::string("listen.peer_uid_check=") + (check ? "true" : "false")});
+    REQUIRE(d.wait_ready());
+    // Open the path to everyone so that only the uid check can refuse.
+    ::chmod(dir.path().c_str(), 0755);
+    ::chmod((dir / "var").c_str(), 0755);
+    ::chmod((dir / "var/run").c_str(), 0755);
+    ::chmod(d.socket_path().c_str(), 0666);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      if (::setgid(nobody->pw_gid) != 0 || ::setuid(nobody->pw_uid) != 0) _exit(3);
+      _exit(answers_health(d.socket_path()) ? 0 : 1);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == (check ? 1 : 0));
+    CHECK(d.stop() == 0);
+  }
+}

@@ -1,0 +1,168 @@
+#include "support/daemon_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "support/test_paths.hpp"
+#include "weir/client.hpp"
+
+extern char** environ;
+
+namespace weir::test {
+
+namespace {
+
+std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "WEIR_", 5) != 0) env.emplace_back(*e);
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+pid_t spawn(const std::filesystem::path& binary, const std::vector<std::string>& args,
+            const std::filesystem::path& cwd, const std::vector<std::string>& env,
+            const std::filesystem::path& out_file, const std::filesystem::path& err_file) {
+  std::vector<std::string> argv_s{binary.string()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  const auto env_s = child_environment(env);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (::chdir(cwd.c_str()) != 0) _exit(127);
+    const int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int in = ::open("/dev/null", O_RDONLY);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    std::vector<char*> argv, envp;
+    for (auto& a : argv_s) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (auto& e : env_s) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    // Unblock every signal: the test runner's mask must not leak into the daemon.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+run_result run_binary(const std::filesystem::path& binary, const std::vector<std::string>& args,
+                      const std::filesystem::path& cwd, const std::vector<std::string>& env,
+                      std::chrono::milliseconds timeout) {
+  const auto out_file = cwd / ".run.out", err_file = cwd / ".run.err";
+  const pid_t pid = spawn(binary, args, cwd, env, out_file, err_file);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  run_result r{exit_code_of(status), slurp(out_file), slurp(err_file)};
+  std::filesystem::remove(out_file);
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+daemon_process::daemon_process(std::filesystem::path workdir, std::vector<std::string> args,
+                               std::vector<std::string> env)
+    : workdir_(std::move(workdir)) {
+  std::vector<std::string> all{"--set", "admin.listen="};
+  all.insert(all.end(), args.begin(), args.end());
+  pid_ = spawn(binary("weir-server"), all, workdir_, env, workdir_ / "daemon.out", workdir_ / "daemon.err");
+}
+
+daemon_process::~daemon_process() {
+  if (!reaped_) stop(SIGKILL);
+}
+
+bool daemon_process::running() {
+  if (reaped_) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    reaped_ = true;
+    status_ = exit_code_of(status);
+    return false;
+  }
+  return true;
+}
+
+bool daemon_process::wait_ready(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!running()) return false;
+    try {
+      auto c = weir::client::connection::connect_unix(socket_path());
+      c.set_timeout(std::chrono::seconds(5));
+      c.health_check();
+      return true;
+    } catch (const weir::client::client_error&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  return false;
+}
+
+int daemon_process::wait_exit(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (running()) {
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return status_;
+}
+
+int daemon_process::stop(int sig, std::chrono::milliseconds timeout) {
+  if (reaped_) return status_;
+  ::kill(pid_, sig);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (::waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+      reaped_ = true;
+      status_ = -1;
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  reaped_ = true;
+  status_ = exit_code_of(status);
+  return status_;
+}
+
+std::string daemon_process::log() const { return slurp(workdir_ / "daemon.err"); }
+
+}  // namespace weir::test

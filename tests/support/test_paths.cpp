@@ -1,0 +1,34 @@
+#include "support/test_paths.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <system_error>
+
+namespace weir::test {
+
+std::filesystem::path source_dir() { return WEIR_SOURCE_DIR; }
+
+std::filesystem::path binary(const std::string& name) { return std::filesystem::path(WEIR_BIN_DIR) / name; }
+
+std::optional<std::filesystem::path> reference_conformance_dir() {
+  std::filesystem::path dir;
+  if (const char* env = std::getenv("WEIR_CONFORMANCE_DIR"))
+    dir = env;
+  else
+    dir = source_dir().parent_path() / "shared" / "reference" / "conformance";
+  if (std::filesystem::exists(dir / "wire_v1_vectors.json")) return dir;
+  return std::nullopt;
+}
+
+temp_dir::temp_dir() {
+  char pattern[] = "/tmp/weir-test-XXXXXX";
+  if (!::mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+temp_dir::~temp_dir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+}  // namespace weir::test
