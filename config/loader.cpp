@@ -157,4 +157,18 @@ std::string render_config(const config& c) {
   return std::string(out.c_str()) + "\n";
 }
 
+std::string describe_config() {
+  std::string out =
+      "| key | default | allowed | environment | meaning |\n"
+      "| --- | --- | --- | --- | --- |\n";
+  for (auto& s : settings()) {
+    std::string allowed = s.allowed;
+    for (std::size_t at = allowed.find('|'); at != std::string::npos; at = allowed.find('|', at + 2))
+      allowed.replace(at, 1, "\\|");
+    out += "| `" + s.key + "` | `" + s.default_yaml + "` | " + allowed + " | `" + env_name(s.key) +
+           "` | " + s.help + " |\n";
+  }
+  return out;
+}
+
 }  // namespace weir

@@ -27,6 +27,10 @@ config load_config(const config_sources& sources);
 /// The effective configuration as YAML, secrets redacted.
 std::string render_config(const config& c);
 
+/// A Markdown table of every key: default, allowed values, environment
+/// variable and meaning (the body of docs/configuration.md).
+std::string describe_config();
+
 /// Checks that need more than one key; throws config_error.
 void validate_config(const config& c);
 

@@ -16,6 +16,7 @@
 #include "actors/connection.hpp"
 #include "runtime/data_dir.hpp"
 #include "runtime/log.hpp"
+#include "runtime/startup_error.hpp"
 #include "runtime/unix_listener.hpp"
 #include "runtime/version.hpp"
 
@@ -41,9 +42,21 @@ sigset_t block_shutdown_signals() {
   return set;
 }
 
+/// Keys that validate but whose feature this version does not serve yet:
+/// refusing beats silently ignoring an operator's intent.
+void refuse_unserved_features(const config& cfg) {
+  if (!cfg.listen.tcp.empty())
+    throw startup_error("listen.tcp = " + cfg.listen.tcp +
+                        ": the TCP+TLS listener is not available in this version; use listen.unix");
+  if (!cfg.cluster.listen.empty())
+    throw startup_error("cluster.listen = " + cfg.cluster.listen +
+                        ": clustering is not available in this version");
+}
+
 }  // namespace
 
 int run_daemon(const config& cfg) {
+  refuse_unserved_features(cfg);
   const auto started = std::chrono::steady_clock::now();
   const sigset_t signals = block_shutdown_signals();
   ::umask(0077);

@@ -25,6 +25,7 @@ Options:
   --set KEY=VALUE     override one key, e.g. --set ingest.shards=4 (repeatable)
   --check-config      validate the configuration, print "config ok", exit
   --print-config      print the effective configuration as YAML and exit
+  --describe-config   print a Markdown table of every key and exit
   --version           print the version and exit
   -h, --help          print this help and exit
 
@@ -65,6 +66,9 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--version") {
       std::printf("weir-server %s\n", std::string(weir::version_string).c_str());
+      return 0;
+    } else if (a == "--describe-config") {
+      std::fputs(weir::describe_config().c_str(), stdout);
       return 0;
     } else if (a == "--check-config") {
       args.check = true;
