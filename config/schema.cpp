@@ -23,63 +23,56 @@ setting describe(std::string key, std::string allowed, std::string def, std::str
 
 #define WEIR_FIELD(member) [](config& c) -> auto& { return c.member; }
 
-template <class Get>
-setting integer(std::string key, Get get, std::int64_t lo, std::int64_t hi, std::string def,
-                std::string help) {
-  setting s = describe(std::move(key), "an integer from " + std::to_string(lo) + " to " + std::to_string(hi),
-            std::move(def), std::move(help));
-  s.assign = [get, lo, hi](config& c, const YAML::Node& n) {
-    auto v = parse_integer(n);
-    if (!v || *v < lo || *v > hi) return false;
+/// A scalar key: `parse` turns the node into an optional value, `accept`
+/// says whether that value is allowed, `show` renders it for --print-config.
+template <class Get, class Parse, class Accept, class Show>
+setting scalar(setting s, Get get, Parse parse, Accept accept, Show show) {
+  s.assign = [get, parse, accept](config& c, const YAML::Node& n) {
+    auto v = parse(n);
+    if (!v || !accept(*v)) return false;
     get(c) = *v;
     return true;
   };
-  s.show = [get](const config& c) { return YAML::Node(get(const_cast<config&>(c))); };
+  s.show = [get, show](const config& c) { return YAML::Node(show(get(const_cast<config&>(c)))); };
   return s;
+}
+
+template <class T>
+auto within(T lo, T hi) {
+  return [lo, hi](T v) { return v >= lo && v <= hi; };
+}
+
+constexpr auto as_is = [](const auto& v) { return v; };
+
+template <class Get>
+setting integer(std::string key, Get get, std::int64_t lo, std::int64_t hi, std::string def,
+                std::string help) {
+  return scalar(describe(std::move(key), "an integer from " + std::to_string(lo) + " to " + std::to_string(hi),
+                         std::move(def), std::move(help)),
+                get, parse_integer, within(lo, hi), as_is);
 }
 
 template <class Get>
 setting byte_size(std::string key, Get get, std::int64_t lo, std::int64_t hi, std::string def,
                   std::string help) {
-  setting s = describe(std::move(key),
-            "a byte count from " + format_bytes(lo) + " to " + format_bytes(hi) +
-                " (plain number or with KiB/MiB/GiB/TiB)",
-            std::move(def), std::move(help));
-  s.assign = [get, lo, hi](config& c, const YAML::Node& n) {
-    auto v = parse_byte_size(n);
-    if (!v || *v < lo || *v > hi) return false;
-    get(c) = *v;
-    return true;
-  };
-  s.show = [get](const config& c) { return YAML::Node(format_bytes(get(const_cast<config&>(c)))); };
-  return s;
+  return scalar(describe(std::move(key),
+                         "a byte count from " + format_bytes(lo) + " to " + format_bytes(hi) +
+                             " (plain number or with KiB/MiB/GiB/TiB)",
+                         std::move(def), std::move(help)),
+                get, parse_byte_size, within(lo, hi), format_bytes);
 }
 
 template <class Get>
 setting number(std::string key, Get get, double lo, double hi, std::string def, std::string help) {
-  setting s = describe(std::move(key), "a number from " + format_number(lo) + " to " + format_number(hi),
-            std::move(def), std::move(help));
-  s.assign = [get, lo, hi](config& c, const YAML::Node& n) {
-    auto v = parse_number(n);
-    if (!v || *v < lo || *v > hi) return false;
-    get(c) = *v;
-    return true;
-  };
-  s.show = [get](const config& c) { return YAML::Node(get(const_cast<config&>(c))); };
-  return s;
+  return scalar(describe(std::move(key), "a number from " + format_number(lo) + " to " + format_number(hi),
+                         std::move(def), std::move(help)),
+                get, parse_number, within(lo, hi), as_is);
 }
 
 template <class Get>
 setting boolean(std::string key, Get get, std::string def, std::string help) {
-  setting s = describe(std::move(key), "true or false", std::move(def), std::move(help));
-  s.assign = [get](config& c, const YAML::Node& n) {
-    auto v = parse_bool(n);
-    if (!v) return false;
-    get(c) = *v;
-    return true;
-  };
-  s.show = [get](const config& c) { return YAML::Node(get(const_cast<config&>(c))); };
-  return s;
+  return scalar(describe(std::move(key), "true or false", std::move(def), std::move(help)), get, parse_bool,
+                [](bool) { return true; }, as_is);
 }
 
 template <class Get, class E>

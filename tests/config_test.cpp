@@ -69,7 +69,7 @@ TEST_CASE("precedence: defaults < file < environment < --set", "[config]") {
   CHECK(c.ingest.max_inflight == 10);
 }
 
-TEST_CASE("nested keys, sizes, booleans, lists and maps from every source", "[config]") {
+TEST_CASE("nested keys and sizes and booleans and lists and maps from every source", "[config]") {
   fixture f;
   f.yaml(
       "drain:\n  retry:\n    initial_ms: 250\n    jitter: 0.5\n"
@@ -110,7 +110,7 @@ TEST_CASE("every key has an environment name and a valid default", "[config]") {
   CHECK(env_name("data_dir") == "WEIR_DATA_DIR");
 }
 
-TEST_CASE("an unknown key is an error naming it, wherever it comes from", "[config][errors]") {
+TEST_CASE("an unknown key is an error naming it wherever it comes from", "[config][errors]") {
   fixture f;
   f.yaml("ingest:\n  shard: 4\n");
   auto e = f.error();
@@ -129,7 +129,7 @@ TEST_CASE("an unknown key is an error naming it, wherever it comes from", "[conf
   CHECK(h.error().find("unknown key ingest.shard") != std::string::npos);
 }
 
-TEST_CASE("a wrong type names the key, the value, the place and what is allowed", "[config][errors]") {
+TEST_CASE("a wrong type names the key and value and place and what is allowed", "[config][errors]") {
   fixture f;
   f.yaml("listen:\n  read_timeout_ms: soon\n");
   auto e = f.error();

@@ -24,18 +24,25 @@ std::uint8_t durability_byte(const std::string& name) {
   return 0;
 }
 
+/// Checks a rejection verdict; true when the vector expects success instead.
+template <class Outcome>
+bool expects_ok(const Outcome& r, const nlohmann::json& v) {
+  const std::string expected = v["decode"];
+  if (expected == "ok") {
+    REQUIRE(r);
+    return true;
+  }
+  REQUIRE_FALSE(r);
+  CHECK(name_of(r.error()) == expected);
+  return false;
+}
+
 /// Checks one complete-frame vector; returns the number checked (1).
 int check_frame_vector(const nlohmann::json& v) {
   INFO(v["name"].get<std::string>() << ": " << v.value("notes", ""));
   const auto bytes = from_hex(v["hex"]);
   auto r = decode_frame(bytes);
-  const std::string expected = v["decode"];
-  if (expected != "ok") {
-    REQUIRE_FALSE(r);
-    CHECK(name_of(r.error()) == expected);
-    return 1;
-  }
-  REQUIRE(r);
+  if (!expects_ok(r, v)) return 1;
   CHECK(name_of(r.value().header.type) == v["message_type"].get<std::string>());
   CHECK(static_cast<std::uint8_t>(r.value().header.dur) == durability_byte(v["durability"]));
   CHECK(r.value().header.flags == v["flags"].get<int>());
@@ -74,14 +81,8 @@ TEST_CASE("reference tracked vectors (11) against the codec", "[conformance]") {
     INFO(v["name"].get<std::string>());
     const auto bytes = from_hex(v["hex"]);
     auto r = decode_coordinate(bytes);
-    const std::string expected = v["decode"];
     ++n;
-    if (expected != "ok") {
-      REQUIRE_FALSE(r);
-      CHECK(name_of(r.error()) == expected);
-      continue;
-    }
-    REQUIRE(r);
+    if (!expects_ok(r, v)) continue;
     CHECK(r.value().segment == v["segment"].get<std::string>());
     CHECK(r.value().index == v["index"].get<std::uint64_t>());
     CHECK(to_hex(r.value().id) == v["record_id_hex"].get<std::string>());
@@ -114,13 +115,7 @@ TEST_CASE("reference batch vectors (26) against the codec", "[conformance]") {
     ++n;
     const auto bytes = from_hex(v["hex"]);
     auto r = decode_batch_body(bytes, batch_records_hard_cap, payload_hard_cap);
-    const std::string expected = v["decode"];
-    if (expected != "ok") {
-      REQUIRE_FALSE(r);
-      CHECK(name_of(r.error()) == expected);
-      continue;
-    }
-    REQUIRE(r);
+    if (!expects_ok(r, v)) continue;
     REQUIRE(r.value().size() == v["records_hex"].size());
     for (std::size_t i = 0; i < r.value().size(); ++i)
       CHECK(to_hex(r.value()[i]) == v["records_hex"][i].get<std::string>());
@@ -132,13 +127,7 @@ TEST_CASE("reference batch vectors (26) against the codec", "[conformance]") {
     const auto bytes = from_hex(v["hex"]);
     const auto expected_count = v["expected"].get<std::size_t>();
     auto r = decode_ack_batch(bytes, expected_count);
-    const std::string expected = v["decode"];
-    if (expected != "ok") {
-      REQUIRE_FALSE(r);
-      CHECK(name_of(r.error()) == expected);
-      continue;
-    }
-    REQUIRE(r);
+    if (!expects_ok(r, v)) continue;
     if (v.contains("accepted"))
       CHECK(r.value() == v["accepted"].get<std::vector<bool>>());
     else

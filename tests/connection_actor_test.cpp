@@ -112,13 +112,14 @@ TEST_CASE("a partial frame asks for more with the mid-frame flag", "[actor][conn
   CHECK_FALSE(h.socket->reads[2]);
 }
 
-TEST_CASE("a violation after a good frame: reply, Nack, close, no further read", "[actor][connection]") {
+TEST_CASE("a violation after a good frame gets reply then Nack then close and no further read", "[actor][connection]") {
   harness h;
   byte_buffer stream = health();
   auto bad = encode_frame(message_type::push, durability::durable, byte_buffer{'x'});
   bad[0] = 'X';
   stream.insert(stream.end(), bad.begin(), bad.end());
-  stream.insert(stream.end(), health().begin(), health().end());  // never answered
+  const auto unanswered = health();  // follows the violation: never answered
+  stream.insert(stream.end(), unanswered.begin(), unanswered.end());
   h.send(stream);
   REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
   REQUIRE(h.socket->writes.size() == 2);

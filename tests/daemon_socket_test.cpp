@@ -60,7 +60,7 @@ std::size_t lines_in(const std::string& s) { return static_cast<std::size_t>(std
 
 }  // namespace
 
-TEST_CASE("daemon starts private: 0700 directories, 0600 socket, a lock file", "[live][socket]") {
+TEST_CASE("daemon starts private with 0700 directories and a 0600 socket and a lock file", "[live][socket]") {
   temp_dir dir;
   daemon_process d(dir.path());
   REQUIRE(d.wait_ready());
