@@ -34,7 +34,7 @@ class file_io {
   virtual std::int64_t size(int fd) = 0;
 };
 
-class posix_file_io final : public file_io {
+class posix_file_io : public file_io {
  public:
   int create_exclusive(const std::string& path) override;
   int open_existing(const std::string& path) override;

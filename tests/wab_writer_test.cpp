@@ -1,0 +1,126 @@
+// The segment writer: one write per group, indices, and retirement after any
+// write or sync failure (EIO, ENOSPC, short writes through the file I/O seam).
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "messages/wire/coordinate.hpp"
+#include "runtime/wab/recovery.hpp"
+#include "runtime/wab/segment_reader.hpp"
+#include "runtime/wab/segment_writer.hpp"
+#include "support/faulty_file_io.hpp"
+#include "support/test_paths.hpp"
+
+using namespace weir;
+using namespace weir::wab;
+namespace fs = std::filesystem;
+
+namespace {
+
+byte_buffer bytes_of(const std::string& s) { return byte_buffer(s.begin(), s.end()); }
+
+struct writer_fixture {
+  weir::test::temp_dir dir;
+  std::shared_ptr<weir::test::faulty_file_io> io = std::make_shared<weir::test::faulty_file_io>();
+  std::string shard_dir = (dir / "shard_01").string();
+  writer_fixture() { fs::create_directories(shard_dir); }
+
+  std::unique_ptr<segment_writer> make(std::uint64_t seq = 1) {
+    auto w = segment_writer::create(io, shard_dir, 1, seq, 1);
+    REQUIRE(w);
+    return std::move(w).value();
+  }
+  std::vector<std::string> payloads_on_disk(std::uint64_t seq = 1) {
+    const int fd = io->open_existing(shard_dir + "/" + segment_file_name(seq));
+    REQUIRE(fd >= 0);
+    segment_reader r(*io, fd, static_cast<std::uint64_t>(io->size(fd)));
+    std::vector<std::string> out;
+    while (auto rec = r.next()) out.emplace_back(rec->payload.begin(), rec->payload.end());
+    CHECK(r.stop() == scan_stop::end_of_file);
+    io->close(fd);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a group of records is appended with indices continuing across groups", "[wab][writer]") {
+  writer_fixture f;
+  auto w = f.make();
+  CHECK(w->name() == "shard_01/seg_00000001.wab");
+  auto a = bytes_of("a"), b = bytes_of("bb"), c = bytes_of("ccc");
+  auto first = w->append({a, b}, 10);
+  REQUIRE(first);
+  CHECK(first.value().first_index == 1);
+  auto second = w->append({c}, 11);
+  REQUIRE(second);
+  CHECK(second.value().first_index == 3);
+  CHECK(second.value().end_offset == w->size());
+  CHECK(w->sync() == 0);
+  CHECK(f.payloads_on_disk() == std::vector<std::string>{"a", "bb", "ccc"});
+  CHECK(fs::status(w->path()).permissions() == (fs::perms::owner_read | fs::perms::owner_write));
+}
+
+TEST_CASE("an existing segment file is never overwritten", "[wab][writer]") {
+  writer_fixture f;
+  auto w = f.make(3);
+  auto again = segment_writer::create(f.io, f.shard_dir, 1, 3, 1);
+  REQUIRE_FALSE(again);
+  CHECK(again.error() == -EEXIST);
+}
+
+TEST_CASE("a failed sync retires the segment for good", "[wab][writer][faults]") {
+  writer_fixture f;
+  auto w = f.make();
+  auto p = bytes_of("durable?");
+  REQUIRE(w->append({p}, 1));
+  f.io->fail_next_sync = EIO;
+  CHECK(w->sync() == -EIO);
+  CHECK(w->retired());
+  // Even though the disk would now report success, this file is finished.
+  CHECK(w->sync() == -EIO);
+  CHECK_FALSE(w->append({p}, 2));
+}
+
+TEST_CASE("a failed or short write leaves no partial record and retires the segment", "[wab][writer][faults]") {
+  for (int mode = 0; mode < 2; ++mode) {
+    writer_fixture f;
+    auto w = f.make();
+    auto kept = bytes_of("kept"), lost = bytes_of("this group fails to write");
+    REQUIRE(w->append({kept}, 1));
+    if (mode == 0)
+      f.io->fail_next_write = ENOSPC;
+    else
+      f.io->short_next_write = 7;
+    auto r = w->append({lost, lost}, 2);
+    REQUIRE_FALSE(r);
+    CHECK(r.error() == -ENOSPC);
+    CHECK(w->retired());
+    CHECK(f.payloads_on_disk() == std::vector<std::string>{"kept"});
+  }
+}
+
+TEST_CASE("a failure while creating a segment leaves no file behind", "[wab][writer][faults]") {
+  writer_fixture f;
+  f.io->fail_next_sync = EIO;
+  auto w = segment_writer::create(f.io, f.shard_dir, 1, 1, 1);
+  REQUIRE_FALSE(w);
+  CHECK(w.error() == -EIO);
+  CHECK(fs::is_empty(f.shard_dir));
+}
+
+TEST_CASE("what a writer wrote is what recovery and record ids see", "[wab][writer]") {
+  writer_fixture f;
+  {
+    auto w = f.make(7);
+    auto x = bytes_of("x"), y = bytes_of("y");
+    REQUIRE(w->append({x, y}, 5));
+    REQUIRE(w->sync() == 0);
+  }
+  fs::create_directories(f.dir / "quarantine");
+  auto r = recover_shard(*f.io, f.shard_dir, (f.dir / "quarantine").string());
+  CHECK(r.records == 2);
+  CHECK(r.next_sequence == 8);
+  auto id = wire::compute_record_id("shard_01/seg_00000007.wab", 2, bytes_of("y"));
+  CHECK(wire::to_hex(id).size() == 64);
+}
