@@ -3,7 +3,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <thread>
 #include <vector>
@@ -19,6 +21,9 @@
 #include "runtime/startup_error.hpp"
 #include "runtime/unix_listener.hpp"
 #include "runtime/version.hpp"
+#include "runtime/wab/file_io.hpp"
+#include "runtime/wab/recovery.hpp"
+#include "runtime/wab/segment_format.hpp"
 
 namespace weir {
 
@@ -55,6 +60,38 @@ void refuse_unserved_features(const config& cfg) {
 
 }  // namespace
 
+/// Recovers every shard directory present (a shard count lowered since the
+/// last run still leaves data to deliver) and creates the configured ones.
+void recover_wab(const config& cfg) {
+  const std::string wab_dir = cfg.data_dir + "/wab", quarantine = cfg.data_dir + "/quarantine";
+  ensure_private_directory(wab_dir, "data_dir");
+  ensure_private_directory(quarantine, "data_dir");
+  for (std::int64_t shard = 0; shard < cfg.ingest.shards; ++shard)
+    ensure_private_directory(wab_dir + "/" + wab::shard_dir_name(static_cast<std::uint16_t>(shard)), "data_dir");
+  std::vector<std::string> shard_dirs;
+  for (const auto& entry : std::filesystem::directory_iterator(wab_dir))
+    if (entry.is_directory() && entry.path().filename().string().rfind("shard_", 0) == 0)
+      shard_dirs.push_back(entry.path().string());
+  std::sort(shard_dirs.begin(), shard_dirs.end());
+  std::uint64_t records = 0, segments = 0, truncated = 0, quarantined = 0;
+  for (const auto& dir : shard_dirs) {
+    try {
+      auto r = wab::recover_shard(*wab::default_file_io(), dir, quarantine);
+      records += r.records;
+      segments += r.segments.size();
+      truncated += r.truncated_segments;
+      quarantined += r.quarantined_segments;
+    } catch (const wab::recovery_error& e) {
+      throw startup_error(std::string("WAB recovery failed: ") + e.what());
+    }
+  }
+  log::info("WAB recovered", {{"shards", std::to_string(shard_dirs.size())},
+                              {"segments", std::to_string(segments)},
+                              {"records", std::to_string(records)},
+                              {"truncated_segments", std::to_string(truncated)},
+                              {"quarantined_segments", std::to_string(quarantined)}});
+}
+
 int run_daemon(const config& cfg) {
   refuse_unserved_features(cfg);
   const auto started = std::chrono::steady_clock::now();
@@ -63,6 +100,7 @@ int run_daemon(const config& cfg) {
 
   ensure_private_directory(cfg.data_dir, "data_dir");
   data_dir_lock lock(cfg.data_dir);
+  recover_wab(cfg);  // before any socket exists: nothing is accepted on a WAB not yet repaired
 
   // Sessions (and the stats they update) are released by connection actors,
   // which the actor system outlives: declare them first so they die last.

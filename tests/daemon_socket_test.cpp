@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "messages/wire/frame.hpp"
+#include "runtime/wab/segment_format.hpp"
 #include "support/daemon_process.hpp"
 #include "support/test_paths.hpp"
 #include "support/wire_peer.hpp"
@@ -250,4 +251,26 @@ TEST_CASE("listen.peer_uid_check refuses other users", "[live][socket]") {
     CHECK(WEXITSTATUS(status) == (check ? 1 : 0));
     CHECK(d.stop() == 0);
   }
+}
+
+TEST_CASE("the daemon repairs the WAB before it accepts connections", "[live][recovery]") {
+  temp_dir dir;
+  const auto shard = dir / "var/wab/shard_00";
+  std::filesystem::create_directories(shard);
+  auto header = weir::wab::encode_segment_header({0, 3, 1});
+  weir::byte_buffer image(header.begin(), header.end());
+  const std::string kept = "acked before the crash";
+  weir::wab::append_record(image, 1, weir::byte_span(reinterpret_cast<const std::uint8_t*>(kept.data()), kept.size()));
+  const auto valid_size = image.size();
+  image.insert(image.end(), {9, 0, 0, 0, 1, 2});  // a torn final write
+  std::ofstream(shard / "seg_00000003.wab", std::ios::binary)
+      .write(reinterpret_cast<const char*>(image.data()), static_cast<std::streamsize>(image.size()));
+
+  daemon_process d(dir.path());
+  REQUIRE(d.wait_ready());
+  CHECK(std::filesystem::file_size(shard / "seg_00000003.wab") == valid_size);
+  CHECK(d.log().find("WAB recovered shards=2 segments=1 records=1 truncated_segments=1") != std::string::npos);
+  CHECK(mode_of(dir / "var/wab/shard_01") == 0700);
+  CHECK(mode_of(dir / "var/quarantine") == 0700);
+  CHECK(d.stop() == 0);
 }
