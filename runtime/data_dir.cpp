@@ -40,13 +40,6 @@ void ensure_private_directory(const std::string& dir, const std::string& config_
     throw startup_error(config_key + " = " + dir + ": directory is not writable: " + errno_text(errno));
 }
 
-void fsync_directory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
 data_dir_lock::data_dir_lock(const std::string& data_dir) {
   const std::string path = data_dir + "/weir.lock";
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -9,9 +9,6 @@ namespace weir {
 /// left as they are; `dir` itself is forced to 0700). Throws startup_error.
 void ensure_private_directory(const std::string& dir, const std::string& config_key);
 
-/// fsyncs a directory so that a create, rename or delete inside it is durable.
-void fsync_directory(const std::string& dir);
-
 class data_dir_lock {
  public:
   /// Throws startup_error naming the pid of the holder when already locked.

@@ -56,10 +56,10 @@ int main(int argc, char** argv) {
   args.sources.file_required = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&](const char* flag) -> const char* {
-      if (i + 1 >= argc) return nullptr;
-      (void)flag;
-      return argv[++i];
+    // The value of "--flag VALUE" or "--flag=VALUE"; nullptr when missing.
+    auto value = [&](std::size_t flag_len) -> const char* {
+      if (a.size() > flag_len) return argv[i] + flag_len + 1;
+      return i + 1 < argc ? argv[++i] : nullptr;
     };
     if (a == "-h" || a == "--help") {
       std::fputs(usage, stdout);
@@ -75,12 +75,12 @@ int main(int argc, char** argv) {
     } else if (a == "--print-config") {
       args.print = true;
     } else if (a == "--config" || a.rfind("--config=", 0) == 0) {
-      const char* v = a == "--config" ? value("--config") : argv[i] + 9;
+      const char* v = value(8);
       if (!v) return bad_usage("--config needs a path");
       args.sources.file = v;
       args.sources.file_required = true;
     } else if (a == "--set" || a.rfind("--set=", 0) == 0) {
-      const char* v = a == "--set" ? value("--set") : argv[i] + 6;
+      const char* v = value(5);
       if (!v) return bad_usage("--set needs KEY=VALUE");
       args.sources.overrides.emplace_back(v);
     } else {
