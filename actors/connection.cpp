@@ -6,6 +6,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 
+#include "messages/ingest_protocol.hpp"
 #include "messages/wire/batch.hpp"
 #include "messages/wire/frame_reader.hpp"
 
@@ -26,8 +27,33 @@ class connection_state {
   void init(caf::event_based_actor* self, connection_io_ptr io, connection_settings s) {
     self_ = self;
     io_ = std::move(io);
-    settings_ = s;
-    reader_.emplace(s.payload_cap);
+    settings_ = std::move(s);
+    reader_.emplace(settings_.payload_cap);
+    if (settings_.writer) self_->monitor(settings_.writer);
+  }
+
+  void on_reply(ingest_reply& r) {
+    if (r.tag < first_tag_ || r.tag - first_tag_ >= replies_.size()) return;  // not owed (cannot happen)
+    auto& slot = replies_[r.tag - first_tag_];
+    slot.ready = true;
+    slot.bytes = std::move(r.frame);
+    flush();
+  }
+
+  /// The writer is gone: nothing owed can be made durable any more.
+  void on_writer_down() {
+    settings_.writer = nullptr;
+    for (auto& slot : replies_)
+      if (!slot.ready) slot = {true, false, wire::encode_nack(wire::nack_reason::internal_error)};
+    flush();
+  }
+
+  /// Stops reading; closes once the replies already owed are written.
+  void on_shutdown() {
+    if (closing_) return;
+    closing_ = true;
+    replies_.push_back({true, true, {}});
+    flush();
   }
 
   void on_bytes(byte_buffer bytes) {
@@ -74,19 +100,26 @@ class connection_state {
         reply(wire::encode_health_check_response());
         return;
       case message_type::push:
+        submit(frame, ingest_kind::push, {});
+        return;
       case message_type::push_tracked:
-        // No WAB is attached yet: nothing can be made durable, so the only
-        // honest answer is the transient InternalError.
-        reply(wire::encode_nack(wire::nack_reason::internal_error));
+        submit(frame, ingest_kind::tracked, {});
         return;
       case message_type::push_batch: {
+        // Every record is validated before any is written.
         auto records = wire::decode_batch_body(frame.payload, settings_.max_batch_records,
                                                settings_.payload_cap);
         if (!records) {
           reject(wire::nack_for(records.error()));
           return;
         }
-        reply(wire::encode_ack_batch(std::vector<bool>(records.value().size(), false)));
+        std::vector<std::uint32_t> bounds;
+        bounds.reserve(records.value().size() * 2);
+        for (auto r : records.value()) {
+          bounds.push_back(static_cast<std::uint32_t>(r.data() - frame.payload.data()));
+          bounds.push_back(static_cast<std::uint32_t>(r.size()));
+        }
+        submit(frame, ingest_kind::batch, std::move(bounds));
         return;
       }
       default:
@@ -94,6 +127,27 @@ class connection_state {
         reject(wire::nack_reason::unknown_message);
         return;
     }
+  }
+
+  void submit(wire::stream_frame& frame, ingest_kind kind, std::vector<std::uint32_t> bounds) {
+    const auto tier = wire::tier_of(frame.header.dur);
+    if (!settings_.writer || tier == wire::tier::replicated) {
+      // No writer (stopped), or a tier this node cannot honour without a
+      // cluster: nothing can be promised, so the answer is the transient Nack.
+      if (kind == ingest_kind::batch)
+        reply(wire::encode_ack_batch(std::vector<bool>(bounds.size() / 2, false)));
+      else
+        reply(wire::encode_nack(wire::nack_reason::internal_error));
+      return;
+    }
+    ingest_request req;
+    req.tag = first_tag_ + replies_.size();
+    req.kind = static_cast<std::uint8_t>(kind);
+    req.durable = tier == wire::tier::durable;
+    req.body = std::move(frame.payload);
+    req.bounds = std::move(bounds);
+    replies_.push_back({false, false, {}});
+    self_->send(settings_.writer, std::move(req));
   }
 
   void reply(byte_buffer bytes) {
@@ -112,7 +166,8 @@ class connection_state {
     while (!replies_.empty() && replies_.front().ready) {
       reply_slot slot = std::move(replies_.front());
       replies_.pop_front();
-      io_->write(std::move(slot.bytes));
+      ++first_tag_;
+      if (!slot.bytes.empty()) io_->write(std::move(slot.bytes));
       if (slot.close_after) {
         io_->close();
         self_->quit();
@@ -126,6 +181,7 @@ class connection_state {
   connection_settings settings_;
   std::optional<wire::frame_reader> reader_;
   std::deque<reply_slot> replies_;
+  std::uint64_t first_tag_ = 0;  // tag of replies_.front()
   byte_buffer unread_;
   std::size_t unread_pos_ = 0;
   bool read_pending_ = false;
@@ -134,10 +190,14 @@ class connection_state {
 
 caf::behavior connection_actor(caf::stateful_actor<connection_state>* self, connection_io_ptr io,
                                connection_settings settings) {
-  self->state.init(self, std::move(io), settings);
+  self->state.init(self, std::move(io), std::move(settings));
+  self->set_down_handler([=](caf::down_msg&) { self->state.on_writer_down(); });
   self->state.start();
   return {
       [=](socket_data_atom, byte_buffer& bytes) { self->state.on_bytes(std::move(bytes)); },
+      [=](ingest_reply& r) { self->state.on_reply(r); },
+      [=](shutdown_atom) { self->state.on_shutdown(); },
+      [=](socket_eof_atom) { self->state.on_shutdown(); },
       [=](socket_closed_atom) { self->quit(); },
   };
 }
@@ -150,7 +210,7 @@ connection_settings connection_settings_from(const config& cfg) {
   s.max_batch_records = static_cast<std::uint32_t>(cfg.limits.max_batch_records);
   s.mode = cfg.ingest.ack_mode;
   s.max_inflight = static_cast<std::uint32_t>(cfg.ingest.max_inflight);
-  return s;
+  return s;  // the writer is chosen per connection
 }
 
 caf::actor spawn_connection(caf::actor_system& sys, connection_io_ptr io,

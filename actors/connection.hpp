@@ -1,14 +1,22 @@
 #pragma once
 // connection: one actor per client socket. It decodes frames in the order
-// the protocol mandates, answers each one, and keeps replies in submission
-// order. In `strict` mode it takes no new frame while a reply is owed; in
-// `ordered` mode up to `max_inflight` replies may be owed at once.
+// the protocol mandates, sends records to its shard's writer, and writes
+// replies strictly in submission order. In `strict` mode it takes no new
+// frame while a reply is owed; in `ordered` mode up to `max_inflight`.
 //
 // Messages in:  (socket_data_atom, byte_buffer), (socket_closed_atom)
+//               ingest_reply                    from the shard_writer / fsync_group
+//               (shutdown_atom)                 stop reading; close once every
+//                                               owed reply is written
+//               down_msg                        the shard_writer stopped: every
+//                                               owed and later push gets a Nack
+// Messages out: ingest_request to the shard_writer
 // Calls out:    connection_io::write / read_more / close
-// States:       reading -> (reply owed: paused) -> reading ... -> closing -> done
+// States:       reading -> (replies owed at the limit: paused) -> reading ...
+//               -> closing (protocol error or shutdown) -> done
 #include <cstdint>
 
+#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -22,6 +30,7 @@ struct connection_settings {
   std::uint32_t max_batch_records = 1024;
   ack_mode mode = ack_mode::ordered;
   std::uint32_t max_inflight = 256;
+  caf::actor writer;  // this connection's shard_writer, for the connection's life
 };
 
 connection_settings connection_settings_from(const config& cfg);

@@ -5,18 +5,24 @@
 //   socket -> actor:  (socket_data_atom, byte_buffer)  bytes read; the socket
 //                                                      reads nothing more until
 //                                                      the actor calls read_more()
-//                     (socket_closed_atom)             peer closed, error or timeout
+//                     (socket_eof_atom)                peer finished sending: the owed
+//                                                      replies still go out, then close
+//                     (socket_closed_atom)             socket error or timeout: gone
+//   daemon -> actor:  (shutdown_atom)                  stop reading; close once the owed
+//                                                      replies are written
 //   actor -> socket:  connection_io::write / read_more / close, each posted to
 //                     the socket's own thread, so the actor never blocks.
 #include <memory>
 
 #include <caf/atom.hpp>
 
+#include "messages/atoms.hpp"
 #include "messages/wire/bytes.hpp"
 
 namespace weir {
 
 using socket_data_atom = caf::atom_constant<caf::atom("sockdata")>;
+using socket_eof_atom = caf::atom_constant<caf::atom("sockeof")>;
 using socket_closed_atom = caf::atom_constant<caf::atom("sockclosed")>;
 
 class connection_io {

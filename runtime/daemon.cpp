@@ -16,14 +16,15 @@
 #include <caf/actor_system_config.hpp>
 
 #include "actors/connection.hpp"
+#include "messages/ingest_protocol.hpp"
 #include "runtime/data_dir.hpp"
+#include "runtime/ingest_shards.hpp"
 #include "runtime/log.hpp"
 #include "runtime/startup_error.hpp"
 #include "runtime/unix_listener.hpp"
 #include "runtime/version.hpp"
 #include "runtime/wab/file_io.hpp"
-#include "runtime/wab/recovery.hpp"
-#include "runtime/wab/segment_format.hpp"
+#include "runtime/wab_startup.hpp"
 
 namespace weir {
 
@@ -44,6 +45,9 @@ sigset_t block_shutdown_signals() {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  // A file size limit (ulimit -f) must surface as a failed write, which is
+  // answered and logged, not kill the daemon.
+  ::signal(SIGXFSZ, SIG_IGN);
   return set;
 }
 
@@ -60,38 +64,6 @@ void refuse_unserved_features(const config& cfg) {
 
 }  // namespace
 
-/// Recovers every shard directory present (a shard count lowered since the
-/// last run still leaves data to deliver) and creates the configured ones.
-void recover_wab(const config& cfg) {
-  const std::string wab_dir = cfg.data_dir + "/wab", quarantine = cfg.data_dir + "/quarantine";
-  ensure_private_directory(wab_dir, "data_dir");
-  ensure_private_directory(quarantine, "data_dir");
-  for (std::int64_t shard = 0; shard < cfg.ingest.shards; ++shard)
-    ensure_private_directory(wab_dir + "/" + wab::shard_dir_name(static_cast<std::uint16_t>(shard)), "data_dir");
-  std::vector<std::string> shard_dirs;
-  for (const auto& entry : std::filesystem::directory_iterator(wab_dir))
-    if (entry.is_directory() && entry.path().filename().string().rfind("shard_", 0) == 0)
-      shard_dirs.push_back(entry.path().string());
-  std::sort(shard_dirs.begin(), shard_dirs.end());
-  std::uint64_t records = 0, segments = 0, truncated = 0, quarantined = 0;
-  for (const auto& dir : shard_dirs) {
-    try {
-      auto r = wab::recover_shard(*wab::default_file_io(), dir, quarantine);
-      records += r.records;
-      segments += r.segments.size();
-      truncated += r.truncated_segments;
-      quarantined += r.quarantined_segments;
-    } catch (const wab::recovery_error& e) {
-      throw startup_error(std::string("WAB recovery failed: ") + e.what());
-    }
-  }
-  log::info("WAB recovered", {{"shards", std::to_string(shard_dirs.size())},
-                              {"segments", std::to_string(segments)},
-                              {"records", std::to_string(records)},
-                              {"truncated_segments", std::to_string(truncated)},
-                              {"quarantined_segments", std::to_string(quarantined)}});
-}
-
 int run_daemon(const config& cfg) {
   refuse_unserved_features(cfg);
   const auto started = std::chrono::steady_clock::now();
@@ -100,7 +72,10 @@ int run_daemon(const config& cfg) {
 
   ensure_private_directory(cfg.data_dir, "data_dir");
   data_dir_lock lock(cfg.data_dir);
-  recover_wab(cfg);  // before any socket exists: nothing is accepted on a WAB not yet repaired
+  // Before any socket exists: nothing is accepted on a WAB not yet repaired.
+  const wab_startup recovered = recover_wab(cfg);
+  auto usage = std::make_shared<wab::wab_usage>(static_cast<std::uint64_t>(cfg.limits.wab_max_bytes));
+  usage->add(recovered.bytes);
 
   // Sessions (and the stats they update) are released by connection actors,
   // which the actor system outlives: declare them first so they die last.
@@ -110,7 +85,9 @@ int run_daemon(const config& cfg) {
   caf::actor_system_config caf_cfg;
   caf_cfg.set("scheduler.max-threads", scheduler_threads(cfg));
   caf_cfg.set("scheduler.policy", caf::atom("sharing"));
+  caf_cfg.add_message_types<caf::id_block::weir>();
   caf::actor_system system{caf_cfg};
+  ingest_shards shards(system, cfg, recovered, wab::default_file_io(), usage);
 
   auto work = boost::asio::make_work_guard(io);
   const connection_settings conn = connection_settings_from(cfg);
@@ -122,7 +99,11 @@ int run_daemon(const config& cfg) {
                                std::chrono::milliseconds(cfg.listen.read_timeout_ms),
                                cfg.listen.peer_uid_check};
     listener = std::make_unique<unix_listener>(
-        io, opts, stats, [&](connection_io_ptr io_ptr) { return spawn_connection(system, io_ptr, conn); });
+        io, opts, stats, [&](connection_io_ptr io_ptr) {
+          connection_settings pinned = conn;
+          pinned.writer = shards.writer_for_new_connection();
+          return spawn_connection(system, io_ptr, pinned);
+        });
     listener->open();
     listener->start();
   }
@@ -144,16 +125,29 @@ int run_daemon(const config& cfg) {
   sigwait(&signals, &sig);
   log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
 
-  // Stop accepting and close every connection; then let the io threads drain
-  // what is queued, bounded by shutdown_timeout_ms.
+  // Stop accepting; every connection stops reading, writes the replies it
+  // owes (Durable ones after their sync) and closes. Then the writers write
+  // and sync what is left and seal their segments. All of it within
+  // shutdown_timeout_ms; past that, connections are cut (their unanswered
+  // records are neither acked nor lost: they are on disk or never written).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.shutdown_timeout_ms);
+  if (listener) listener->wind_down();
+  while (stats.active.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (stats.active.load() > 0) {
+    log::warn("shutdown_timeout_ms reached with connections still owed replies; closing them",
+              {{"connections", std::to_string(stats.active.load())},
+               {"shutdown_timeout_ms", std::to_string(cfg.shutdown_timeout_ms)}});
+  }
   if (listener) listener->stop();
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  if (!shards.shut_down(std::max(left, std::chrono::milliseconds(1000))))
+    log::warn("WAB writers did not finish their final sync in time");
   work.reset();
   auto joined = std::async(std::launch::async, [&] {
     for (auto& t : io_threads) t.join();
   });
-  if (joined.wait_for(std::chrono::milliseconds(cfg.shutdown_timeout_ms)) != std::future_status::ready) {
-    log::warn("shutdown_timeout_ms reached; abandoning queued socket work",
-              {{"shutdown_timeout_ms", std::to_string(cfg.shutdown_timeout_ms)}});
+  if (joined.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
     io.stop();
     joined.wait();
   }

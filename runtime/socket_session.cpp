@@ -1,6 +1,7 @@
 #include "runtime/socket_session.hpp"
 
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <caf/send.hpp>
@@ -43,6 +44,12 @@ void socket_session::close() {
   });
 }
 
+void socket_session::request_shutdown() {
+  asio::post(strand_, [self = shared_from_this()] {
+    if (self->actor_) caf::anon_send(self->actor_, shutdown_atom::value);
+  });
+}
+
 void socket_session::abort() {
   asio::post(strand_, [self = shared_from_this()] { self->finish(); });
 }
@@ -64,6 +71,12 @@ void socket_session::do_read(bool mid_frame) {
                                                                 std::size_t n) {
         self->timer_.cancel();
         if (self->finished_) return;
+        if (ec == asio::error::eof && self->actor_) {
+          // A producer may half-close after its last frame and still wait
+          // for the replies; the actor closes once they are written.
+          caf::anon_send(self->actor_, socket_eof_atom::value);
+          return;
+        }
         if (ec) {
           self->finish();
           return;

@@ -33,7 +33,9 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   void read_more(bool mid_frame) override;
   void close() override;
 
-  /// Closes at once, without flushing; used at shutdown.
+  /// Asks the actor to finish: no new frames, owed replies written, then close.
+  void request_shutdown();
+  /// Closes at once, without flushing; used when shutdown runs out of time.
   void abort();
 
  private:

@@ -154,6 +154,16 @@ void unix_listener::on_accepted(stream::socket socket) {
   session->attach(make_actor_(session));
 }
 
+void unix_listener::wind_down() {
+  asio::post(io_, [this] {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    std::lock_guard<std::mutex> guard(sessions_mutex_);
+    for (auto& [id, weak] : sessions_)
+      if (auto s = weak.lock()) s->request_shutdown();
+  });
+}
+
 void unix_listener::stop() {
   asio::post(io_, [this] {
     boost::system::error_code ignored;

@@ -40,6 +40,9 @@ class unix_listener {
   void open();
   /// Starts accepting on the io_context.
   void start();
+  /// Stops accepting and asks every session to finish its owed replies and
+  /// close; safe from any thread.
+  void wind_down();
   /// Stops accepting and aborts every session; safe from any thread.
   void stop();
   /// Removes the socket file this listener created.

@@ -276,7 +276,10 @@ TEST_CASE("the daemon repairs the WAB before it accepts connections", "[live][re
   daemon_process d(dir.path());
   REQUIRE(d.wait_ready());
   CHECK(std::filesystem::file_size(shard / "seg_00000003.wab") == valid_size);
-  CHECK(d.log().find("WAB recovered shards=2 segments=1 records=1 truncated_segments=1") != std::string::npos);
+  CHECK(d.log().find("WAB recovered shards=2 segments=1 records=1 bytes=" + std::to_string(valid_size) +
+                     " truncated_segments=1") != std::string::npos);
+  // The shard continues after the highest sequence it found, never reusing one.
+  CHECK(std::filesystem::exists(shard / "seg_00000004.wab"));
   CHECK(mode_of(dir / "var/wab/shard_01") == 0700);
   CHECK(mode_of(dir / "var/quarantine") == 0700);
   CHECK(d.stop() == 0);

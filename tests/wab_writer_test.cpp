@@ -25,7 +25,7 @@ struct writer_fixture {
   std::string shard_dir = (dir / "shard_01").string();
   writer_fixture() { fs::create_directories(shard_dir); }
 
-  std::unique_ptr<segment_writer> make(std::uint64_t seq = 1) {
+  std::shared_ptr<segment_writer> make(std::uint64_t seq = 1) {
     auto w = segment_writer::create(io, shard_dir, 1, seq, 1);
     REQUIRE(w);
     return std::move(w).value();
@@ -50,12 +50,13 @@ TEST_CASE("a group of records is appended with indices continuing across groups"
   CHECK(w->name() == "shard_01/seg_00000001.wab");
   auto a = bytes_of("a"), b = bytes_of("bb"), c = bytes_of("ccc");
   auto first = w->append({a, b}, 10);
-  REQUIRE(first);
-  CHECK(first.value().first_index == 1);
+  REQUIRE(first.error == 0);
+  CHECK(first.landed == 2);
+  CHECK(first.first_index == 1);
   auto second = w->append({c}, 11);
-  REQUIRE(second);
-  CHECK(second.value().first_index == 3);
-  CHECK(second.value().end_offset == w->size());
+  REQUIRE(second.error == 0);
+  CHECK(second.first_index == 3);
+  CHECK(second.end_offset == w->size());
   CHECK(w->sync() == 0);
   CHECK(f.payloads_on_disk() == std::vector<std::string>{"a", "bb", "ccc"});
   CHECK(fs::status(w->path()).permissions() == (fs::perms::owner_read | fs::perms::owner_write));
@@ -73,31 +74,52 @@ TEST_CASE("a failed sync retires the segment for good", "[wab][writer][faults]")
   writer_fixture f;
   auto w = f.make();
   auto p = bytes_of("durable?");
-  REQUIRE(w->append({p}, 1));
+  REQUIRE(w->append({p}, 1).error == 0);
   f.io->fail_next_sync = EIO;
   CHECK(w->sync() == -EIO);
-  CHECK(w->retired());
+  CHECK(w->sync_failed());
+  CHECK(w->append_closed());
   // Even though the disk would now report success, this file is finished.
   CHECK(w->sync() == -EIO);
-  CHECK_FALSE(w->append({p}, 2));
+  CHECK(w->append({p}, 2).error == -EIO);
 }
 
-TEST_CASE("a failed or short write leaves no partial record and retires the segment", "[wab][writer][faults]") {
+TEST_CASE("a failed or short write leaves no partial record and closes the segment", "[wab][writer][faults]") {
   for (int mode = 0; mode < 2; ++mode) {
     writer_fixture f;
     auto w = f.make();
     auto kept = bytes_of("kept"), lost = bytes_of("this group fails to write");
-    REQUIRE(w->append({kept}, 1));
+    REQUIRE(w->append({kept}, 1).error == 0);
     if (mode == 0)
       f.io->fail_next_write = ENOSPC;
     else
       f.io->short_next_write = 7;
     auto r = w->append({lost, lost}, 2);
-    REQUIRE_FALSE(r);
-    CHECK(r.error() == -ENOSPC);
-    CHECK(w->retired());
+    CHECK(r.error == -ENOSPC);
+    CHECK(r.landed == 0);
+    CHECK(w->append_closed());
+    CHECK_FALSE(w->sync_failed());
+    CHECK(w->append({kept}, 3).error == -EIO);
     CHECK(f.payloads_on_disk() == std::vector<std::string>{"kept"});
   }
+}
+
+TEST_CASE("a disk filling mid-group keeps the records that landed whole and they can still be synced",
+          "[wab][writer][faults]") {
+  writer_fixture f;
+  auto w = f.make();
+  auto r1 = bytes_of("one"), r2 = bytes_of("two"), r3 = bytes_of("three");
+  // Whole first and second records (16 + 3 bytes each) plus 5 bytes of the third.
+  f.io->short_next_write = 2 * (record_header_size + 3) + 5;
+  auto r = w->append({r1, r2, r3}, 1);
+  CHECK(r.error == -ENOSPC);
+  CHECK(r.landed == 2);
+  CHECK(r.first_index == 1);
+  CHECK(r.end_offset == segment_header_size + 2 * (record_header_size + 3));
+  CHECK(w->size() == r.end_offset);
+  CHECK(w->sync() == 0);
+  CHECK(f.payloads_on_disk() == std::vector<std::string>{"one", "two"});
+  CHECK(fs::file_size(w->path()) == r.end_offset);
 }
 
 TEST_CASE("a failure while creating a segment leaves no file behind", "[wab][writer][faults]") {
@@ -114,7 +136,7 @@ TEST_CASE("what a writer wrote is what recovery and record ids see", "[wab][writ
   {
     auto w = f.make(7);
     auto x = bytes_of("x"), y = bytes_of("y");
-    REQUIRE(w->append({x, y}, 5));
+    REQUIRE(w->append({x, y}, 5).error == 0);
     REQUIRE(w->sync() == 0);
   }
   fs::create_directories(f.dir / "quarantine");

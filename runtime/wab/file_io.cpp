@@ -63,16 +63,20 @@ std::shared_ptr<file_io> default_file_io() {
   return io;
 }
 
-int pwrite_all(file_io& io, int fd, byte_span data, std::uint64_t offset) {
+int pwrite_all(file_io& io, int fd, byte_span data, std::uint64_t offset, std::size_t* written) {
   std::size_t done = 0;
+  int rc = 0;
   while (done < data.size()) {
     const ssize_t n = io.pwrite(fd, data.data() + done, data.size() - done, offset + done);
     if (n == -EINTR) continue;
-    if (n < 0) return static_cast<int>(n);
-    if (n == 0) return -EIO;
+    if (n <= 0) {
+      rc = n < 0 ? static_cast<int>(n) : -EIO;
+      break;
+    }
     done += static_cast<std::size_t>(n);
   }
-  return 0;
+  if (written) *written = done;
+  return rc;
 }
 
 ssize_t pread_full(file_io& io, int fd, std::uint8_t* out, std::size_t n, std::uint64_t offset) {

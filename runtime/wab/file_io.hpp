@@ -53,7 +53,8 @@ class posix_file_io : public file_io {
 std::shared_ptr<file_io> default_file_io();
 
 /// Writes all of `data` at `offset`, retrying short writes; -errno on failure.
-int pwrite_all(file_io& io, int fd, byte_span data, std::uint64_t offset);
+/// `written`, when given, receives how many bytes landed before any failure.
+int pwrite_all(file_io& io, int fd, byte_span data, std::uint64_t offset, std::size_t* written = nullptr);
 /// Reads exactly `n` bytes unless the file ends first; returns bytes read or -errno.
 ssize_t pread_full(file_io& io, int fd, std::uint8_t* out, std::size_t n, std::uint64_t offset);
 

@@ -1,10 +1,11 @@
 #include "runtime/wab/segment_writer.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace weir::wab {
 
-outcome<std::unique_ptr<segment_writer>, int> segment_writer::create(std::shared_ptr<file_io> io,
+outcome<std::shared_ptr<segment_writer>, int> segment_writer::create(std::shared_ptr<file_io> io,
                                                                      const std::string& shard_dir,
                                                                      std::uint16_t shard, std::uint64_t sequence,
                                                                      std::int64_t now_ns) {
@@ -22,7 +23,7 @@ outcome<std::unique_ptr<segment_writer>, int> segment_writer::create(std::shared
     return rc;
   }
   const std::string name = std::filesystem::path(shard_dir).filename().string() + "/" + file;
-  return std::unique_ptr<segment_writer>(new segment_writer(std::move(io), fd, path, name, sequence));
+  return std::shared_ptr<segment_writer>(new segment_writer(std::move(io), fd, path, name, sequence));
 }
 
 segment_writer::segment_writer(std::shared_ptr<file_io> io, int fd, std::string path, std::string name,
@@ -31,28 +32,44 @@ segment_writer::segment_writer(std::shared_ptr<file_io> io, int fd, std::string 
 
 segment_writer::~segment_writer() { io_->close(fd_); }
 
-outcome<append_result, int> segment_writer::append(const std::vector<byte_span>& payloads,
-                                                    std::int64_t ingest_ts_ns) {
-  if (retired_) return -EIO;
-  scratch_.clear();
-  for (auto p : payloads) append_record(scratch_, ingest_ts_ns, p);
-  if (int rc = pwrite_all(*io_, fd_, scratch_, size_); rc < 0) {
-    // Part of the group may be on disk; cut it off so the file ends cleanly,
-    // and stop using this file either way.
-    io_->truncate(fd_, size_);
-    retired_ = true;
-    return rc;
+append_result segment_writer::append(const std::vector<byte_span>& payloads, std::int64_t ingest_ts_ns) {
+  append_result r{records_ + 1, size_, 0, 0};
+  if (append_closed_) {
+    r.error = -EIO;
+    return r;
   }
-  const append_result r{records_ + 1, size_ + scratch_.size()};
-  size_ = r.end_offset;
-  records_ += payloads.size();
+  scratch_.clear();
+  record_ends_.clear();
+  for (auto p : payloads) {
+    append_record(scratch_, ingest_ts_ns, p);
+    record_ends_.push_back(scratch_.size());
+  }
+  std::size_t written = 0;
+  r.error = pwrite_all(*io_, fd_, scratch_, size_, &written);
+  if (r.error < 0) {
+    // A disk that fills mid-group still holds the records before the failure
+    // whole; keep those and cut the torn one off so the file ends cleanly.
+    r.landed = static_cast<std::size_t>(
+        std::upper_bound(record_ends_.begin(), record_ends_.end(), written) - record_ends_.begin());
+    written = r.landed == 0 ? 0 : record_ends_[r.landed - 1];
+    io_->truncate(fd_, size_ + written);
+    append_closed_ = true;
+  } else {
+    r.landed = payloads.size();
+  }
+  size_ += written;
+  records_ += r.landed;
+  r.end_offset = size_;
   return r;
 }
 
 int segment_writer::sync() {
-  if (retired_) return -EIO;
+  if (sync_failed_) return -EIO;
   const int rc = io_->fdatasync(fd_);
-  if (rc < 0) retired_ = true;
+  if (rc < 0) {
+    sync_failed_ = true;
+    append_closed_ = true;
+  }
   return rc;
 }
 

@@ -1,9 +1,14 @@
 #pragma once
 // Appends records to one segment file. A group of records goes out in one
-// write; `sync()` makes everything written so far durable. After any write or
-// sync failure the writer is retired: Linux reports a writeback error only
+// write; `sync()` makes everything written so far durable.
+//
+// Two threads share a writer: the shard writer appends, the fsync group
+// syncs. After a failed write the file is closed for appends (the records
+// that landed whole are kept and may still be synced and acked). After a
+// failed sync it is finished for good: Linux reports a writeback error only
 // once, so a later sync that "succeeds" proves nothing, and nothing written
-// before the failure may ever be acked. The shard then starts a new segment.
+// before the failure may ever be acked.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,15 +21,17 @@
 namespace weir::wab {
 
 struct append_result {
-  std::uint64_t first_index;  // index of the first record of the group
-  std::uint64_t end_offset;   // file offset just past the group
+  std::uint64_t first_index = 0;  // index of the group's first record
+  std::uint64_t end_offset = 0;   // file offset just past the last record that landed
+  std::size_t landed = 0;         // records written whole, in order from the first
+  int error = 0;                  // 0, or -errno of the write that failed
 };
 
 class segment_writer {
  public:
   /// Creates `<shard_dir>/seg_<sequence>.wab` with its header and fsyncs the
-  /// directory. Returns -errno on failure.
-  static outcome<std::unique_ptr<segment_writer>, int> create(std::shared_ptr<file_io> io,
+  /// directory. Returns -errno on failure, leaving no file behind.
+  static outcome<std::shared_ptr<segment_writer>, int> create(std::shared_ptr<file_io> io,
                                                               const std::string& shard_dir,
                                                               std::uint16_t shard, std::uint64_t sequence,
                                                               std::int64_t now_ns);
@@ -32,13 +39,18 @@ class segment_writer {
   segment_writer(const segment_writer&) = delete;
   segment_writer& operator=(const segment_writer&) = delete;
 
-  /// Writes the records with one write call. On failure returns -errno and
-  /// retires the writer.
-  outcome<append_result, int> append(const std::vector<byte_span>& payloads, std::int64_t ingest_ts_ns);
-  /// fdatasync. On failure returns -errno and retires the writer.
+  /// Writes the records with one write call (appending thread only). When the
+  /// write fails part-way, the records that landed whole are kept, the torn
+  /// rest is cut off, and the file takes no more appends.
+  append_result append(const std::vector<byte_span>& payloads, std::int64_t ingest_ts_ns);
+  /// fdatasync (syncing thread only). On failure returns -errno and finishes
+  /// the file: every later sync fails too.
   int sync();
+  /// Stops appends (rotation); syncing stays possible.
+  void close_for_append() { append_closed_ = true; }
 
-  bool retired() const { return retired_; }
+  bool append_closed() const { return append_closed_; }
+  bool sync_failed() const { return sync_failed_; }
   std::uint64_t size() const { return size_; }
   std::uint64_t records() const { return records_; }
   std::uint64_t sequence() const { return sequence_; }
@@ -53,10 +65,12 @@ class segment_writer {
   int fd_;
   std::string path_, name_;
   std::uint64_t sequence_;
-  std::uint64_t size_ = segment_header_size;
-  std::uint64_t records_ = 0;
-  bool retired_ = false;
+  std::uint64_t size_ = segment_header_size;  // appending thread only
+  std::uint64_t records_ = 0;                 // appending thread only
+  std::atomic<bool> append_closed_{false};
+  std::atomic<bool> sync_failed_{false};
   byte_buffer scratch_;
+  std::vector<std::uint64_t> record_ends_;
 };
 
 }  // namespace weir::wab

@@ -1,0 +1,33 @@
+#pragma once
+// fsync_group: group commit for one shard, on its own thread (fdatasync
+// blocks). One fdatasync releases every Durable ack it covers; after a failed
+// one nothing it covers is ever acked, and the segment is finished for good.
+//
+// Messages in:  sync_request                 acks waiting on a segment's sync
+//               (flush_atom, epoch)          time to sync (self-sent)
+//               (shutdown_atom) => done_atom sync what is queued, then stop
+// Messages out: ingest_reply to each pending_ack's connection
+// States:       idle -> collecting -> syncing -> idle
+//   adaptive: the first request after a sync schedules one at once; whatever
+//             arrives while fdatasync runs waits in the mailbox and rides the
+//             next one, so a lone producer never waits on a timer.
+//   deadline: a sync runs max_delay_us after the first waiting request, or as
+//             soon as max_records records wait.
+#include <cstdint>
+
+#include <caf/fwd.hpp>
+
+#include "config/config.hpp"
+
+namespace weir {
+
+struct fsync_group_settings {
+  commit_policy policy = commit_policy::adaptive;
+  std::uint32_t max_delay_us = 1000;
+  std::uint32_t max_records = 4096;
+  std::uint16_t shard = 0;
+};
+
+caf::actor spawn_fsync_group(caf::actor_system& sys, const fsync_group_settings& settings);
+
+}  // namespace weir

@@ -1,0 +1,243 @@
+#include "actors/shard_writer.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/spawn_options.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "messages/ingest_protocol.hpp"
+#include "messages/wire/batch.hpp"
+#include "messages/wire/coordinate.hpp"
+#include "messages/wire/frame.hpp"
+#include "runtime/log.hpp"
+#include "runtime/wab/segment_writer.hpp"
+
+namespace weir {
+
+namespace {
+
+std::int64_t wall_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<byte_span> records_of(const ingest_request& req) {
+  if (req.what() != ingest_kind::batch) return {byte_span(req.body)};
+  std::vector<byte_span> out;
+  out.reserve(req.bounds.size() / 2);
+  for (std::size_t i = 0; i + 1 < req.bounds.size(); i += 2)
+    out.emplace_back(req.body.data() + req.bounds[i], req.bounds[i + 1]);
+  return out;
+}
+
+/// The reply when none of the request's records is durable at its tier.
+byte_buffer failure_reply(const ingest_request& req) {
+  if (req.what() == ingest_kind::batch) return wire::encode_ack_batch(std::vector<bool>(req.record_count(), false));
+  return wire::encode_nack(wire::nack_reason::internal_error);
+}
+
+/// The reply once the first `landed` records hold at the request's tier.
+byte_buffer success_reply(const ingest_request& req, const wab::segment_writer& seg, std::uint64_t first_index,
+                          std::size_t landed) {
+  switch (req.what()) {
+    case ingest_kind::batch: {
+      std::vector<bool> bits(req.record_count(), false);
+      for (std::size_t i = 0; i < landed; ++i) bits[i] = true;
+      return wire::encode_ack_batch(bits);
+    }
+    case ingest_kind::tracked: {
+      wire::record_coordinate c;
+      c.index = first_index;
+      c.segment = seg.name();
+      c.id = wire::compute_record_id(c.segment, c.index, req.body);
+      return wire::encode_ack_tracked(c);
+    }
+    case ingest_kind::push:
+      break;
+  }
+  return wire::encode_ack();
+}
+
+class shard_writer_state {
+ public:
+  static inline const char* name = "shard_writer";
+
+  void init(caf::event_based_actor* self, shard_writer_settings s, caf::actor fsync_group) {
+    self_ = self;
+    settings_ = std::move(s);
+    fsync_ = std::move(fsync_group);
+    self_->link_to(fsync_);  // neither outlives the other: acks need both
+    next_sequence_ = settings_.first_sequence;
+    open_segment();
+  }
+
+  void enqueue(ingest_request& req) {
+    auto to = caf::actor_cast<caf::actor>(self_->current_sender());
+    if (!settings_.usage->admit()) {
+      self_->send(to, ingest_reply{req.tag, failure_reply(req)});
+      return;
+    }
+    queued_records_ += req.record_count();
+    queued_bytes_ += req.body.size();
+    queue_.push_back({std::move(to), std::move(req)});
+    if (queued_records_ >= settings_.max_group_records || queued_bytes_ >= settings_.max_group_bytes) {
+      write_queued();
+    } else if (!flush_scheduled_) {
+      // Everything already in the mailbox is taken before this message comes
+      // back, so requests that arrived together share one write.
+      flush_scheduled_ = true;
+      self_->send(self_, flush_atom::value);
+    }
+  }
+
+  void write_queued() {
+    flush_scheduled_ = false;
+    if (queue_.empty()) return;
+    std::vector<queued> group;
+    group.swap(queue_);
+    queued_records_ = queued_bytes_ = 0;
+    if (!ready_for_append()) {
+      for (auto& q : group) self_->send(q.to, ingest_reply{q.req.tag, failure_reply(q.req)});
+      return;
+    }
+    std::vector<byte_span> spans;
+    for (const auto& q : group)
+      for (auto s : records_of(q.req)) spans.push_back(s);
+    const std::uint64_t size_before = active_->size();
+    const auto written = active_->append(spans, wall_clock_ns());
+    settings_.usage->add(active_->size() - size_before);
+    if (written.error < 0)
+      log::error("WAB write failed; the segment takes no more records and a new one is started",
+                 {{"file", active_->path()},
+                  {"error", std::strerror(-written.error)},
+                  {"records_written", std::to_string(written.landed)},
+                  {"records_refused", std::to_string(spans.size() - written.landed)}});
+    answer(group, written);
+    if (active_->size() >= settings_.segment_max_bytes) rotate();
+  }
+
+  /// Writes what is queued and seals the active segment; the fsync_group's
+  /// answer to the shutdown that follows means every sync has returned.
+  void shutdown() {
+    write_queued();
+    if (active_) {
+      active_->close_for_append();
+      self_->send(fsync_, sync_request{active_, {}});
+      active_.reset();
+    }
+  }
+
+  const caf::actor& fsync_group() const { return fsync_; }
+
+ private:
+  struct queued {
+    caf::actor to;
+    ingest_request req;
+  };
+
+  /// Buffered requests are answered now; Durable ones travel to the
+  /// fsync_group with both possible replies prepared.
+  void answer(std::vector<queued>& group, const wab::append_result& written) {
+    std::size_t position = 0;
+    sync_request durable{active_, {}};
+    for (auto& q : group) {
+      const std::size_t n = q.req.record_count();
+      const std::size_t landed = written.landed > position ? std::min(n, written.landed - position) : 0;
+      const std::uint64_t first_index = written.first_index + position;
+      position += n;
+      if (landed == 0) {
+        self_->send(q.to, ingest_reply{q.req.tag, failure_reply(q.req)});
+      } else if (!q.req.durable) {
+        self_->send(q.to, ingest_reply{q.req.tag, success_reply(q.req, *active_, first_index, landed)});
+      } else {
+        durable.acks.push_back({std::move(q.to), q.req.tag, static_cast<std::uint32_t>(landed),
+                                success_reply(q.req, *active_, first_index, landed), failure_reply(q.req)});
+      }
+    }
+    if (!durable.acks.empty()) self_->send(fsync_, std::move(durable));
+  }
+
+  bool ready_for_append() {
+    if (active_ && !active_->append_closed()) return true;
+    if (active_) rotate();
+    if (!active_ && std::chrono::steady_clock::now() >= retry_at_) open_segment();
+    return active_ != nullptr;
+  }
+
+  /// Closes the active segment for appends and starts the next one. The old
+  /// segment gets one more sync so that its Buffered tail reaches the disk.
+  void rotate() {
+    active_->close_for_append();
+    self_->send(fsync_, sync_request{std::move(active_), {}});
+    active_.reset();
+    open_segment();
+  }
+
+  void open_segment() {
+    auto created = wab::segment_writer::create(settings_.io, settings_.shard_dir, settings_.shard,
+                                               next_sequence_, wall_clock_ns());
+    // A sequence is never reused, even one whose creation failed half-way.
+    ++next_sequence_;
+    if (!created) {
+      retry_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      if (!offline_)
+        log::error("WAB shard offline: cannot create a segment; every push to it is refused until this clears",
+                   {{"shard", std::to_string(settings_.shard)},
+                    {"dir", settings_.shard_dir},
+                    {"error", std::strerror(-created.error())}});
+      offline_ = true;
+      return;
+    }
+    active_ = std::move(created).value();
+    settings_.usage->add(active_->size());
+    if (offline_) log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
+    offline_ = false;
+  }
+
+  caf::event_based_actor* self_ = nullptr;
+  shard_writer_settings settings_;
+  caf::actor fsync_;
+  std::shared_ptr<wab::segment_writer> active_;
+  std::uint64_t next_sequence_ = 1;
+  std::vector<queued> queue_;
+  std::uint64_t queued_records_ = 0, queued_bytes_ = 0;
+  bool flush_scheduled_ = false;
+  bool offline_ = false;
+  std::chrono::steady_clock::time_point retry_at_{};
+};
+
+caf::behavior shard_writer_actor(caf::stateful_actor<shard_writer_state>* self, shard_writer_settings s,
+                                 caf::actor fsync_group) {
+  self->state.init(self, std::move(s), std::move(fsync_group));
+  return {
+      [=](ingest_request& req) { self->state.enqueue(req); },
+      [=](flush_atom) { self->state.write_queued(); },
+      [=](shutdown_atom) {
+        self->state.shutdown();
+        auto promise = self->make_response_promise<done_atom>();
+        self->request(self->state.fsync_group(), caf::infinite, shutdown_atom::value)
+            .then(
+                [=](done_atom) mutable {
+                  promise.deliver(done_atom::value);
+                  self->quit();
+                },
+                [=](caf::error&) mutable {  // the fsync_group is gone: nothing left to wait for
+                  promise.deliver(done_atom::value);
+                  self->quit();
+                });
+        return promise;
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings, caf::actor fsync_group) {
+  return sys.spawn<caf::detached>(shard_writer_actor, std::move(settings), std::move(fsync_group));
+}
+
+}  // namespace weir

@@ -1,0 +1,42 @@
+#pragma once
+// shard_writer: owns one shard's active WAB segment, on its own thread
+// (writes block). Requests that arrive together are written with one write
+// call; Buffered records are answered right after it, Durable ones are handed
+// to the shard's fsync_group, which answers them after the covering sync.
+//
+// Messages in:  ingest_request                 from a connection (the sender)
+//               (flush_atom)                   write what is queued (self-sent)
+//               (shutdown_atom) => done_atom   write what is queued, seal, stop
+// Messages out: ingest_reply to the connection (Buffered; any failure)
+//               sync_request to the fsync_group (Durable; seal after rotation)
+// States:       writing (an open segment)
+//               -> rotating (segment reached wab.segment_max_bytes, or a write
+//                  failed: it is closed for appends and a new one is created)
+//               -> offline (no segment can be created: every request gets the
+//                  failure reply; creation is retried at most once a second)
+//               -> writing
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+#include "runtime/wab/file_io.hpp"
+#include "runtime/wab/wab_usage.hpp"
+
+namespace weir {
+
+struct shard_writer_settings {
+  std::uint16_t shard = 0;
+  std::string shard_dir;
+  std::uint64_t first_sequence = 1;  // sequence of the first segment this run creates
+  std::uint64_t segment_max_bytes = 64ull * 1024 * 1024;
+  std::uint32_t max_group_records = 4096;  // a group is written once it holds this many
+  std::uint64_t max_group_bytes = 4ull * 1024 * 1024;
+  std::shared_ptr<wab::file_io> io;
+  std::shared_ptr<wab::wab_usage> usage;
+};
+
+caf::actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings, caf::actor fsync_group);
+
+}  // namespace weir

@@ -1,0 +1,40 @@
+#pragma once
+// Live bytes in the WAB across all shards, against limits.wab_max_bytes.
+// Writers add what they append, the drain subtracts what it deletes. Over the
+// cap new records are refused; intake resumes only below 90 % of it, so the
+// daemon does not flap at the boundary.
+#include <atomic>
+#include <cstdint>
+
+namespace weir::wab {
+
+class wab_usage {
+ public:
+  explicit wab_usage(std::uint64_t cap_bytes) : cap_(cap_bytes), resume_(cap_bytes / 10 * 9) {}
+
+  void add(std::uint64_t n) { bytes_.fetch_add(n, std::memory_order_relaxed); }
+  void remove(std::uint64_t n) { bytes_.fetch_sub(n, std::memory_order_relaxed); }
+
+  /// Whether a new record may be taken; counts a rejection when not.
+  bool admit() {
+    const std::uint64_t now = bytes_.load(std::memory_order_relaxed);
+    bool over = over_.load(std::memory_order_relaxed);
+    if (over && now < resume_) over_.store(over = false, std::memory_order_relaxed);
+    else if (!over && now >= cap_) over_.store(over = true, std::memory_order_relaxed);
+    if (over) rejections_.fetch_add(1, std::memory_order_relaxed);
+    return !over;
+  }
+
+  std::uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  std::uint64_t cap() const { return cap_; }
+  bool over_cap() const { return over_.load(std::memory_order_relaxed); }
+  std::uint64_t rejections() const { return rejections_.load(std::memory_order_relaxed); }
+
+ private:
+  const std::uint64_t cap_, resume_;
+  std::atomic<std::uint64_t> bytes_{0};
+  std::atomic<bool> over_{false};
+  std::atomic<std::uint64_t> rejections_{0};
+};
+
+}  // namespace weir::wab

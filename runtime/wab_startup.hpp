@@ -1,0 +1,22 @@
+#pragma once
+// Startup recovery of the whole WAB: every shard directory present is
+// repaired (a shard count lowered since the last run still leaves data to
+// deliver), the configured shard directories are created, and the result
+// tells each shard writer where to continue.
+#include <cstdint>
+#include <map>
+
+#include "config/config.hpp"
+
+namespace weir {
+
+struct wab_startup {
+  std::map<std::uint16_t, std::uint64_t> next_sequence;  // per shard found on disk
+  std::uint64_t bytes = 0;                               // live segment bytes, all shards
+  std::uint64_t segments = 0, records = 0, truncated = 0, quarantined = 0;
+};
+
+/// Throws startup_error when a shard directory cannot be read or repaired.
+wab_startup recover_wab(const config& cfg);
+
+}  // namespace weir
