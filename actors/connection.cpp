@@ -38,6 +38,7 @@ class connection_state {
     slot.ready = true;
     slot.bytes = std::move(r.frame);
     flush();
+    pump();  // a freed reply slot may let the next buffered frame in
   }
 
   /// The writer is gone: nothing owed can be made durable any more.
@@ -46,6 +47,7 @@ class connection_state {
     for (auto& slot : replies_)
       if (!slot.ready) slot = {true, false, wire::encode_nack(wire::nack_reason::internal_error)};
     flush();
+    pump();
   }
 
   /// Stops reading; closes once the replies already owed are written.

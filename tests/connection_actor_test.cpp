@@ -9,8 +9,14 @@
 #include <caf/send.hpp>
 #include <catch2/catch.hpp>
 
+#include <caf/event_based_actor.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
 #include "actors/connection.hpp"
+#include "messages/ingest_protocol.hpp"
 #include "messages/wire/batch.hpp"
+#include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame.hpp"
 
 using namespace weir;
@@ -25,11 +31,11 @@ class scripted_socket : public connection_io {
   void read_more(bool mid_frame) override { record([&] { reads.push_back(mid_frame); }); }
   void close() override { record([&] { closed = true; }); }
 
-  /// Waits until `pred` holds (under the lock) or two seconds pass.
+  /// Waits until `pred` holds (under the lock) or `limit` passes.
   template <class Pred>
-  bool wait_for(Pred pred) {
+  bool wait_for(Pred pred, std::chrono::milliseconds limit = std::chrono::seconds(2)) {
     std::unique_lock<std::mutex> lock(mutex);
-    return changed.wait_for(lock, std::chrono::seconds(2), pred);
+    return changed.wait_for(lock, limit, pred);
   }
 
   std::mutex mutex;
@@ -55,13 +61,58 @@ struct harness {
   std::shared_ptr<scripted_socket> socket = std::make_shared<scripted_socket>();
   caf::actor conn;
 
-  explicit harness(connection_settings s = {}) {
+  explicit harness(connection_settings s = {}, bool with_writer = false) {
     cfg.set("scheduler.max-threads", 2);
+    cfg.add_message_types<caf::id_block::weir>();
     sys = std::make_unique<caf::actor_system>(cfg);
+    if (with_writer) s.writer = writer = sys->spawn(held_writer);
     conn = spawn_connection(*sys, socket, s);
+  }
+  caf::actor writer;
+
+  /// A shard writer that holds every request until told to answer them all,
+  /// last first: the connection must still write replies in submission order.
+  struct held_state {
+    std::vector<std::pair<caf::actor, ingest_request>> held;
+    std::size_t most_held = 0;
+  };
+  static caf::behavior held_writer(caf::stateful_actor<held_state>* self) {
+    return {
+        [=](ingest_request& r) {
+          self->state.held.emplace_back(caf::actor_cast<caf::actor>(self->current_sender()), std::move(r));
+          self->state.most_held = std::max(self->state.most_held, self->state.held.size());
+        },
+        [=](flush_atom) {
+          auto& held = self->state.held;
+          for (auto it = held.rbegin(); it != held.rend(); ++it) {
+            wire::record_coordinate c;
+            c.index = it->second.tag + 1;
+            c.segment = "shard_00/seg_00000001.wab";
+            self->send(it->first, ingest_reply{it->second.tag, wire::encode_ack_tracked(c)});
+          }
+          held.clear();
+        },
+        [=](caf::get_atom) { return std::make_tuple(self->state.held.size(), self->state.most_held); },
+    };
+  }
+  /// (held now, most ever held at once)
+  std::pair<std::size_t, std::size_t> writer_load() {
+    caf::scoped_actor self{*sys};
+    std::pair<std::size_t, std::size_t> out;
+    self->request(writer, caf::infinite, caf::get_atom::value).receive(
+        [&](std::size_t now, std::size_t most) { out = {now, most}; }, [](caf::error&) {});
+    return out;
+  }
+  std::uint64_t index_of(std::size_t i) {
+    auto f = decode_frame(socket->writes.at(i));
+    REQUIRE(f);
+    auto c = decode_coordinate(f.value().payload);
+    REQUIRE(c);
+    return c.value().index;
   }
   ~harness() {
     caf::anon_send_exit(conn, caf::exit_reason::user_shutdown);
+    if (writer) caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
   }
   void send(const byte_buffer& bytes) { caf::anon_send(conn, socket_data_atom::value, bytes); }
 
@@ -94,7 +145,7 @@ TEST_CASE("pipelined frames are answered in submission order", "[actor][connecti
     h.send(stream);
     REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 3; }));
     CHECK(h.reply_type(0) == 0x05);
-    CHECK(h.reply_type(1) == 0x03);  // no WAB yet: a push is refused transiently...
+    CHECK(h.reply_type(1) == 0x03);  // no shard writer: a push is refused transiently...
     CHECK(h.nack_reason_of(1) == 0x06);
     CHECK(h.reply_type(2) == 0x05);
     CHECK_FALSE(h.socket->closed);  // ...and InternalError keeps the connection open
@@ -170,4 +221,73 @@ TEST_CASE("a record over the configured payload cap is refused from its header",
   h.send(byte_buffer(frame.begin(), frame.begin() + header_size));
   REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
   CHECK(h.socket->writes.at(0) == encode_nack(nack_reason::payload_too_large));
+}
+
+namespace {
+
+byte_buffer pushes(int n) {
+  byte_buffer stream;
+  for (int i = 0; i < n; ++i) append_frame(stream, message_type::push_tracked, durability::durable, byte_buffer{'p'});
+  return stream;
+}
+
+/// Answers whatever the writer holds until `total` replies were written.
+void answer_until(harness& h, std::size_t total) {
+  for (int i = 0; i < 200; ++i) {
+    caf::anon_send(h.writer, flush_atom::value);
+    if (h.socket->wait_for([&] { return h.socket->writes.size() >= total; }, std::chrono::milliseconds(10))) return;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ordered mode keeps max_inflight requests in flight and replies in submission order",
+          "[actor][connection][ordered]") {
+  connection_settings s;
+  s.mode = ack_mode::ordered;
+  s.max_inflight = 4;
+  harness h(s, true);
+  h.send(pushes(10));
+  for (int i = 0; i < 200 && h.writer_load().first < 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(h.writer_load().first == 4);  // the fifth waits for a reply slot
+  CHECK(h.socket->writes.empty());
+  answer_until(h, 10);
+  REQUIRE(h.socket->writes.size() == 10);
+  for (std::size_t i = 0; i < 10; ++i) CHECK(h.index_of(i) == i + 1);  // answered last-first, written in order
+  CHECK(h.writer_load().second == 4);
+}
+
+TEST_CASE("strict mode has one request in flight at a time", "[actor][connection][strict]") {
+  connection_settings s;
+  s.mode = ack_mode::strict;
+  harness h(s, true);
+  h.send(pushes(5));
+  answer_until(h, 5);
+  REQUIRE(h.socket->writes.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) CHECK(h.index_of(i) == i + 1);
+  CHECK(h.writer_load().second == 1);
+}
+
+TEST_CASE("when the shard writer stops every owed and later push is refused transiently", "[actor][connection]") {
+  harness h({}, true);
+  h.send(pushes(3));
+  for (int i = 0; i < 200 && h.writer_load().first < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  caf::anon_send_exit(h.writer, caf::exit_reason::user_shutdown);
+  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 3; }));
+  h.send(pushes(1));
+  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 4; }));
+  for (std::size_t i = 0; i < 4; ++i) CHECK(h.socket->writes[i] == encode_nack(nack_reason::internal_error));
+  CHECK_FALSE(h.socket->closed);
+}
+
+TEST_CASE("end of input still gets every owed reply before the close", "[actor][connection]") {
+  harness h({}, true);
+  h.send(pushes(3));
+  for (int i = 0; i < 200 && h.writer_load().first < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  caf::anon_send(h.conn, socket_eof_atom::value);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(h.socket->closed);
+  caf::anon_send(h.writer, flush_atom::value);
+  REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+  CHECK(h.socket->writes.size() == 3);
 }

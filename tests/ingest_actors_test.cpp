@@ -1,0 +1,328 @@
+// The ingest actors' protocols, driven directly with CAF: shard_writer and
+// fsync_group over a file I/O seam that can hold every fdatasync at a gate or
+// make it fail. The central property: no Durable ack leaves before the
+// fdatasync that covers it has returned success.
+#include <filesystem>
+#include <optional>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/fsync_group.hpp"
+#include "actors/shard_writer.hpp"
+#include "messages/ingest_protocol.hpp"
+#include "messages/wire/batch.hpp"
+#include "messages/wire/coordinate.hpp"
+#include "messages/wire/frame.hpp"
+#include "runtime/wab/segment_format.hpp"
+#include "support/faulty_file_io.hpp"
+#include "support/test_paths.hpp"
+#include "support/wab_contents.hpp"
+
+using namespace weir;
+using namespace std::chrono_literals;
+
+namespace {
+
+byte_buffer bytes_of(const std::string& s) { return byte_buffer(s.begin(), s.end()); }
+
+struct ingest_harness {
+  test::temp_dir dir;
+  std::filesystem::path shard_dir = dir / "wab/shard_00";
+  std::shared_ptr<test::faulty_file_io> io = std::make_shared<test::faulty_file_io>();
+  std::shared_ptr<wab::wab_usage> usage;
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::optional<caf::scoped_actor> self;
+  caf::actor writer;
+
+  explicit ingest_harness(fsync_group_settings fs = {}, std::uint64_t segment_max = 1 << 20,
+                          std::uint64_t cap = 1ull << 30) {
+    std::filesystem::create_directories(shard_dir);
+    usage = std::make_shared<wab::wab_usage>(cap);
+    cfg.set("scheduler.max-threads", 2);
+    cfg.add_message_types<caf::id_block::weir>();
+    sys = std::make_unique<caf::actor_system>(cfg);
+    self.emplace(*sys);
+    shard_writer_settings ws;
+    ws.shard_dir = shard_dir.string();
+    ws.segment_max_bytes = segment_max;
+    ws.io = io;
+    ws.usage = usage;
+    writer = spawn_shard_writer(*sys, ws, spawn_fsync_group(*sys, fs));
+    // The writer creates its first segment (one header sync) as it starts.
+    for (int i = 0; i < 400 && io->syncs_done.load() < 1; ++i) std::this_thread::sleep_for(5ms);
+    REQUIRE(io->syncs_done.load() == 1);
+  }
+  ~ingest_harness() {
+    io->release_syncs();  // a held sync would keep the actor system from ending
+    caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
+  }
+
+  void push(std::uint64_t tag, const std::string& payload, bool durable, ingest_kind kind = ingest_kind::push) {
+    ingest_request r;
+    r.tag = tag;
+    r.kind = static_cast<std::uint8_t>(kind);
+    r.durable = durable;
+    r.body = bytes_of(payload);
+    (*self)->send(writer, std::move(r));
+  }
+
+  void push_batch(std::uint64_t tag, const std::vector<std::string>& records, bool durable) {
+    ingest_request r;
+    r.tag = tag;
+    r.kind = static_cast<std::uint8_t>(ingest_kind::batch);
+    r.durable = durable;
+    for (const auto& rec : records) {
+      r.bounds.push_back(static_cast<std::uint32_t>(r.body.size()));
+      r.bounds.push_back(static_cast<std::uint32_t>(rec.size()));
+      r.body.insert(r.body.end(), rec.begin(), rec.end());
+    }
+    (*self)->send(writer, std::move(r));
+  }
+
+  std::optional<ingest_reply> next_reply(std::chrono::milliseconds wait = 2000ms) {
+    std::optional<ingest_reply> out;
+    (*self)->receive([&](ingest_reply& r) { out = std::move(r); }, caf::after(wait) >> [] {});
+    return out;
+  }
+
+  std::vector<ingest_reply> replies(std::size_t n) {
+    std::vector<ingest_reply> out;
+    while (out.size() < n)
+      if (auto r = next_reply()) out.push_back(std::move(*r));
+      else break;
+    return out;
+  }
+};
+
+wire::message_type type_of(const ingest_reply& r) {
+  auto f = wire::decode_frame(r.frame);
+  REQUIRE(f);
+  return f.value().header.type;
+}
+
+wire::record_coordinate coordinate_of(const ingest_reply& r) {
+  auto f = wire::decode_frame(r.frame);
+  REQUIRE(f);
+  REQUIRE(f.value().header.type == wire::message_type::ack_tracked);
+  auto c = wire::decode_coordinate(f.value().payload);
+  REQUIRE(c);
+  return c.value();
+}
+
+std::vector<bool> bitmap_of(const ingest_reply& r, std::size_t n) {
+  auto f = wire::decode_frame(r.frame);
+  REQUIRE(f);
+  REQUIRE(f.value().header.type == wire::message_type::ack_batch);
+  auto bits = wire::decode_ack_batch(f.value().payload, n);
+  REQUIRE(bits);
+  return bits.value();
+}
+
+bool is_internal_error_nack(const ingest_reply& r) { return r.frame == wire::encode_nack(wire::nack_reason::internal_error); }
+
+}  // namespace
+
+TEST_CASE("a Durable ack is sent only after its fdatasync returned", "[actor][ingest][durable]") {
+  ingest_harness h;
+  const int before = h.io->syncs.load();  // creating the segment synced once
+  h.io->hold_syncs();
+  h.push(1, "must be on disk first", true);
+  REQUIRE(h.io->wait_syncs_started(before + 1));
+  // The record is written and its sync is running but has not returned.
+  CHECK_FALSE(h.next_reply(300ms));
+  CHECK(h.io->syncs_done.load() == before);
+  h.io->release_syncs();
+  auto r = h.next_reply();
+  REQUIRE(r);
+  CHECK(h.io->syncs_done.load() == before + 1);
+  CHECK(r->tag == 1);
+  CHECK(type_of(*r) == wire::message_type::ack);
+}
+
+TEST_CASE("a Buffered ack follows the write without waiting for any sync", "[actor][ingest][buffered]") {
+  ingest_harness h;
+  h.io->hold_syncs();
+  h.push(7, "page cache is enough", false);
+  auto r = h.next_reply();
+  REQUIRE(r);
+  CHECK(r->tag == 7);
+  CHECK(type_of(*r) == wire::message_type::ack);
+  const auto on_disk = test::shard_records(h.shard_dir);
+  REQUIRE(on_disk.size() == 1);
+  CHECK(on_disk[0].payload == "page cache is enough");
+}
+
+TEST_CASE("records that arrive during a sync ride the next one (adaptive group commit)", "[actor][ingest][group]") {
+  ingest_harness h;
+  const int before = h.io->syncs.load();
+  h.io->hold_syncs();
+  h.push(0, "first", true);
+  REQUIRE(h.io->wait_syncs_started(before + 1));
+  for (std::uint64_t t = 1; t <= 20; ++t) h.push(t, "rider " + std::to_string(t), true);
+  // Wait until all twenty are written: their acks are then queued at the fsync_group.
+  for (int i = 0; i < 400 && test::shard_records(h.shard_dir).size() < 21; ++i) std::this_thread::sleep_for(5ms);
+  REQUIRE(test::shard_records(h.shard_dir).size() == 21);
+  std::this_thread::sleep_for(50ms);
+  CHECK_FALSE(h.next_reply(50ms));
+  h.io->release_syncs();
+  auto acks = h.replies(21);
+  REQUIRE(acks.size() == 21);
+  for (auto& a : acks) CHECK(type_of(a) == wire::message_type::ack);
+  CHECK(h.io->syncs.load() == before + 2);  // one for "first", one for all the riders
+}
+
+TEST_CASE("the deadline policy syncs at max_records or after max_delay_us", "[actor][ingest][group]") {
+  fsync_group_settings fs;
+  fs.policy = commit_policy::deadline;
+  fs.max_delay_us = 10'000'000;  // far away: only the record count can trigger
+  fs.max_records = 3;
+  ingest_harness h(fs);
+  const int before = h.io->syncs.load();
+  h.push(1, "a", true);
+  h.push(2, "b", true);
+  CHECK_FALSE(h.next_reply(300ms));
+  CHECK(h.io->syncs.load() == before);
+  h.push(3, "c", true);
+  auto acks = h.replies(3);
+  REQUIRE(acks.size() == 3);
+  CHECK(h.io->syncs.load() == before + 1);
+
+  fsync_group_settings quick = fs;
+  quick.max_delay_us = 20'000;
+  quick.max_records = 1000;
+  ingest_harness t(quick);
+  t.push(1, "lonely", true);
+  auto r = t.next_reply();
+  REQUIRE(r);  // the timer fired
+  CHECK(type_of(*r) == wire::message_type::ack);
+}
+
+TEST_CASE("a failed fdatasync acks nothing it covers and the shard continues in a new segment",
+          "[actor][ingest][faults]") {
+  ingest_harness h;
+  h.io->fail_next_sync = EIO;
+  h.push(1, "lost to EIO", true, ingest_kind::tracked);
+  h.push_batch(2, {"x", "y"}, true);
+  auto failed = h.replies(2);
+  REQUIRE(failed.size() == 2);
+  CHECK(is_internal_error_nack(failed[0]));
+  CHECK(bitmap_of(failed[1], 2) == std::vector<bool>{false, false});
+
+  h.push(3, "after the fault", true, ingest_kind::tracked);
+  auto ok = h.next_reply();
+  REQUIRE(ok);
+  const auto c = coordinate_of(*ok);
+  CHECK(c.segment == "shard_00/seg_00000002.wab");
+  CHECK(c.index == 1);
+  CHECK(c.id == wire::compute_record_id(c.segment, 1, bytes_of("after the fault")));
+}
+
+TEST_CASE("a disk filling mid-batch acks exactly the records that landed whole", "[actor][ingest][faults][batch]") {
+  for (bool durable : {true, false}) {
+    ingest_harness h;
+    std::vector<std::string> nine;
+    for (int i = 0; i < 9; ++i) nine.push_back("record-" + std::to_string(i));  // 8 bytes each
+    // Five whole records (16-byte header + 8) and part of the sixth.
+    h.io->short_next_write = 5 * (wab::record_header_size + 8) + 3;
+    h.push_batch(1, nine, durable);
+    auto r = h.next_reply();
+    REQUIRE(r);
+    CHECK(bitmap_of(*r, 9) == std::vector<bool>{true, true, true, true, true, false, false, false, false});
+    // The wire bytes of that bitmap: 0x1f then 0x00.
+    CHECK(r->frame[wire::header_size + 3] == 0x1f);
+    CHECK(r->frame[wire::header_size + 4] == 0x00);
+    h.push(2, "next", durable, ingest_kind::tracked);
+    auto next = h.next_reply();
+    REQUIRE(next);
+    CHECK(coordinate_of(*next).segment == "shard_00/seg_00000002.wab");
+    const auto on_disk = test::shard_records(h.shard_dir);
+    REQUIRE(on_disk.size() == 6);
+    CHECK(on_disk[4].payload == "record-4");
+    CHECK(on_disk[5].payload == "next");
+  }
+}
+
+TEST_CASE("segments rotate at wab.segment_max_bytes and tracked coordinates follow", "[actor][ingest][rotation]") {
+  ingest_harness h({}, 200);
+  std::vector<wire::record_coordinate> coords;
+  for (std::uint64_t t = 0; t < 12; ++t) {
+    h.push(t, "payload-" + std::to_string(t) + std::string(20, '.'), t % 2 == 0, ingest_kind::tracked);
+    auto r = h.next_reply();
+    REQUIRE(r);
+    coords.push_back(coordinate_of(*r));
+  }
+  CHECK(coords.front().segment == "shard_00/seg_00000001.wab");
+  CHECK(coords.back().segment != coords.front().segment);
+  const auto on_disk = test::shard_records(h.shard_dir);
+  REQUIRE(on_disk.size() == 12);
+  for (std::size_t i = 0; i < 12; ++i) {
+    CHECK(on_disk[i].segment == coords[i].segment);
+    CHECK(on_disk[i].index == coords[i].index);
+    CHECK(coords[i].id == wire::compute_record_id(coords[i].segment, coords[i].index, bytes_of(on_disk[i].payload)));
+  }
+}
+
+TEST_CASE("a shard whose directory fails goes offline and comes back when it clears", "[actor][ingest][faults]") {
+  ingest_harness h;
+  h.io->fail_next_write = EIO;  // closes the first segment
+  h.io->fail_creates = ENOSPC;  // and no new one can be made
+  h.push(1, "refused", true);
+  auto r = h.next_reply();
+  REQUIRE(r);
+  CHECK(is_internal_error_nack(*r));
+  h.push(2, "still refused", false);
+  r = h.next_reply();
+  REQUIRE(r);
+  CHECK(is_internal_error_nack(*r));
+  h.io->fail_creates = 0;
+  std::this_thread::sleep_for(1100ms);  // creation is retried at most once a second
+  h.push(3, "back", true);
+  r = h.next_reply();
+  REQUIRE(r);
+  CHECK(type_of(*r) == wire::message_type::ack);
+}
+
+TEST_CASE("over limits.wab_max_bytes records are refused until usage falls under 90 %", "[actor][ingest][cap]") {
+  ingest_harness h({}, 1 << 20, 1000);
+  std::size_t acked = 0, refused = 0;
+  for (std::uint64_t t = 0; t < 40; ++t) {
+    h.push(t, std::string(40, 'c'), false);
+    auto r = h.next_reply();
+    REQUIRE(r);
+    (is_internal_error_nack(*r) ? refused : acked) += 1;
+  }
+  CHECK(acked > 0);
+  CHECK(refused > 0);
+  CHECK(h.usage->over_cap());
+  h.usage->remove(h.usage->bytes() - 950);  // the drain freed space, but not below 90 %
+  h.push(100, "still over", false);
+  auto r = h.next_reply();
+  REQUIRE(r);
+  CHECK(is_internal_error_nack(*r));
+  h.usage->remove(h.usage->bytes() - 899);
+  h.push(101, "resumed", false);
+  r = h.next_reply();
+  REQUIRE(r);
+  CHECK(type_of(*r) == wire::message_type::ack);
+}
+
+TEST_CASE("shutdown writes and syncs what is queued before the writer answers done", "[actor][ingest][shutdown]") {
+  ingest_harness h;
+  for (std::uint64_t t = 0; t < 50; ++t) h.push(t, "queued " + std::to_string(t), true);
+  (*h.self)->send(h.writer, shutdown_atom::value);
+  std::size_t acks = 0;
+  bool done = false;
+  while (!done) {
+    bool got = false;
+    (*h.self)->receive([&](ingest_reply& r) { got = true; acks += type_of(r) == wire::message_type::ack; },
+                       [&](done_atom) { got = done = true; }, caf::after(2000ms) >> [] {});
+    REQUIRE(got);
+  }
+  CHECK(acks == 50);
+  CHECK(test::shard_records(h.shard_dir).size() == 50);
+}
