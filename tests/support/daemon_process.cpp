@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,7 +31,8 @@ std::vector<std::string> child_environment(const std::vector<std::string>& extra
 
 pid_t spawn(const std::filesystem::path& binary, const std::vector<std::string>& args,
             const std::filesystem::path& cwd, const std::vector<std::string>& env,
-            const std::filesystem::path& out_file, const std::filesystem::path& err_file) {
+            const std::filesystem::path& out_file, const std::filesystem::path& err_file,
+            std::uint64_t file_size_limit = 0) {
   std::vector<std::string> argv_s{binary.string()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   const auto env_s = child_environment(env);
@@ -53,6 +55,10 @@ pid_t spawn(const std::filesystem::path& binary, const std::vector<std::string>&
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (file_size_limit > 0) {
+      rlimit lim{file_size_limit, file_size_limit};
+      ::setrlimit(RLIMIT_FSIZE, &lim);
+    }
     ::execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
@@ -96,11 +102,12 @@ run_result run_binary(const std::filesystem::path& binary, const std::vector<std
 }
 
 daemon_process::daemon_process(std::filesystem::path workdir, std::vector<std::string> args,
-                               std::vector<std::string> env)
+                               std::vector<std::string> env, std::uint64_t file_size_limit)
     : workdir_(std::move(workdir)) {
   std::vector<std::string> all{"--set", "admin.listen="};
   all.insert(all.end(), args.begin(), args.end());
-  pid_ = spawn(binary("weir-server"), all, workdir_, env, workdir_ / "daemon.out", workdir_ / "daemon.err");
+  pid_ = spawn(binary("weir-server"), all, workdir_, env, workdir_ / "daemon.out", workdir_ / "daemon.err",
+               file_size_limit);
 }
 
 daemon_process::~daemon_process() {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -25,8 +26,10 @@ run_result run_binary(const std::filesystem::path& binary, const std::vector<std
 class daemon_process {
  public:
   /// Starts weir-server in `workdir` (default config, admin HTTP off) with `args` appended.
+  /// A non-zero `file_size_limit` is set as the daemon's RLIMIT_FSIZE (ulimit -f): a
+  /// real kernel-enforced way to make a WAB write fail part-way.
   daemon_process(std::filesystem::path workdir, std::vector<std::string> args = {},
-                 std::vector<std::string> env = {});
+                 std::vector<std::string> env = {}, std::uint64_t file_size_limit = 0);
   ~daemon_process();
   daemon_process(const daemon_process&) = delete;
   daemon_process& operator=(const daemon_process&) = delete;
