@@ -1,0 +1,87 @@
+#include "bench/baselines.hpp"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "bench/load_driver.hpp"
+
+namespace weir::bench {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+bool read_exact(int fd, std::uint8_t* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+}  // namespace
+
+baseline_result measure_fsync(const std::string& dir, std::size_t bytes_per_op, double seconds) {
+  const std::string path = dir + "/fsync-baseline.dat";
+  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+  const std::vector<std::uint8_t> block(bytes_per_op, 'b');
+  std::vector<double> lat;
+  std::uint64_t offset = 0;
+  const auto start = clock::now();
+  const auto stop_at = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+  while (clock::now() < stop_at) {
+    const auto t0 = clock::now();
+    if (::pwrite(fd, block.data(), block.size(), static_cast<off_t>(offset)) != static_cast<ssize_t>(block.size()) ||
+        ::fdatasync(fd) != 0) {
+      ::close(fd);
+      ::unlink(path.c_str());
+      throw std::runtime_error("fsync baseline: write or fdatasync failed: " + std::string(std::strerror(errno)));
+    }
+    offset += block.size();
+    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+  }
+  const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+  ::close(fd);
+  ::unlink(path.c_str());
+  return {static_cast<double>(lat.size()) / elapsed, quantile(lat, 0.5)};
+}
+
+baseline_result measure_socket_round_trip(std::size_t request_bytes, double seconds) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    throw std::runtime_error("socketpair failed: " + std::string(std::strerror(errno)));
+  constexpr std::size_t answer_bytes = 24;
+  std::thread echo([fd = fds[1], request_bytes] {
+    std::vector<std::uint8_t> in(request_bytes), out(answer_bytes, 'a');
+    while (read_exact(fd, in.data(), in.size()))
+      if (::write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) break;
+  });
+  std::vector<std::uint8_t> req(request_bytes, 'r'), ans(answer_bytes);
+  std::vector<double> lat;
+  const auto start = clock::now();
+  const auto stop_at = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+  while (clock::now() < stop_at) {
+    const auto t0 = clock::now();
+    if (::write(fds[0], req.data(), req.size()) != static_cast<ssize_t>(req.size())) break;
+    if (!read_exact(fds[0], ans.data(), ans.size())) break;
+    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+  }
+  const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+  ::shutdown(fds[0], SHUT_RDWR);
+  ::close(fds[0]);
+  echo.join();
+  ::close(fds[1]);
+  return {static_cast<double>(lat.size()) / elapsed, quantile(lat, 0.5)};
+}
+
+}  // namespace weir::bench

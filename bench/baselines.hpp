@@ -1,0 +1,23 @@
+#pragma once
+// The physical references a scenario is compared with, measured in the same
+// run on the same machine: what the disk and the socket can do with no
+// daemon in between.
+#include <cstdint>
+#include <string>
+
+namespace weir::bench {
+
+struct baseline_result {
+  double ops_per_s = 0;
+  double p50_us = 0;
+};
+
+/// Appends `bytes_per_op` bytes and fdatasyncs, over and over, in a fresh file
+/// in `dir` (put it on the WAB's filesystem).
+baseline_result measure_fsync(const std::string& dir, std::size_t bytes_per_op, double seconds);
+
+/// Round trips over a Unix socket pair to an echo thread: `request_bytes`
+/// out, a 24-byte answer back (the size of an Ack frame).
+baseline_result measure_socket_round_trip(std::size_t request_bytes, double seconds);
+
+}  // namespace weir::bench

@@ -1,0 +1,81 @@
+#include "bench/daemon_runner.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace weir::bench {
+
+namespace {
+
+bool socket_accepts(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+daemon_runner::daemon_runner(const std::string& server_binary, const std::string& workdir,
+                             const std::map<std::string, std::string>& settings)
+    : socket_(workdir + "/var/run/weir.sock") {
+  // No config file in the working directory: built-in defaults plus the scenario.
+  std::vector<std::string> args{server_binary, "--set", "admin.listen="};
+  for (const auto& [k, v] : settings) {
+    args.push_back("--set");
+    args.push_back(k + "=" + v);
+  }
+  const std::string log = workdir + "/daemon.log";
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    if (::chdir(workdir.c_str()) != 0) _exit(127);
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  for (int i = 0; i < 2000; ++i) {
+    if (socket_accepts(socket_)) return;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      throw std::runtime_error("weir-server exited at startup; see " + log);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop();
+  throw std::runtime_error("weir-server did not open its socket within 20 s; see " + log);
+}
+
+daemon_runner::~daemon_runner() {
+  if (pid_ > 0) stop();
+}
+
+int daemon_runner::stop() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace weir::bench

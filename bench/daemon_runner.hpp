@@ -1,0 +1,29 @@
+#pragma once
+// Starts the weir-server that sits next to weir-bench, in a fresh working
+// directory, and stops it with SIGTERM.
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+
+namespace weir::bench {
+
+class daemon_runner {
+ public:
+  /// `workdir` must exist; the daemon's data lands in `<workdir>/var`.
+  daemon_runner(const std::string& server_binary, const std::string& workdir,
+                const std::map<std::string, std::string>& settings);
+  ~daemon_runner();
+  daemon_runner(const daemon_runner&) = delete;
+  daemon_runner& operator=(const daemon_runner&) = delete;
+
+  const std::string& socket_path() const { return socket_; }
+  /// SIGTERM, then wait; returns the exit status.
+  int stop();
+
+ private:
+  pid_t pid_ = -1;
+  std::string socket_;
+};
+
+}  // namespace weir::bench

@@ -1,0 +1,147 @@
+#include "bench/load_driver.hpp"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "messages/wire/batch.hpp"
+#include "messages/wire/frame.hpp"
+#include "messages/wire/frame_reader.hpp"
+
+namespace weir::bench {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+int connect_unix(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot connect to " + path + ": " + std::strerror(errno));
+  }
+  return fd;
+}
+
+bool write_all(int fd, const byte_buffer& b) {
+  std::size_t done = 0;
+  while (done < b.size()) {
+    const ssize_t n = ::write(fd, b.data() + done, b.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+/// The frame one producer sends over and over (the payload content does not
+/// matter to the daemon; each copy is a distinct record).
+byte_buffer make_frame(const load_spec& spec) {
+  const auto dur = spec.durable ? wire::durability::durable : wire::durability::buffered;
+  const byte_buffer payload(spec.payload_bytes, 'w');
+  if (spec.batch == 0) return wire::encode_frame(wire::message_type::push, dur, payload);
+  std::vector<byte_span> records(spec.batch, byte_span(payload));
+  return wire::encode_frame(wire::message_type::push_batch, dur, wire::encode_batch_body(records));
+}
+
+/// Records acked by one reply frame.
+std::uint64_t acked_in(const wire::stream_frame& f, std::uint32_t batch) {
+  if (f.header.type == wire::message_type::ack || f.header.type == wire::message_type::ack_tracked) return 1;
+  if (f.header.type != wire::message_type::ack_batch) return 0;
+  auto bits = wire::decode_ack_batch(f.payload, batch);
+  if (!bits) return 0;
+  return static_cast<std::uint64_t>(std::count(bits.value().begin(), bits.value().end(), true));
+}
+
+void produce(const std::string& socket_path, const load_spec& spec, clock::time_point stop_at, load_result& out,
+             std::mutex& merge) {
+  load_result mine;
+  const int fd = connect_unix(socket_path);
+  const byte_buffer frame = make_frame(spec);
+  const std::uint64_t per_frame = spec.batch == 0 ? 1 : spec.batch;
+  std::deque<clock::time_point> sent;
+  wire::frame_reader reader(16u * 1024 * 1024);
+  std::vector<std::uint8_t> buf(64 * 1024);
+  mine.latency_us.reserve(1 << 16);
+  bool open = true;
+  while (open) {
+    const bool sending = clock::now() < stop_at;
+    while (sending && sent.size() < spec.pipeline) {
+      if (!write_all(fd, frame)) {
+        open = false;
+        break;
+      }
+      sent.push_back(clock::now());
+    }
+    if (sent.empty()) break;
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n <= 0) break;
+    byte_span input(buf.data(), static_cast<std::size_t>(n));
+    while (!input.empty()) {
+      const auto st = reader.feed(input);
+      if (st == wire::frame_reader::status::need_more) break;
+      if (st == wire::frame_reader::status::failed) {
+        open = false;
+        break;
+      }
+      const auto f = reader.take();
+      const auto now = clock::now();
+      mine.latency_us.push_back(std::chrono::duration<double, std::micro>(now - sent.front()).count());
+      sent.pop_front();
+      ++mine.frames;
+      const auto ok = acked_in(f, spec.batch);
+      mine.records += ok;
+      mine.refused += per_frame - ok;
+    }
+  }
+  ::close(fd);
+  std::lock_guard<std::mutex> guard(merge);
+  out.records += mine.records;
+  out.frames += mine.frames;
+  out.refused += mine.refused;
+  out.latency_us.insert(out.latency_us.end(), mine.latency_us.begin(), mine.latency_us.end());
+}
+
+}  // namespace
+
+load_result run_load(const std::string& socket_path, const load_spec& spec) {
+  load_result out;
+  std::mutex merge;
+  const auto start = clock::now();
+  const auto stop_at = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(spec.seconds));
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int p = 0; p < spec.producers; ++p)
+    threads.emplace_back([&] {
+      try {
+        produce(socket_path, spec, stop_at, out, merge);
+      } catch (const std::exception&) {
+        ++failures;
+      }
+    });
+  for (auto& t : threads) t.join();
+  out.seconds = std::chrono::duration<double>(clock::now() - start).count();
+  if (failures > 0) throw std::runtime_error(std::to_string(failures.load()) + " producers could not connect");
+  return out;
+}
+
+double quantile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+}  // namespace weir::bench

@@ -1,0 +1,43 @@
+#include "bench/report.hpp"
+
+#include <iomanip>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace weir::bench {
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+}  // namespace
+
+int write_report(std::istream& in, std::ostream& out) {
+  out << "| scenario | tier | producers | pipeline | batch | payload B | records/s | p50 µs | p99 µs | baseline | "
+         "baseline ops/s | baseline p50 µs | ratio |\n"
+      << "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
+  int rows = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto at = line.find("BENCH: ");
+    if (at == std::string::npos) continue;
+    const auto j = nlohmann::json::parse(line.substr(at + 7), nullptr, false);
+    if (j.is_discarded()) continue;
+    out << "| " << j.value("scenario", "?") << " | " << j.value("durability", "?") << " | "
+        << j.value("producers", 0) << " | " << j.value("pipeline", 0) << " | " << j.value("batch", 0) << " | "
+        << j.value("payload_bytes", 0) << " | " << fixed(j.value("records_per_s", 0.0), 0) << " | "
+        << fixed(j.value("p50_us", 0.0), 1) << " | " << fixed(j.value("p99_us", 0.0), 1) << " | "
+        << j.value("baseline", "?") << " | " << fixed(j.value("baseline_ops_per_s", 0.0), 0) << " | "
+        << fixed(j.value("baseline_p50_us", 0.0), 1) << " | " << fixed(j.value("ratio", 0.0), 2) << " |\n";
+    ++rows;
+  }
+  return rows;
+}
+
+}  // namespace weir::bench

@@ -1,0 +1,65 @@
+#include "bench/scenario.hpp"
+
+#include <stdexcept>
+
+#include <yaml-cpp/yaml.h>
+
+namespace weir::bench {
+
+namespace {
+
+std::runtime_error bad(const std::string& path, const std::string& key, const std::string& why) {
+  return std::runtime_error(path + ": " + key + ": " + why);
+}
+
+std::vector<std::uint32_t> one_or_many(const YAML::Node& n, std::uint32_t fallback) {
+  if (!n) return {fallback};
+  if (n.IsSequence()) return n.as<std::vector<std::uint32_t>>();
+  return {n.as<std::uint32_t>()};
+}
+
+}  // namespace
+
+scenario load_scenario(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+  scenario s;
+  try {
+    s.name = root["name"].as<std::string>();
+    s.description = root["description"] ? root["description"].as<std::string>() : "";
+    if (auto d = root["daemon"])
+      for (auto kv : d) s.daemon_settings[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    const auto load = root["load"];
+    if (!load) throw bad(path, "load", "missing");
+    if (load["producers"]) s.load.producers = load["producers"].as<int>();
+    if (load["durability"]) {
+      const auto d = load["durability"].as<std::string>();
+      if (d != "durable" && d != "buffered") throw bad(path, "load.durability", "expected durable or buffered");
+      s.load.durable = d == "durable";
+    }
+    s.payload_sizes = one_or_many(load["payload_bytes"], 64);
+    s.batches = one_or_many(load["batch"], 0);
+    if (load["pipeline"]) s.load.pipeline = load["pipeline"].as<std::uint32_t>();
+    if (load["seconds"]) s.load.seconds = load["seconds"].as<double>();
+    const auto b = root["baseline"] ? root["baseline"].as<std::string>() : "fsync";
+    if (b != "fsync" && b != "socket") throw bad(path, "baseline", "expected fsync or socket");
+    s.baseline = b == "fsync" ? baseline_kind::fsync : baseline_kind::socket;
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+  if (s.load.producers < 1 || s.load.producers > 1024) throw bad(path, "load.producers", "expected 1 to 1024");
+  if (s.load.pipeline < 1) throw bad(path, "load.pipeline", "expected at least 1");
+  for (auto p : s.payload_sizes)
+    if (p < 1) throw bad(path, "load.payload_bytes", "expected at least 1");
+  for (auto b : s.batches)
+    if (b > 2048) throw bad(path, "load.batch", "expected 0 to 2048");
+  s.load.payload_bytes = s.payload_sizes.front();
+  s.load.batch = s.batches.front();
+  return s;
+}
+
+}  // namespace weir::bench

@@ -1,0 +1,46 @@
+#pragma once
+// A benchmark scenario, read from bench/scenarios/<name>.yaml:
+//
+//   name: durable-64
+//   description: 64 concurrent producers, Durable, single pushes
+//   daemon:                      # settings for the daemon weir-bench starts
+//     ingest.shards: 2           # (any config key; ignored with --socket)
+//   load:
+//     producers: 64              # connections, one thread each
+//     durability: durable        # durable | buffered
+//     payload_bytes: [64]        # one run per size
+//     batch: [0]                 # records per PushBatch; 0 = single pushes; one run per value
+//     pipeline: 1                # frames in flight per connection
+//     seconds: 5
+//   baseline: fsync              # fsync | socket: the physical reference measured in the same run
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace weir::bench {
+
+enum class baseline_kind { fsync, socket };
+
+struct load_spec {
+  int producers = 1;
+  bool durable = true;
+  std::uint32_t payload_bytes = 64;
+  std::uint32_t batch = 0;
+  std::uint32_t pipeline = 1;
+  double seconds = 5;
+};
+
+struct scenario {
+  std::string name, description;
+  std::map<std::string, std::string> daemon_settings;
+  load_spec load;                          // with the first size and batch
+  std::vector<std::uint32_t> payload_sizes;
+  std::vector<std::uint32_t> batches;
+  baseline_kind baseline = baseline_kind::fsync;
+};
+
+/// Throws std::runtime_error naming the key and the problem.
+scenario load_scenario(const std::string& path);
+
+}  // namespace weir::bench
