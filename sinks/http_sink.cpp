@@ -1,0 +1,229 @@
+// http: POSTs records to sink.http.url over keep-alive connections.
+//
+//   format raw:    one POST per record, body = payload,
+//                  Idempotency-Key: sha256:<record id>
+//   format ndjson: one POST per batch, one payload per line,
+//                  Idempotency-Key: sha256:<SHA-256 of the batch's ids>;
+//                  a record containing a newline cannot be framed: dead letter
+//
+// 2xx commits; 408, 429, 5xx, 3xx (redirects are not followed) and transport
+// errors retry the batch, honouring Retry-After; any other 4xx rejects the
+// record (raw) or the batch's records (ndjson) for good.
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <openssl/sha.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <stdexcept>
+
+#include "messages/wire/coordinate.hpp"
+#include "sinks/http_url.hpp"
+#include "sinks/secret.hpp"
+#include "sinks/sink_types.hpp"
+
+namespace weir {
+
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+struct http_settings {
+  http_url url;
+  bool ndjson = false;
+  std::map<std::string, std::string> headers;
+  std::string bearer_token;
+  int timeout_ms = 10000;
+};
+
+enum class verdict { ok, retry, reject };
+
+verdict classify(unsigned status) {
+  if (status >= 200 && status < 300) return verdict::ok;
+  if (status == 408 || status == 429 || status >= 500 || (status >= 300 && status < 400)) return verdict::retry;
+  return verdict::reject;
+}
+
+std::optional<std::chrono::milliseconds> retry_after_of(const http::response<http::string_body>& res) {
+  auto it = res.find(http::field::retry_after);
+  if (it == res.end()) return std::nullopt;
+  const std::string v(it->value());
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;  // HTTP dates: ignored
+  return std::chrono::milliseconds(std::min<long long>(std::stoll(v), 300) * 1000);
+}
+
+std::string batch_key(const std::vector<const sink_record*>& records) {
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
+  for (const auto* r : records) SHA256_Update(&ctx, r->id.data(), r->id.size());
+  std::array<std::uint8_t, 32> digest{};
+  SHA256_Final(digest.data(), &ctx);
+  return wire::to_hex(digest);
+}
+
+class http_sink final : public sink {
+ public:
+  explicit http_sink(std::shared_ptr<const http_settings> s) : s_(std::move(s)) {}
+
+  commit_result commit(const std::vector<sink_record>& batch) override {
+    return s_->ndjson ? commit_ndjson(batch) : commit_raw(batch);
+  }
+
+  sink_health probe() override {
+    try {
+      ensure_connected();
+      return sink_health::healthy;
+    } catch (const std::exception&) {
+      return sink_health::down;
+    }
+  }
+
+ private:
+  commit_result commit_raw(const std::vector<sink_record>& batch) {
+    commit_result out;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const auto& r = batch[i];
+      std::string body(r.payload.begin(), r.payload.end());
+      auto res = post(std::move(body), "application/octet-stream", "sha256:" + r.id);
+      if (!res) return transient_;
+      switch (classify(res->result_int())) {
+        case verdict::ok:
+          break;
+        case verdict::reject:
+          out.rejected.emplace_back(i, "HTTP " + std::to_string(res->result_int()));
+          break;
+        case verdict::retry: {
+          auto t = commit_result::retry("HTTP " + std::to_string(res->result_int()) + " from " + s_->url.display());
+          t.retry_after = retry_after_of(*res);
+          return t;
+        }
+      }
+    }
+    return out;
+  }
+
+  commit_result commit_ndjson(const std::vector<sink_record>& batch) {
+    commit_result out;
+    std::vector<const sink_record*> sent;
+    std::vector<std::size_t> positions;
+    std::string body;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const auto& p = batch[i].payload;
+      if (std::find(p.begin(), p.end(), '\n') != p.end()) {
+        out.rejected.emplace_back(i, "payload contains a newline; ndjson cannot frame it");
+        continue;
+      }
+      body.append(p.begin(), p.end());
+      body.push_back('\n');
+      sent.push_back(&batch[i]);
+      positions.push_back(i);
+    }
+    if (sent.empty()) return out;
+    auto res = post(std::move(body), "application/x-ndjson", "sha256:" + batch_key(sent));
+    if (!res) return transient_;
+    switch (classify(res->result_int())) {
+      case verdict::ok:
+        return out;
+      case verdict::reject:
+        for (auto i : positions) out.rejected.emplace_back(i, "HTTP " + std::to_string(res->result_int()));
+        return out;
+      case verdict::retry:
+        break;
+    }
+    auto t = commit_result::retry("HTTP " + std::to_string(res->result_int()) + " from " + s_->url.display());
+    t.retry_after = retry_after_of(*res);
+    return t;
+  }
+
+  void ensure_connected() {
+    if (socket_.is_open()) return;
+    tcp::resolver resolver(io_);
+    asio::connect(socket_, resolver.resolve(s_->url.host, s_->url.port));
+    timeval tv{s_->timeout_ms / 1000, (s_->timeout_ms % 1000) * 1000};
+    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  }
+
+  /// One request on the kept-alive connection (reconnecting once if the
+  /// server closed it meanwhile); nullopt on a transport error.
+  std::optional<http::response<http::string_body>> post(std::string body, const char* content_type,
+                                                        const std::string& key) {
+    http::request<http::string_body> req{http::verb::post, s_->url.target, 11};
+    req.set(http::field::host, s_->url.host);
+    req.set(http::field::content_type, content_type);
+    req.set("Idempotency-Key", key);
+    req.set(http::field::user_agent, "weir");
+    if (!s_->bearer_token.empty()) req.set(http::field::authorization, "Bearer " + s_->bearer_token);
+    for (const auto& [k, v] : s_->headers) req.set(k, v);
+    req.keep_alive(true);
+    req.body() = std::move(body);
+    req.prepare_payload();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        const bool reused = socket_.is_open();
+        ensure_connected();
+        http::write(socket_, req);
+        http::response<http::string_body> res;
+        boost::system::error_code ec;
+        http::read(socket_, buffer_, res, ec);
+        if (ec) {
+          disconnect();
+          if (reused && attempt == 0) continue;  // a stale keep-alive connection: try a fresh one
+          transient_ = commit_result::retry("reading the response from " + s_->url.display() + ": " + ec.message());
+          return std::nullopt;
+        }
+        if (!res.keep_alive()) disconnect();
+        return res;
+      } catch (const boost::system::system_error& e) {
+        disconnect();
+        if (attempt == 0) continue;
+        transient_ = commit_result::retry("POST " + s_->url.display() + ": " + e.code().message());
+      }
+    }
+    return std::nullopt;
+  }
+
+  void disconnect() {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    buffer_.clear();
+  }
+
+  std::shared_ptr<const http_settings> s_;
+  asio::io_context io_;
+  tcp::socket socket_{io_};
+  boost::beast::flat_buffer buffer_;
+  commit_result transient_;
+};
+
+class http_factory final : public sink_factory {
+ public:
+  explicit http_factory(std::shared_ptr<const http_settings> s) : s_(std::move(s)) {}
+  std::unique_ptr<sink> make() override { return std::make_unique<http_sink>(s_); }
+  std::string type() const override { return "http"; }
+
+ private:
+  std::shared_ptr<const http_settings> s_;
+};
+
+}  // namespace
+
+std::shared_ptr<sink_factory> make_http_sink_factory(const config& cfg) {
+  auto s = std::make_shared<http_settings>();
+  std::string why;
+  auto url = parse_http_url(cfg.sink.http.url, why);
+  if (!url) throw std::runtime_error("sink.http.url: " + why);
+  s->url = *url;
+  s->ndjson = cfg.sink.http.format == "ndjson";
+  s->headers = cfg.sink.http.headers;
+  s->bearer_token = read_secret("sink.http.bearer_token_file", cfg.sink.http.bearer_token_file, "WEIR_SINK_BEARER_TOKEN");
+  s->timeout_ms = static_cast<int>(cfg.sink.timeout_ms);
+  return std::make_shared<http_factory>(std::move(s));
+}
+
+}  // namespace weir

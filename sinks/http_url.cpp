@@ -1,0 +1,31 @@
+#include "sinks/http_url.hpp"
+
+namespace weir {
+
+std::optional<http_url> parse_http_url(const std::string& url, std::string& why) {
+  const std::string scheme = "http://";
+  if (url.rfind(scheme, 0) != 0) {
+    why = url.rfind("https://", 0) == 0 ? "https is not supported; put a TLS-terminating proxy in front"
+                                        : "expected a URL starting with http://";
+    return std::nullopt;
+  }
+  http_url u;
+  const std::string rest = url.substr(scheme.size());
+  const auto slash = rest.find('/');
+  const std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) u.target = rest.substr(slash);
+  if (authority.find('@') != std::string::npos) {
+    why = "credentials in the URL are not allowed; use sink.http.bearer_token_file or sink.http.headers";
+    return std::nullopt;
+  }
+  const auto colon = authority.rfind(':');
+  u.host = authority.substr(0, colon);
+  if (colon != std::string::npos) u.port = authority.substr(colon + 1);
+  if (u.host.empty() || u.port.empty() || u.port.find_first_not_of("0123456789") != std::string::npos) {
+    why = "expected http://host[:port][/path]";
+    return std::nullopt;
+  }
+  return u;
+}
+
+}  // namespace weir

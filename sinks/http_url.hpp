@@ -1,0 +1,20 @@
+#pragma once
+// The parts of an http:// URL the HTTP sink needs. Credentials in the URL
+// are refused: they would end up in logs and process listings.
+#include <optional>
+#include <string>
+
+namespace weir {
+
+struct http_url {
+  std::string host;
+  std::string port = "80";
+  std::string target = "/";  // path and query
+  /// "http://host:port/path" for logs.
+  std::string display() const { return "http://" + host + ":" + port + target; }
+};
+
+/// nullopt with `why` set when `url` is not a usable http:// URL.
+std::optional<http_url> parse_http_url(const std::string& url, std::string& why);
+
+}  // namespace weir

@@ -1,0 +1,219 @@
+// postgres: one transaction per batch into
+//   weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx BIGINT, ts BIGINT, payload BYTEA)
+// with multi-row INSERT ... ON CONFLICT (id) DO NOTHING (payload sent binary).
+//
+// Errors by SQLSTATE: connection loss (08), serialization (40001), deadlock
+// (40P01), operator intervention (57), resources (53), system (58) and any
+// lost connection are transient: the batch is retried. A data error (22, 23,
+// or anything else tied to a row) makes the sink retry the batch row by row
+// under savepoints: the offending rows are dead-lettered, the rest commit.
+#include <libpq-fe.h>
+
+#include <stdexcept>
+
+#include "sinks/secret.hpp"
+#include "sinks/sink_types.hpp"
+
+namespace weir {
+
+namespace {
+
+constexpr const char* create_table =
+    "CREATE TABLE IF NOT EXISTS weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx BIGINT, "
+    "ts BIGINT, payload BYTEA)";
+constexpr std::size_t rows_per_statement = 1000;  // 6 parameters each, far under the 65535 limit
+
+bool transient_state(const std::string& s) {
+  if (s.empty()) return true;  // no SQLSTATE: the connection itself failed
+  const std::string cls = s.substr(0, 2);
+  return cls == "08" || cls == "53" || cls == "57" || cls == "58" || s == "40001" || s == "40P01" || cls == "XX";
+}
+
+struct pg_result {
+  PGresult* r;
+  explicit pg_result(PGresult* p) : r(p) {}
+  ~pg_result() { PQclear(r); }
+  bool ok() const {
+    const auto st = PQresultStatus(r);
+    return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+  }
+  std::string sqlstate() const {
+    const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    return s ? s : "";
+  }
+};
+
+class postgres_sink final : public sink {
+ public:
+  postgres_sink(std::string conninfo, std::string password, int timeout_ms)
+      : conninfo_(std::move(conninfo)), password_(std::move(password)), timeout_ms_(timeout_ms) {}
+  ~postgres_sink() override {
+    if (conn_) PQfinish(conn_);
+  }
+
+  commit_result commit(const std::vector<sink_record>& batch) override {
+    if (!connected()) return commit_result::retry(error_);
+    std::string state;
+    if (insert_all(batch, state)) return commit_result::ok();
+    if (transient_state(state)) return lost(state);
+    return commit_row_by_row(batch);
+  }
+
+  sink_health probe() override {
+    if (!connected()) return sink_health::down;
+    pg_result r(PQexec(conn_, "SELECT 1"));
+    if (!r.ok()) {
+      lost(r.sqlstate());
+      return sink_health::down;
+    }
+    return sink_health::healthy;
+  }
+
+ private:
+  bool connected() {
+    if (conn_ && PQstatus(conn_) == CONNECTION_OK) return true;
+    if (conn_) PQfinish(conn_);
+    const std::string timeout = std::to_string(std::max(1, timeout_ms_ / 1000));
+    const char* keys[] = {"dbname", "password", "connect_timeout", "application_name", nullptr};
+    const char* values[] = {conninfo_.c_str(), password_.empty() ? nullptr : password_.c_str(), timeout.c_str(),
+                            "weir", nullptr};
+    conn_ = PQconnectdbParams(keys, values, 1);
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      error_ = std::string("postgres connection failed: ") + PQerrorMessage(conn_);
+      while (!error_.empty() && error_.back() == '\n') error_.pop_back();
+      return false;
+    }
+    exec("SET statement_timeout = " + std::to_string(timeout_ms_));
+    pg_result r(PQexec(conn_, create_table));
+    if (!r.ok()) {
+      error_ = std::string("postgres: cannot create weir_records: ") + PQresultErrorMessage(r.r);
+      PQfinish(conn_);
+      conn_ = nullptr;
+      return false;
+    }
+    return true;
+  }
+
+  bool exec(const std::string& sql, std::string* state = nullptr) {
+    pg_result r(PQexec(conn_, sql.c_str()));
+    if (!r.ok()) {
+      error_ = PQresultErrorMessage(r.r);
+      if (state) *state = r.sqlstate();
+      return false;
+    }
+    return true;
+  }
+
+  /// INSERTs `rows` (positions into batch) with one statement per 1000 rows.
+  bool insert(const std::vector<sink_record>& batch, const std::vector<std::size_t>& rows, std::string& state) {
+    for (std::size_t from = 0; from < rows.size(); from += rows_per_statement) {
+      const std::size_t n = std::min(rows_per_statement, rows.size() - from);
+      std::string sql = "INSERT INTO weir_records(id, shard, segment, idx, ts, payload) VALUES ";
+      std::vector<std::string> text;  // owns the text parameters
+      text.reserve(n * 4);
+      std::vector<const char*> values;
+      std::vector<int> lengths, formats;
+      for (std::size_t k = 0; k < n; ++k) {
+        const auto& r = batch[rows[from + k]];
+        const std::size_t p = k * 6;
+        sql += (k ? ",(" : "(");
+        for (int c = 1; c <= 6; ++c) sql += "$" + std::to_string(p + c) + (c < 6 ? "," : ")");
+        text.push_back(r.id);
+        text.push_back(std::to_string(r.shard));
+        text.push_back(r.segment);
+        text.push_back(std::to_string(r.index));
+        text.push_back(std::to_string(r.ts_ns));
+      }
+      sql += " ON CONFLICT (id) DO NOTHING";
+      for (std::size_t k = 0; k < n; ++k) {
+        const auto& r = batch[rows[from + k]];
+        for (int c = 0; c < 5; ++c) {
+          values.push_back(text[k * 5 + c].c_str());
+          lengths.push_back(0);
+          formats.push_back(0);
+        }
+        values.push_back(reinterpret_cast<const char*>(r.payload.data()));
+        lengths.push_back(static_cast<int>(r.payload.size()));
+        formats.push_back(1);
+      }
+      pg_result res(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                                 lengths.data(), formats.data(), 0));
+      if (!res.ok()) {
+        error_ = PQresultErrorMessage(res.r);
+        state = res.sqlstate();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool insert_all(const std::vector<sink_record>& batch, std::string& state) {
+    std::vector<std::size_t> rows(batch.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    if (!exec("BEGIN", &state)) return false;
+    if (insert(batch, rows, state) && exec("COMMIT", &state)) return true;
+    exec("ROLLBACK");
+    return false;
+  }
+
+  /// A data error somewhere in the batch: find the rows the database refuses.
+  commit_result commit_row_by_row(const std::vector<sink_record>& batch) {
+    commit_result out;
+    std::string state;
+    if (!exec("BEGIN", &state)) return lost(state);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (!exec("SAVEPOINT row", &state)) return lost(state);
+      if (insert(batch, {i}, state)) {
+        if (!exec("RELEASE SAVEPOINT row", &state)) return lost(state);
+        continue;
+      }
+      if (transient_state(state)) return lost(state);
+      out.rejected.emplace_back(i, "postgres SQLSTATE " + state + ": " + first_line(error_));
+      if (!exec("ROLLBACK TO SAVEPOINT row", &state)) return lost(state);
+    }
+    if (!exec("COMMIT", &state)) return lost(state);
+    return out;
+  }
+
+  commit_result lost(const std::string& state) {
+    auto r = commit_result::retry("postgres" + (state.empty() ? std::string() : " SQLSTATE " + state) + ": " +
+                                  first_line(error_.empty() ? PQerrorMessage(conn_) : error_));
+    if (PQstatus(conn_) != CONNECTION_OK || transient_state(state)) {
+      PQfinish(conn_);
+      conn_ = nullptr;
+    } else {
+      exec("ROLLBACK");
+    }
+    return r;
+  }
+
+  static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+  std::string conninfo_, password_;
+  int timeout_ms_;
+  PGconn* conn_ = nullptr;
+  std::string error_;
+};
+
+class postgres_factory final : public sink_factory {
+ public:
+  postgres_factory(std::string conninfo, std::string password, int timeout_ms)
+      : conninfo_(std::move(conninfo)), password_(std::move(password)), timeout_ms_(timeout_ms) {}
+  std::unique_ptr<sink> make() override { return std::make_unique<postgres_sink>(conninfo_, password_, timeout_ms_); }
+  std::string type() const override { return "postgres"; }
+
+ private:
+  std::string conninfo_, password_;
+  int timeout_ms_;
+};
+
+}  // namespace
+
+std::shared_ptr<sink_factory> make_postgres_sink_factory(const config& cfg) {
+  return std::make_shared<postgres_factory>(
+      cfg.sink.postgres.conninfo,
+      read_secret("sink.postgres.password_file", cfg.sink.postgres.password_file, "WEIR_SINK_POSTGRES_PASSWORD"),
+      static_cast<int>(cfg.sink.timeout_ms));
+}
+
+}  // namespace weir

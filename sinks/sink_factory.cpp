@@ -1,0 +1,17 @@
+#include <stdexcept>
+
+#include "sinks/sink_types.hpp"
+
+namespace weir {
+
+std::shared_ptr<sink_factory> make_sink_factory(const config& cfg) {
+  const auto& t = cfg.sink.type;
+  if (t == "noop") return make_noop_sink_factory();
+  if (t == "file") return make_file_sink_factory(cfg);
+  if (t == "sqlite") return make_sqlite_sink_factory(cfg);
+  if (t == "postgres") return make_postgres_sink_factory(cfg);
+  if (t == "http") return make_http_sink_factory(cfg);
+  throw std::runtime_error("sink.type = " + t + ": expected noop, file, sqlite, postgres or http");
+}
+
+}  // namespace weir

@@ -1,0 +1,124 @@
+// sqlite: one transaction per batch into
+//   weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx INTEGER, ts INTEGER, payload BLOB)
+// with INSERT OR IGNORE, so a redelivered record changes nothing. WAL mode,
+// so readers never block the drain. Every SQLite error is transient here (a
+// busy or full database heals; a record cannot violate this schema).
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "sinks/sink_types.hpp"
+
+namespace weir {
+
+namespace {
+
+constexpr const char* create_table =
+    "CREATE TABLE IF NOT EXISTS weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx INTEGER, "
+    "ts INTEGER, payload BLOB)";
+constexpr const char* insert_row =
+    "INSERT OR IGNORE INTO weir_records(id, shard, segment, idx, ts, payload) VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+
+class sqlite_sink final : public sink {
+ public:
+  sqlite_sink(const std::string& path, int timeout_ms) : path_(path), timeout_ms_(timeout_ms) {}
+  ~sqlite_sink() override { close(); }
+
+  commit_result commit(const std::vector<sink_record>& batch) override {
+    if (!db_ && !open()) return commit_result::retry(error_);
+    if (!exec("BEGIN IMMEDIATE")) return fail();
+    for (const auto& r : batch) {
+      sqlite3_reset(insert_);
+      sqlite3_bind_text(insert_, 1, r.id.c_str(), static_cast<int>(r.id.size()), SQLITE_STATIC);
+      sqlite3_bind_int(insert_, 2, r.shard);
+      sqlite3_bind_text(insert_, 3, r.segment.c_str(), static_cast<int>(r.segment.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(insert_, 4, static_cast<sqlite3_int64>(r.index));
+      sqlite3_bind_int64(insert_, 5, r.ts_ns);
+      sqlite3_bind_blob(insert_, 6, r.payload.data(), static_cast<int>(r.payload.size()), SQLITE_STATIC);
+      if (sqlite3_step(insert_) != SQLITE_DONE) {
+        error_ = sqlite3_errmsg(db_);
+        exec("ROLLBACK");
+        return fail();
+      }
+    }
+    if (!exec("COMMIT")) {
+      exec("ROLLBACK");
+      return fail();
+    }
+    return commit_result::ok();
+  }
+
+  sink_health probe() override {
+    if (!db_ && !open()) return sink_health::down;
+    return exec("SELECT 1") ? sink_health::healthy : sink_health::down;
+  }
+
+ private:
+  bool open() {
+    std::filesystem::path p(path_);
+    std::error_code ec;
+    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+    if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        nullptr) != SQLITE_OK) {
+      error_ = "cannot open " + path_ + ": " + (db_ ? sqlite3_errmsg(db_) : "out of memory");
+      close();
+      return false;
+    }
+    sqlite3_busy_timeout(db_, timeout_ms_);
+    if (!exec("PRAGMA journal_mode=WAL") || !exec("PRAGMA synchronous=FULL") || !exec(create_table) ||
+        sqlite3_prepare_v2(db_, insert_row, -1, &insert_, nullptr) != SQLITE_OK) {
+      if (error_.empty()) error_ = sqlite3_errmsg(db_);
+      close();
+      return false;
+    }
+    return true;
+  }
+
+  void close() {
+    if (insert_) sqlite3_finalize(insert_);
+    insert_ = nullptr;
+    if (db_) sqlite3_close(db_);
+    db_ = nullptr;
+  }
+
+  bool exec(const char* sql) {
+    char* msg = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) == SQLITE_OK) return true;
+    error_ = msg ? msg : sqlite3_errmsg(db_);
+    sqlite3_free(msg);
+    return false;
+  }
+
+  commit_result fail() {
+    auto r = commit_result::retry("sqlite " + path_ + ": " + error_);
+    // A connection in an unknown state is reopened on the next try.
+    close();
+    return r;
+  }
+
+  std::string path_;
+  int timeout_ms_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_ = nullptr;
+  std::string error_;
+};
+
+class sqlite_factory final : public sink_factory {
+ public:
+  sqlite_factory(std::string path, int timeout_ms) : path_(std::move(path)), timeout_ms_(timeout_ms) {}
+  std::unique_ptr<sink> make() override { return std::make_unique<sqlite_sink>(path_, timeout_ms_); }
+  std::string type() const override { return "sqlite"; }
+
+ private:
+  std::string path_;
+  int timeout_ms_;
+};
+
+}  // namespace
+
+std::shared_ptr<sink_factory> make_sqlite_sink_factory(const config& cfg) {
+  return std::make_shared<sqlite_factory>(cfg.sink.sqlite.path, static_cast<int>(cfg.sink.timeout_ms));
+}
+
+}  // namespace weir
