@@ -9,6 +9,7 @@
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "messages/wire/batch.hpp"
 #include "messages/wire/coordinate.hpp"
@@ -117,6 +118,7 @@ class shard_writer_state {
                   {"records_written", std::to_string(written.landed)},
                   {"records_refused", std::to_string(spans.size() - written.landed)}});
     answer(group, written);
+    announce();
     if (active_->size() >= settings_.segment_max_bytes) rotate();
   }
 
@@ -161,6 +163,12 @@ class shard_writer_state {
     if (!durable.acks.empty()) self_->send(fsync_, std::move(durable));
   }
 
+  /// Tells the drain how far the active segment is readable (and, for a new
+  /// one, that the previous segment is closed).
+  void announce() {
+    if (settings_.drain) self_->send(settings_.drain, appended_atom::value, active_->sequence(), active_->size());
+  }
+
   bool ready_for_append() {
     if (active_ && !active_->append_closed()) return true;
     if (active_) rotate();
@@ -194,6 +202,7 @@ class shard_writer_state {
     }
     active_ = std::move(created).value();
     settings_.usage->add(active_->size());
+    announce();
     if (offline_) log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
     offline_ = false;
   }

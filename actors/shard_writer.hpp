@@ -9,6 +9,8 @@
 //               (shutdown_atom) => done_atom   write what is queued, seal, stop
 // Messages out: ingest_reply to the connection (Buffered; any failure)
 //               sync_request to the fsync_group (Durable; seal after rotation)
+//               (appended_atom, sequence, end) to the drain after each write
+//               and for each new segment
 // States:       writing (an open segment)
 //               -> rotating (segment reached wab.segment_max_bytes, or a write
 //                  failed: it is closed for appends and a new one is created)
@@ -19,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include "runtime/wab/file_io.hpp"
@@ -35,6 +38,7 @@ struct shard_writer_settings {
   std::uint64_t max_group_bytes = 4ull * 1024 * 1024;
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
+  caf::actor drain;  // told after every write what is readable; may be null (tests)
 };
 
 caf::actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings, caf::actor fsync_group);

@@ -18,7 +18,7 @@
 #include "actors/connection.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "runtime/data_dir.hpp"
-#include "runtime/ingest_shards.hpp"
+#include "runtime/pipeline.hpp"
 #include "runtime/log.hpp"
 #include "runtime/startup_error.hpp"
 #include "runtime/unix_listener.hpp"
@@ -87,7 +87,7 @@ int run_daemon(const config& cfg) {
   caf_cfg.set("scheduler.policy", caf::atom("sharing"));
   caf_cfg.add_message_types<caf::id_block::weir>();
   caf::actor_system system{caf_cfg};
-  ingest_shards shards(system, cfg, recovered, wab::default_file_io(), usage);
+  pipeline shards(system, cfg, recovered, wab::default_file_io(), usage);
 
   auto work = boost::asio::make_work_guard(io);
   const connection_settings conn = connection_settings_from(cfg);

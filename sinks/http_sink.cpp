@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include <openssl/sha.h>
+#include <openssl/evp.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -58,11 +58,11 @@ std::optional<std::chrono::milliseconds> retry_after_of(const http::response<htt
 }
 
 std::string batch_key(const std::vector<const sink_record*>& records) {
-  SHA256_CTX ctx;
-  SHA256_Init(&ctx);
-  for (const auto* r : records) SHA256_Update(&ctx, r->id.data(), r->id.size());
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  for (const auto* r : records) EVP_DigestUpdate(ctx.get(), r->id.data(), r->id.size());
   std::array<std::uint8_t, 32> digest{};
-  SHA256_Final(digest.data(), &ctx);
+  EVP_DigestFinal_ex(ctx.get(), digest.data(), nullptr);
   return wire::to_hex(digest);
 }
 

@@ -8,8 +8,8 @@ namespace weir::wab {
 outcome<std::shared_ptr<segment_writer>, int> segment_writer::create(std::shared_ptr<file_io> io,
                                                                      const std::string& shard_dir,
                                                                      std::uint16_t shard, std::uint64_t sequence,
-                                                                     std::int64_t now_ns) {
-  const std::string file = segment_file_name(sequence);
+                                                                     std::int64_t now_ns, std::string file_name) {
+  const std::string file = file_name.empty() ? segment_file_name(sequence) : std::move(file_name);
   const std::string path = shard_dir + "/" + file;
   const int fd = io->create_exclusive(path);
   if (fd < 0) return fd;

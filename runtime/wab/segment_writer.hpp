@@ -29,12 +29,13 @@ struct append_result {
 
 class segment_writer {
  public:
-  /// Creates `<shard_dir>/seg_<sequence>.wab` with its header and fsyncs the
-  /// directory. Returns -errno on failure, leaving no file behind.
+  /// Creates `<shard_dir>/seg_<sequence>.wab` (or `file_name` when given) with
+  /// its header and fsyncs the directory. Returns -errno on failure, leaving
+  /// no file behind.
   static outcome<std::shared_ptr<segment_writer>, int> create(std::shared_ptr<file_io> io,
                                                               const std::string& shard_dir,
                                                               std::uint16_t shard, std::uint64_t sequence,
-                                                              std::int64_t now_ns);
+                                                              std::int64_t now_ns, std::string file_name = {});
   ~segment_writer();
   segment_writer(const segment_writer&) = delete;
   segment_writer& operator=(const segment_writer&) = delete;

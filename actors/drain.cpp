@@ -1,0 +1,280 @@
+#include "actors/drain.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/spawn_options.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/drain_protocol.hpp"
+#include "messages/wire/coordinate.hpp"
+#include "runtime/log.hpp"
+#include "runtime/wab/confirm_cursor.hpp"
+#include "runtime/wab/segment_reader.hpp"
+
+namespace weir {
+
+namespace {
+
+using position = wab::confirm_cursor;  // (segment, offset, index) of a record
+
+struct segment_state {
+  std::uint64_t end = wab::segment_header_size;  // bytes known written, at a record boundary
+  bool closed = false;                           // no more appends will come
+};
+
+struct in_flight {
+  std::uint64_t id;
+  position end;  // just past the batch's last record
+  bool done = false;
+};
+
+class drain_state {
+ public:
+  static inline const char* name = "drain";
+
+  void init(caf::event_based_actor* self, drain_settings s, caf::actor runner) {
+    self_ = self;
+    s_ = std::move(s);
+    runner_ = std::move(runner);
+    shard_name_ = std::filesystem::path(s_.shard_dir).filename().string();
+    scan();
+    bool damaged = false;
+    auto stored = wab::load_cursor(*s_.io, s_.shard_dir, &damaged);
+    if (damaged)
+      log::error("confirm cursor unreadable; delivering the shard from its first segment (duplicates possible)",
+                 {{"dir", s_.shard_dir}});
+    cursor_ = stored ? *stored : position{segments_.empty() ? 0 : segments_.begin()->first};
+    stored_ = stored ? *stored : position{};
+    normalise_cursor();
+    delete_confirmed();
+    read_ = cursor_;
+  }
+
+  void on_appended(std::uint64_t seq, std::uint64_t end) {
+    for (auto& [s, st] : segments_)
+      if (s < seq) st.closed = true;
+    auto& st = segments_[seq];
+    st.end = std::max(st.end, end);
+    if (read_.sequence == 0) read_ = cursor_ = position{seq};  // the shard's first segment ever
+    commit_cursor();  // a segment closed just now may be wholly confirmed
+    pump();
+  }
+
+  void on_delivered(std::uint64_t id) {
+    for (auto& b : flying_)
+      if (b.id == id) b.done = true;
+    while (!flying_.empty() && flying_.front().done) {
+      cursor_ = flying_.front().end;
+      flying_.pop_front();
+    }
+    commit_cursor();
+    pump();
+  }
+
+  void on_linger(std::uint64_t epoch) {
+    if (epoch != linger_epoch_) return;
+    linger_scheduled_ = false;
+    if (!pending_.empty()) send_pending();
+    pump();
+  }
+
+ private:
+  /// Reads what is written and not yet read, cutting batches, while fewer
+  /// than max_in_flight batches are unconfirmed.
+  void pump() {
+    while (flying_.size() < s_.max_in_flight) {
+      if (!read_some()) break;
+      if (batch_full()) send_pending();
+    }
+    if (!pending_.empty() && !linger_scheduled_ && flying_.size() < s_.max_in_flight) {
+      if (s_.linger_ms == 0) {
+        send_pending();
+      } else {
+        linger_scheduled_ = true;
+        self_->delayed_send(self_, std::chrono::milliseconds(s_.linger_ms), linger_atom::value, linger_epoch_);
+      }
+    }
+  }
+
+  /// Persists the cursor (normalised) when it moved since last persisted,
+  /// then deletes the segments wholly behind it.
+  void commit_cursor() {
+    normalise_cursor();
+    if (cursor_ == stored_) return;
+    if (int rc = wab::store_cursor(*s_.io, s_.shard_dir, cursor_); rc < 0) {
+      // Not fatal: the next confirm tries again, and an old cursor only means redelivery.
+      log::error("cannot persist the confirm cursor", {{"dir", s_.shard_dir}, {"error", std::strerror(-rc)}});
+      return;
+    }
+    stored_ = cursor_;
+    delete_confirmed();
+  }
+
+  bool batch_full() const {
+    return pending_.size() >= s_.batch_max_records || pending_bytes_ >= s_.batch_max_bytes;
+  }
+
+  /// Moves records into pending_ until the batch is full or nothing more is
+  /// readable; false when nothing was read.
+  bool read_some() {
+    auto it = segments_.find(read_.sequence);
+    if (it == segments_.end()) return false;
+    if (read_.offset >= it->second.end) {
+      auto next = std::next(it);
+      if (!it->second.closed || next == segments_.end()) return false;
+      close_reader();
+      read_ = position{next->first};
+      return true;
+    }
+    if (!open_reader(it->first)) return false;
+    wab::segment_reader reader(*s_.io, fd_, it->second.end, read_.offset, read_.index);
+    bool any = false;
+    while (!batch_full()) {
+      auto rec = reader.next();
+      if (!rec) break;
+      any = true;
+      const std::string segment = shard_name_ + "/" + wab::segment_file_name(read_.sequence);
+      sink_record r;
+      r.id = wire::to_hex(wire::compute_record_id(segment, rec->index, rec->payload));
+      r.shard = s_.shard;
+      r.segment = segment;
+      r.index = rec->index;
+      r.ts_ns = rec->ingest_ts_ns;
+      r.payload = std::move(rec->payload);
+      pending_bytes_ += r.payload.size();
+      pending_.push_back(std::move(r));
+      read_.offset = reader.valid_end();
+      read_.index = rec->index + 1;
+    }
+    if (!any && reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file) {
+      // Unreadable before its known end: deliver nothing more from this file.
+      log::error("WAB segment unreadable while draining; skipping its rest",
+                 {{"segment", shard_name_ + "/" + wab::segment_file_name(read_.sequence)},
+                  {"offset", std::to_string(read_.offset)},
+                  {"reason", wab::name_of(reader.stop())}});
+      it->second.end = read_.offset;
+      return true;
+    }
+    return any;
+  }
+
+  void send_pending() {
+    ++linger_epoch_;
+    linger_scheduled_ = false;
+    const std::uint64_t id = next_batch_++;
+    flying_.push_back({id, read_, false});
+    self_->send(runner_, delivery_batch{id, std::move(pending_)});
+    pending_.clear();
+    pending_bytes_ = 0;
+  }
+
+  bool open_reader(std::uint64_t seq) {
+    if (fd_ >= 0 && fd_sequence_ == seq) return true;
+    close_reader();
+    fd_ = s_.io->open_existing(s_.shard_dir + "/" + wab::segment_file_name(seq));
+    fd_sequence_ = seq;
+    if (fd_ < 0) {
+      log::error("cannot open a WAB segment to drain it", {{"segment", shard_name_ + "/" + wab::segment_file_name(seq)},
+                                                          {"error", std::strerror(-fd_)}});
+      return false;
+    }
+    return true;
+  }
+
+  void close_reader() {
+    if (fd_ >= 0) s_.io->close(fd_);
+    fd_ = -1;
+  }
+
+  /// Existing segments at startup; those from an earlier run are closed.
+  void scan() {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(s_.shard_dir, ec)) {
+      auto seq = wab::parse_segment_file_name(e.path().filename().string());
+      if (!seq || *seq >= s_.first_live_sequence) continue;
+      segments_[*seq] = {static_cast<std::uint64_t>(e.file_size(ec)), true};
+    }
+  }
+
+  /// A cursor at the end of a closed segment moves to the start of the next
+  /// one, so that the segment behind it can go.
+  void normalise_cursor() {
+    while (true) {
+      auto it = segments_.lower_bound(cursor_.sequence);
+      if (it == segments_.end()) return;
+      if (it->first != cursor_.sequence) {
+        cursor_ = position{it->first};
+        continue;
+      }
+      auto next = std::next(it);
+      if (!it->second.closed || cursor_.offset < it->second.end || next == segments_.end()) return;
+      cursor_ = position{next->first};
+    }
+  }
+
+  void delete_confirmed() {
+    bool removed = false;
+    for (auto it = segments_.begin(); it != segments_.end() && it->first < cursor_.sequence;) {
+      const std::string path = s_.shard_dir + "/" + wab::segment_file_name(it->first);
+      if (fd_sequence_ == it->first) close_reader();
+      if (int rc = s_.io->unlink(path); rc < 0 && rc != -ENOENT) {
+        log::error("cannot delete a confirmed WAB segment", {{"file", path}, {"error", std::strerror(-rc)}});
+        break;
+      }
+      s_.usage->remove(it->second.end);
+      removed = true;
+      it = segments_.erase(it);
+    }
+    if (removed) s_.io->fsync_directory(s_.shard_dir);
+  }
+
+  caf::event_based_actor* self_ = nullptr;
+  drain_settings s_;
+  caf::actor runner_;
+  std::string shard_name_;
+  std::map<std::uint64_t, segment_state> segments_;
+  position cursor_, read_;
+  position stored_;  // the cursor as last persisted
+  std::vector<sink_record> pending_;
+  std::uint64_t pending_bytes_ = 0;
+  std::deque<in_flight> flying_;
+  std::uint64_t next_batch_ = 0;
+  std::uint64_t linger_epoch_ = 0;
+  bool linger_scheduled_ = false;
+  int fd_ = -1;
+  std::uint64_t fd_sequence_ = 0;
+
+ public:
+  ~drain_state() { close_reader(); }
+};
+
+caf::behavior drain_actor(caf::stateful_actor<drain_state>* self, drain_settings s, caf::actor runner) {
+  self->state.init(self, std::move(s), std::move(runner));
+  self->send(self, linger_atom::value, std::uint64_t{0});  // deliver what earlier runs left at once
+  return {
+      [=](appended_atom, std::uint64_t seq, std::uint64_t end) { self->state.on_appended(seq, end); },
+      [=](delivered_atom, std::uint64_t id) { self->state.on_delivered(id); },
+      [=](linger_atom, std::uint64_t epoch) { self->state.on_linger(epoch); },
+      [=](shutdown_atom) {
+        self->quit();
+        return done_atom::value;
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_drain(caf::actor_system& sys, drain_settings settings, caf::actor sink_runner) {
+  return sys.spawn<caf::detached>(drain_actor, std::move(settings), std::move(sink_runner));
+}
+
+}  // namespace weir

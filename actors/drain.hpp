@@ -1,0 +1,44 @@
+#pragma once
+// drain: one per shard, on its own thread (it reads segment files). It
+// follows the shard's WAB from the confirm cursor — the active segment
+// included, so a record is on its way to the sink within drain.linger_ms of
+// being written — cuts batches, hands them to the sink runner, and advances
+// the cursor only over the contiguous prefix of committed batches. Segments
+// wholly behind the cursor are deleted.
+//
+// Messages in:  (appended_atom, sequence, end_offset)  from the shard_writer
+//               (delivered_atom, batch_id)             from the sink_runner
+//               (linger_atom, epoch)                   a partial batch waited long enough (self-sent)
+//               (shutdown_atom) => done_atom           stop (the cursor is already durable)
+// Messages out: delivery_batch to the sink_runner
+// States:       following (reading up to the written end) -> waiting (caught
+//               up; the next append wakes it) -> full (sink.concurrency
+//               batches in flight: reads resume when one is confirmed)
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+#include "runtime/wab/file_io.hpp"
+#include "runtime/wab/wab_usage.hpp"
+
+namespace weir {
+
+struct drain_settings {
+  std::uint16_t shard = 0;
+  std::string shard_dir;
+  /// Segments below this sequence were written by an earlier run: closed,
+  /// their size final. The writer announces the others.
+  std::uint64_t first_live_sequence = 1;
+  std::uint32_t batch_max_records = 1000;
+  std::uint64_t batch_max_bytes = 4ull * 1024 * 1024;
+  std::uint32_t linger_ms = 5;
+  std::uint32_t max_in_flight = 4;
+  std::shared_ptr<wab::file_io> io;
+  std::shared_ptr<wab::wab_usage> usage;
+};
+
+caf::actor spawn_drain(caf::actor_system& sys, drain_settings settings, caf::actor sink_runner);
+
+}  // namespace weir

@@ -1,0 +1,189 @@
+#include "actors/sink_runner.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/sink_worker.hpp"
+#include "messages/drain_protocol.hpp"
+#include "runtime/log.hpp"
+
+namespace weir {
+
+namespace {
+
+struct job {
+  caf::actor drain;
+  std::uint64_t batch_id = 0;
+  commit_job work;
+  std::uint64_t records = 0;
+};
+
+class sink_runner_state {
+ public:
+  static inline const char* name = "sink_runner";
+
+  void init(caf::event_based_actor* self, sink_runner_settings s, std::shared_ptr<sink_factory> factory,
+            std::shared_ptr<dead_letter_store> dead_letters, std::shared_ptr<delivery_status> status) {
+    self_ = self;
+    settings_ = s;
+    status_ = std::move(status);
+    type_ = factory->type();
+    for (std::uint32_t i = 0; i < std::max(1u, s.concurrency); ++i) {
+      workers_.push_back(spawn_sink_worker(self->system(), factory, dead_letters));
+      self->link_to(workers_.back());
+      idle_.push_back(true);
+    }
+    schedule_probe();
+  }
+
+  void enqueue(delivery_batch& b) {
+    const std::uint64_t n = b.records.size();
+    job j{caf::actor_cast<caf::actor>(self_->current_sender()), b.id,
+          commit_job{std::make_shared<const std::vector<sink_record>>(std::move(b.records))}, n};
+    queue_.emplace(next_job_++, std::move(j));
+    dispatch();
+  }
+
+  void on_retry(std::uint64_t epoch) {
+    if (epoch != retry_epoch_) return;
+    paused_ = false;
+    dispatch();
+  }
+
+  void on_probe(std::uint64_t epoch) {
+    if (epoch != probe_epoch_) return;
+    schedule_probe();
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      if (!idle_[w]) continue;  // a busy worker is proof enough that the sink is being used
+      idle_[w] = false;
+      self_->request(workers_[w], caf::infinite, probe_atom::value).then([=, this](std::uint8_t health) {
+        idle_[w] = true;
+        set_health(health);
+        dispatch();
+      });
+      return;
+    }
+  }
+
+ private:
+  void dispatch() {
+    while (!paused_ && !queue_.empty()) {
+      std::size_t w = 0;
+      while (w < workers_.size() && !idle_[w]) ++w;
+      if (w == workers_.size()) break;
+      auto it = queue_.begin();
+      const std::uint64_t key = it->first;
+      job j = std::move(it->second);
+      queue_.erase(it);
+      idle_[w] = false;
+      status_->state = delivery_state::delivering;
+      self_->request(workers_[w], caf::infinite, j.work)
+          .then([=, this](commit_outcome& out) mutable { finished(w, key, std::move(j), out); });
+    }
+    if (queue_.empty() && !paused_ && all_idle()) status_->state = delivery_state::idle;
+  }
+
+  void finished(std::size_t w, std::uint64_t key, job j, const commit_outcome& out) {
+    idle_[w] = true;
+    if (out.what == commit_outcome::kind::committed) {
+      failures_ = 0;
+      set_health(static_cast<std::uint8_t>(sink_health::healthy));
+      ++status_->committed_batches;
+      status_->committed_records += j.records - out.dead_lettered;
+      status_->dead_lettered += out.dead_lettered;
+      if (out.dead_lettered > 0)
+        log::warn("records refused by the sink were dead-lettered",
+                  {{"sink", type_}, {"records", std::to_string(out.dead_lettered)}});
+      self_->send(j.drain, delivered_atom::value, j.batch_id);
+      dispatch();
+      return;
+    }
+    // The batch goes back first in line; nothing else is sent until the wait is over.
+    queue_.emplace(key, std::move(j));
+    ++status_->retries;
+    ++failures_;
+    const bool full = out.what == commit_outcome::kind::dead_letter_full;
+    const auto wait = full ? std::chrono::milliseconds(1000) : backoff(out.retry_after_ms);
+    status_->state = full ? delivery_state::dead_letter_full : delivery_state::retrying;
+    status_->backoff_ms = static_cast<std::uint64_t>(wait.count());
+    status_->set_error(out.error);
+    if (!full) set_health(static_cast<std::uint8_t>(sink_health::down));
+    // One line when trouble starts, then one per doubling of the streak: visible, not a flood.
+    if ((failures_ & (failures_ - 1)) == 0)
+      log::warn(full ? "delivery stopped: dead letters are full" : "sink commit failed; retrying",
+                {{"sink", type_},
+                 {"error", out.error},
+                 {"failures", std::to_string(failures_)},
+                 {"retry_in_ms", std::to_string(wait.count())}});
+    if (!paused_) {
+      paused_ = true;
+      self_->delayed_send(self_, wait, retry_atom::value, ++retry_epoch_);
+    }
+  }
+
+  std::chrono::milliseconds backoff(std::int64_t retry_after_ms) {
+    if (retry_after_ms >= 0) return std::chrono::milliseconds(retry_after_ms);
+    double ms = settings_.retry_initial_ms * std::pow(settings_.retry_multiplier, static_cast<double>(failures_ - 1));
+    ms = std::min(ms, static_cast<double>(settings_.retry_max_ms));
+    std::uniform_real_distribution<double> spread(1.0 - settings_.retry_jitter, 1.0 + settings_.retry_jitter);
+    return std::chrono::milliseconds(static_cast<std::int64_t>(std::max(1.0, ms * spread(rng_))));
+  }
+
+  void set_health(std::uint8_t h) {
+    const auto before = status_->health.exchange(h);
+    if (before != h && h == static_cast<std::uint8_t>(sink_health::healthy) && failures_ == 0)
+      log::info("sink healthy", {{"sink", type_}});
+  }
+
+  void schedule_probe() {
+    self_->delayed_send(self_, std::chrono::milliseconds(settings_.health_interval_ms), probe_atom::value,
+                        ++probe_epoch_);
+  }
+
+  bool all_idle() const {
+    for (bool i : idle_)
+      if (!i) return false;
+    return true;
+  }
+
+  caf::event_based_actor* self_ = nullptr;
+  sink_runner_settings settings_;
+  std::shared_ptr<delivery_status> status_;
+  std::string type_;
+  std::vector<caf::actor> workers_;
+  std::vector<bool> idle_;
+  std::map<std::uint64_t, job> queue_;  // by arrival: a retried batch keeps its place
+  std::uint64_t next_job_ = 0;
+  std::uint64_t failures_ = 0;
+  bool paused_ = false;
+  std::uint64_t retry_epoch_ = 0, probe_epoch_ = 0;
+  std::mt19937_64 rng_{std::random_device{}()};
+};
+
+caf::behavior sink_runner_actor(caf::stateful_actor<sink_runner_state>* self, sink_runner_settings s,
+                                std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters,
+                                std::shared_ptr<delivery_status> status) {
+  self->state.init(self, s, std::move(factory), std::move(dead_letters), std::move(status));
+  return {
+      [=](delivery_batch& b) { self->state.enqueue(b); },
+      [=](retry_atom, std::uint64_t epoch) { self->state.on_retry(epoch); },
+      [=](probe_atom, std::uint64_t epoch) { self->state.on_probe(epoch); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_sink_runner(caf::actor_system& sys, const sink_runner_settings& settings,
+                             std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters,
+                             std::shared_ptr<delivery_status> status) {
+  return sys.spawn(sink_runner_actor, settings, std::move(factory), std::move(dead_letters), std::move(status));
+}
+
+}  // namespace weir

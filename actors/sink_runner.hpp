@@ -1,0 +1,43 @@
+#pragma once
+// sink_runner: one per sink. Takes delivery batches from every shard's
+// drain, runs them on `sink.concurrency` sink_workers, and answers a drain
+// only once its batch is committed (refused records dead-lettered). It never
+// blocks: commits run on the workers' threads.
+//
+// Messages in:  delivery_batch                  from a drain (the sender)
+//               (retry_atom, epoch)             backoff over (self-sent)
+//               (probe_atom, epoch)             health interval (self-sent)
+// Messages out: (delivered_atom, batch id)      to the drain
+//               commit_job, (probe_atom)        to the workers
+// States:       idle -> delivering -> retrying (a commit failed transiently:
+//               nothing is dispatched until the backoff is over, and the failed
+//               batch goes first, so per-shard order holds with concurrency 1)
+//               -> dead_letter_full (a refused record has nowhere to go:
+//               rechecked every second) -> delivering ...
+// Backoff: drain.retry.initial_ms x multiplier^(failures-1), capped at
+// max_ms, +-jitter; a Retry-After from the sink replaces it. Forever.
+#include <cstdint>
+#include <memory>
+
+#include <caf/fwd.hpp>
+
+#include "runtime/dead_letter_store.hpp"
+#include "runtime/delivery_status.hpp"
+#include "sinks/sink.hpp"
+
+namespace weir {
+
+struct sink_runner_settings {
+  std::uint32_t concurrency = 4;
+  std::uint32_t retry_initial_ms = 100;
+  double retry_multiplier = 2.0;
+  std::uint32_t retry_max_ms = 30000;
+  double retry_jitter = 0.2;
+  std::uint32_t health_interval_ms = 5000;
+};
+
+caf::actor spawn_sink_runner(caf::actor_system& sys, const sink_runner_settings& settings,
+                             std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters,
+                             std::shared_ptr<delivery_status> status);
+
+}  // namespace weir

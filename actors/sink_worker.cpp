@@ -1,0 +1,95 @@
+#include "actors/sink_worker.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/spawn_options.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "messages/drain_protocol.hpp"
+
+namespace weir {
+
+namespace {
+
+class sink_worker_state {
+ public:
+  static inline const char* name = "sink_worker";
+
+  void init(std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters) {
+    factory_ = std::move(factory);
+    dead_letters_ = std::move(dead_letters);
+  }
+
+  commit_outcome commit(const commit_job& job) {
+    commit_outcome out;
+    if (!ready(out.error)) {
+      out.what = commit_outcome::kind::transient;
+      return out;
+    }
+    auto r = sink_->commit(*job.records);
+    if (r.kind == commit_result::outcome::transient) {
+      out.what = commit_outcome::kind::transient;
+      out.error = std::move(r.error);
+      if (r.retry_after) out.retry_after_ms = r.retry_after->count();
+      return out;
+    }
+    std::vector<dead_letter> letters;
+    for (auto& [pos, reason] : r.rejected) letters.push_back({&job.records->at(pos), reason});
+    if (letters.empty()) return out;
+    auto stored = dead_letters_->store(letters, out.error);
+    if (stored == dead_letter_store::result::full) {
+      dead_letters_->rescan();  // an operator may have made room
+      stored = dead_letters_->store(letters, out.error);
+    }
+    if (stored == dead_letter_store::result::full) {
+      out.what = commit_outcome::kind::dead_letter_full;
+      out.error = "dead letters are over drain.dead_letter_max_bytes";
+    } else if (stored == dead_letter_store::result::failed) {
+      out.what = commit_outcome::kind::transient;
+    } else {
+      out.dead_lettered = letters.size();
+    }
+    return out;
+  }
+
+  std::uint8_t probe() {
+    std::string ignored;
+    if (!ready(ignored)) return static_cast<std::uint8_t>(sink_health::down);
+    return static_cast<std::uint8_t>(sink_->probe());
+  }
+
+ private:
+  /// The sink is made lazily and remade after a failure to make it.
+  bool ready(std::string& error) {
+    if (sink_) return true;
+    try {
+      sink_ = factory_->make();
+      return true;
+    } catch (const std::exception& e) {
+      error = e.what();
+      return false;
+    }
+  }
+
+  std::shared_ptr<sink_factory> factory_;
+  std::shared_ptr<dead_letter_store> dead_letters_;
+  std::unique_ptr<sink> sink_;
+};
+
+caf::behavior sink_worker_actor(caf::stateful_actor<sink_worker_state>* self, std::shared_ptr<sink_factory> factory,
+                                std::shared_ptr<dead_letter_store> dead_letters) {
+  self->state.init(std::move(factory), std::move(dead_letters));
+  return {
+      [=](const commit_job& job) { return self->state.commit(job); },
+      [=](probe_atom) { return self->state.probe(); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
+                             std::shared_ptr<dead_letter_store> dead_letters) {
+  return sys.spawn<caf::detached>(sink_worker_actor, std::move(factory), std::move(dead_letters));
+}
+
+}  // namespace weir

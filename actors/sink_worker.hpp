@@ -1,0 +1,22 @@
+#pragma once
+// sink_worker: one commit slot of the sink runner, on its own thread (sink
+// clients block: libpq, SQLite, a synchronous HTTP client). It owns one sink
+// object, runs one commit at a time, and stores the records the sink refused
+// as dead letters before it answers, so a batch is never confirmed with a
+// refused record lost.
+//
+// Messages in:  commit_job => commit_outcome
+//               (probe_atom) => std::uint8_t (sink_health)
+#include <memory>
+
+#include <caf/fwd.hpp>
+
+#include "runtime/dead_letter_store.hpp"
+#include "sinks/sink.hpp"
+
+namespace weir {
+
+caf::actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
+                             std::shared_ptr<dead_letter_store> dead_letters);
+
+}  // namespace weir

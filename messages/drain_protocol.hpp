@@ -1,0 +1,53 @@
+#pragma once
+// The delivery protocol: shard_writer -> drain -> sink_runner -> sink_worker.
+//
+//   shard_writer -> drain        (appended_atom, sequence, end_offset)   records up to end_offset are
+//                                                                        written; a higher sequence closes
+//                                                                        every lower one
+//   drain        -> sink_runner  delivery_batch                          commit these (the sender is the drain)
+//   sink_runner  -> drain        (delivered_atom, batch_id)              committed or dead-lettered, all of it
+//   sink_runner  -> sink_worker  commit_job => commit_outcome            one commit on the worker's sink
+//   sink_runner  -> sink_worker  (probe_atom) => std::uint8_t            sink health
+//   drain, sink_runner: (linger_atom / retry_atom / probe_atom, epoch)  their own timers
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include "sinks/sink.hpp"
+
+namespace weir {
+
+using appended_atom = caf::atom_constant<caf::atom("appended")>;
+using delivered_atom = caf::atom_constant<caf::atom("delivered")>;
+using linger_atom = caf::atom_constant<caf::atom("linger")>;
+using retry_atom = caf::atom_constant<caf::atom("retry")>;
+using probe_atom = caf::atom_constant<caf::atom("probe")>;
+
+struct delivery_batch {
+  std::uint64_t id = 0;  // the drain's own numbering
+  std::vector<sink_record> records;
+};
+
+/// Shared, so that sending a batch to a worker (and again on a retry) copies no record.
+struct commit_job {
+  std::shared_ptr<const std::vector<sink_record>> records;
+};
+
+struct commit_outcome {
+  enum class kind : std::uint8_t { committed, transient, dead_letter_full };
+  kind what = kind::committed;
+  std::string error;
+  std::int64_t retry_after_ms = -1;  // the sink asked for this wait (Retry-After)
+  std::uint64_t dead_lettered = 0;
+};
+
+}  // namespace weir
+
+// Local only: never serialized.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::delivery_batch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::commit_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::commit_outcome)

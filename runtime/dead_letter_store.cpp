@@ -1,0 +1,110 @@
+#include "runtime/dead_letter_store.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "runtime/data_dir.hpp"
+#include "runtime/wab/segment_format.hpp"
+#include "runtime/wab/segment_writer.hpp"
+
+namespace weir {
+
+namespace {
+
+constexpr std::uint16_t dead_letter_shard = 0xFFFF;
+constexpr std::uint64_t dead_letter_segment_bytes = 64ull * 1024 * 1024;
+
+/// "dl_00000003.wab" -> 3
+std::optional<std::uint64_t> dead_letter_sequence(const std::string& name) {
+  if (name.rfind("dl_", 0) != 0) return std::nullopt;
+  return wab::parse_segment_file_name("seg_" + name.substr(3));
+}
+
+std::string dead_letter_file_name(std::uint64_t seq) { return "dl_" + wab::segment_file_name(seq).substr(4); }
+
+}  // namespace
+
+dead_letter_store::dead_letter_store(std::shared_ptr<wab::file_io> io, std::string dir, std::uint64_t max_bytes)
+    : io_(std::move(io)), dir_(std::move(dir)), max_bytes_(max_bytes) {
+  ensure_private_directory(dir_, "data_dir");
+  std::lock_guard<std::mutex> guard(mutex_);
+  bytes_ = scan_locked();
+}
+
+dead_letter_store::~dead_letter_store() = default;
+
+std::uint64_t dead_letter_store::scan_locked() {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
+    const auto seq = dead_letter_sequence(e.path().filename().string());
+    if (!seq) continue;
+    next_sequence_ = std::max(next_sequence_, *seq + 1);
+    total += e.file_size(ec);
+  }
+  return total;
+}
+
+void dead_letter_store::rescan() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  bytes_ = scan_locked();
+}
+
+std::uint64_t dead_letter_store::bytes() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return bytes_;
+}
+
+byte_buffer dead_letter_store::envelope(const sink_record& r, const std::string& reason) {
+  byte_buffer out;
+  out.push_back(1);
+  append_le16(out, r.shard);
+  append_le64(out, r.index);
+  append_le64(out, static_cast<std::uint64_t>(r.ts_ns));
+  const auto seg = r.segment.substr(0, 0xFFFF);
+  append_le16(out, static_cast<std::uint16_t>(seg.size()));
+  out.insert(out.end(), seg.begin(), seg.end());
+  const auto why = reason.substr(0, 0xFFFF);
+  append_le16(out, static_cast<std::uint16_t>(why.size()));
+  out.insert(out.end(), why.begin(), why.end());
+  out.insert(out.end(), r.payload.begin(), r.payload.end());
+  return out;
+}
+
+dead_letter_store::result dead_letter_store::store(const std::vector<dead_letter>& letters, std::string& error) {
+  if (letters.empty()) return result::stored;
+  std::vector<byte_buffer> envelopes;
+  std::uint64_t need = 0;
+  for (const auto& l : letters) {
+    envelopes.push_back(envelope(*l.record, l.reason));
+    need += envelopes.back().size() + wab::record_header_size;
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (bytes_ + need + wab::segment_header_size > max_bytes_) return result::full;
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
+  if (!active_ || active_->append_closed() || active_->size() >= dead_letter_segment_bytes) {
+    if (active_) active_->close_for_append();
+    const std::uint64_t seq = next_sequence_++;
+    auto created = wab::segment_writer::create(io_, dir_, dead_letter_shard, seq, now, dead_letter_file_name(seq));
+    if (!created) {
+      error = "cannot create a dead-letter file in " + dir_ + ": " + std::strerror(-created.error());
+      return result::failed;
+    }
+    active_ = std::move(created).value();
+    bytes_ += wab::segment_header_size;
+  }
+  std::vector<byte_span> spans(envelopes.begin(), envelopes.end());
+  const auto before = active_->size();
+  const auto r = active_->append(spans, now);
+  bytes_ += active_->size() - before;
+  if (r.error < 0 || r.landed != spans.size() || active_->sync() < 0) {
+    error = "writing dead letters to " + dir_ + " failed";
+    active_.reset();
+    return result::failed;
+  }
+  return result::stored;
+}
+
+}  // namespace weir

@@ -1,0 +1,118 @@
+#include "runtime/pipeline.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include "actors/drain.hpp"
+#include "actors/fsync_group.hpp"
+#include "actors/shard_writer.hpp"
+#include "actors/sink_runner.hpp"
+#include "messages/atoms.hpp"
+#include "runtime/startup_error.hpp"
+#include "runtime/wab/segment_format.hpp"
+#include "sinks/sink.hpp"
+
+namespace weir {
+
+namespace {
+
+sink_runner_settings runner_settings(const config& cfg) {
+  sink_runner_settings s;
+  s.concurrency = static_cast<std::uint32_t>(cfg.sink.concurrency);
+  s.retry_initial_ms = static_cast<std::uint32_t>(cfg.drain.retry.initial_ms);
+  s.retry_multiplier = cfg.drain.retry.multiplier;
+  s.retry_max_ms = static_cast<std::uint32_t>(cfg.drain.retry.max_ms);
+  s.retry_jitter = cfg.drain.retry.jitter;
+  s.health_interval_ms = static_cast<std::uint32_t>(cfg.sink.health_interval_ms);
+  return s;
+}
+
+/// Asks each actor to finish and waits for every done_atom, within `deadline`.
+bool stop_all(caf::scoped_actor& self, const std::vector<caf::actor>& actors,
+              std::chrono::steady_clock::time_point deadline) {
+  for (auto& a : actors) self->send(a, shutdown_atom::value);
+  for (std::size_t i = 0; i < actors.size(); ++i) {
+    bool in_time = true;
+    const auto left = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+                               std::chrono::milliseconds(0));
+    self->receive([](done_atom) {}, caf::after(left) >> [&] { in_time = false; });
+    if (!in_time) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup& recovered,
+                   std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage)
+    : sys_(sys) {
+  std::shared_ptr<sink_factory> factory;
+  try {
+    factory = make_sink_factory(cfg);
+  } catch (const std::exception& e) {
+    throw startup_error(e.what());
+  }
+  auto dead_letters = std::make_shared<dead_letter_store>(io, cfg.data_dir + "/dead_letter",
+                                                          static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));
+  runner_ = spawn_sink_runner(sys, runner_settings(cfg), factory, dead_letters, delivery_);
+
+  for (std::int64_t i = 0; i < cfg.ingest.shards; ++i) {
+    const auto shard = static_cast<std::uint16_t>(i);
+    const std::string dir = cfg.data_dir + "/wab/" + wab::shard_dir_name(shard);
+    auto seq = recovered.next_sequence.find(shard);
+    const std::uint64_t first_sequence = seq == recovered.next_sequence.end() ? 1 : seq->second;
+
+    drain_settings ds;
+    ds.shard = shard;
+    ds.shard_dir = dir;
+    ds.first_live_sequence = first_sequence;
+    ds.batch_max_records = static_cast<std::uint32_t>(cfg.drain.batch_max_records);
+    ds.batch_max_bytes = static_cast<std::uint64_t>(cfg.drain.batch_max_bytes);
+    ds.linger_ms = static_cast<std::uint32_t>(cfg.drain.linger_ms);
+    ds.max_in_flight = static_cast<std::uint32_t>(std::max<std::int64_t>(1, cfg.sink.concurrency));
+    ds.io = io;
+    ds.usage = usage;
+    drains_.push_back(spawn_drain(sys, ds, runner_));
+
+    fsync_group_settings fs;
+    fs.policy = cfg.group_commit.policy;
+    fs.max_delay_us = static_cast<std::uint32_t>(cfg.group_commit.max_delay_us);
+    fs.max_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
+    fs.shard = shard;
+    shard_writer_settings ws;
+    ws.shard = shard;
+    ws.shard_dir = dir;
+    ws.first_sequence = first_sequence;
+    ws.segment_max_bytes = static_cast<std::uint64_t>(cfg.wab.segment_max_bytes);
+    ws.max_group_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
+    ws.io = io;
+    ws.usage = usage;
+    ws.drain = drains_.back();
+    writers_.push_back(spawn_shard_writer(sys, std::move(ws), spawn_fsync_group(sys, fs)));
+  }
+}
+
+pipeline::~pipeline() {
+  for (auto& w : writers_) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  for (auto& d : drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+  if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
+}
+
+caf::actor pipeline::writer_for_new_connection() {
+  return writers_[next_.fetch_add(1, std::memory_order_relaxed) % writers_.size()];
+}
+
+bool pipeline::shut_down(std::chrono::milliseconds timeout) {
+  caf::scoped_actor self{sys_};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const bool writers = stop_all(self, writers_, deadline);
+  const bool drains = stop_all(self, drains_, deadline);
+  for (auto& w : writers_) self->send_exit(w, caf::exit_reason::user_shutdown);
+  for (auto& d : drains_) self->send_exit(d, caf::exit_reason::user_shutdown);
+  // In-flight commits are abandoned: their batches are redelivered after a restart.
+  self->send_exit(runner_, caf::exit_reason::user_shutdown);
+  return writers && drains;
+}
+
+}  // namespace weir

@@ -1,0 +1,23 @@
+#pragma once
+// Reads back what a sink holds, for delivery tests.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace weir::test {
+
+struct sink_row {
+  std::string id;
+  int shard = 0;
+  std::string segment;
+  std::uint64_t index = 0;
+  std::int64_t ts = 0;
+  std::string payload;
+};
+
+/// Every row of weir_records in an SQLite sink, ordered by segment and index
+/// (empty when the database or the table does not exist yet).
+std::vector<sink_row> sqlite_rows(const std::filesystem::path& db);
+
+}  // namespace weir::test
