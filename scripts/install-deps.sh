@@ -8,6 +8,8 @@ packages=(
   libcaf-dev libboost-dev libyaml-cpp-dev prometheus-cpp-dev catch2
   libssl-dev libsqlite3-dev libpq-dev zlib1g-dev
   nlohmann-json3-dev sqlite3 python3
+  # real servers the test suite starts itself, on private ports and directories
+  postgresql-15 nginx
 )
 # Extra packages for the integration suites (real servers and tools).
 packages+=(${WEIR_EXTRA_PACKAGES:-})
@@ -24,5 +26,15 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Packaged servers (PostgreSQL, nginx) must not start system-wide instances:
+# the tests run their own. policy-rc.d 101 = "do not start services".
+policy=/usr/sbin/policy-rc.d
+added_policy=""
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  added_policy=1
+fi
+trap '[ -n "$added_policy" ] && $sudo rm -f "$policy"' EXIT
 $sudo apt-get update -qq >/dev/null
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
