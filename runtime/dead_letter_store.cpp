@@ -84,6 +84,10 @@ dead_letter_store::result dead_letter_store::store(const std::vector<dead_letter
   if (bytes_ + need + wab::segment_header_size > max_bytes_) return result::full;
   const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::system_clock::now().time_since_epoch()).count();
+  // An operator may have removed the file being appended to: letters written
+  // to an unlinked file would be lost, so start a new one.
+  std::error_code ec;
+  if (active_ && !std::filesystem::exists(active_->path(), ec)) active_.reset();
   if (!active_ || active_->append_closed() || active_->size() >= dead_letter_segment_bytes) {
     if (active_) active_->close_for_append();
     const std::uint64_t seq = next_sequence_++;
