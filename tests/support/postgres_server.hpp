@@ -1,0 +1,35 @@
+#pragma once
+// A private PostgreSQL 15 for one test: initdb into a temporary directory,
+// a server on a Unix socket in that directory (no TCP), stopped and removed
+// afterwards. As root it runs as the `postgres` user (PostgreSQL refuses root).
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+
+namespace weir::test {
+
+class postgres_server {
+ public:
+  postgres_server();
+  ~postgres_server();
+  postgres_server(const postgres_server&) = delete;
+  postgres_server& operator=(const postgres_server&) = delete;
+
+  /// libpq connection string for database `weir`.
+  std::string conninfo() const;
+  /// Runs SQL through psql; returns its output (tuples only, unaligned), throws on failure.
+  std::string psql(const std::string& sql) const;
+  void stop();
+  void start();
+
+ private:
+  std::string run_as_owner(const std::string& command) const;
+
+  std::filesystem::path dir_;
+  std::string bin_;
+  int port_ = 0;
+  bool as_postgres_ = false;
+};
+
+}  // namespace weir::test
