@@ -14,6 +14,7 @@
 #include "messages/wire/coordinate.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_test_server.hpp"
+#include "support/nginx_server.hpp"
 #include "support/test_paths.hpp"
 #include "weir/client.hpp"
 
@@ -94,6 +95,27 @@ TEST_CASE("http raw: one POST per record with its Idempotency-Key and the config
     CHECK(req.target == "/ingest");
   }
   CHECK(bodies(server).size() == 30);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("http raw into nginx: every record arrives with its key", "[live][sink][http][nginx]") {
+  nginx_server nginx;
+  temp_dir dir;
+  daemon_process d(dir.path(), {"--set", "sink.type=http", "--set", "sink.http.url=" + nginx.url()});
+  REQUIRE(d.wait_ready());
+  std::set<std::string> expected;
+  {
+    auto c = client::connection::connect_unix(d.socket_path());
+    for (int i = 0; i < 40; ++i) {
+      const std::string p = "to-nginx-" + std::to_string(i);
+      auto r = c.push_tracked(as_bytes(p), client::durability::durable);
+      REQUIRE(r.acked);
+      expected.insert("sha256:" + r.record_id_hex + " " + p);
+    }
+  }
+  REQUIRE(eventually([&] { return nginx.logged().size() >= 40; }));
+  const auto lines = nginx.logged();
+  CHECK(std::set<std::string>(lines.begin(), lines.end()) == expected);
   CHECK(d.stop() == 0);
 }
 
@@ -221,5 +243,38 @@ TEST_CASE("a full dead-letter space stops delivery until room is made", "[live][
   for (const auto& e : std::filesystem::directory_iterator(dir / "var/dead_letter")) std::filesystem::remove(e.path());
   REQUIRE(eventually([&] { return bodies(server).count("after the stop") == 1; }));
   REQUIRE(eventually([&] { return dead_lettered(dir / "var", "big-poison 2"); }));
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("over limits.wab_max_bytes pushes are refused until delivery frees space", "[live][sink][cap]") {
+  http_test_server server;
+  server.stop();  // the sink is down from the start: nothing drains
+  temp_dir dir;
+  auto args = http_args(server);
+  args.insert(args.end(), {"--set", "limits.wab_max_bytes=16MiB", "--set", "wab.segment_max_bytes=64KiB",
+                           "--set", "ingest.shards=1"});
+  daemon_process d(dir.path(), args);
+  REQUIRE(d.wait_ready());
+  auto c = client::connection::connect_unix(d.socket_path());
+  const std::string chunk(64 * 1024, 'k');
+  int acked = 0;
+  client::push_result refused;
+  for (int i = 0; i < 1000; ++i) {
+    auto r = c.push(as_bytes(std::to_string(i) + chunk), client::durability::buffered);
+    if (!r.acked) {
+      refused = r;
+      break;
+    }
+    ++acked;
+  }
+  CHECK(acked > 200);  // about 16 MiB of 64 KiB records went in
+  CHECK(acked < 300);
+  REQUIRE_FALSE(refused.acked);
+  CHECK(refused.nack == 0x06);  // InternalError: retry later, the connection stays open
+  CHECK_FALSE(c.push(as_bytes("still full"), client::durability::durable).acked);
+
+  server.start();  // delivery resumes, confirmed segments are deleted, space frees
+  REQUIRE(eventually([&] { return c.push(as_bytes("room again"), client::durability::durable).acked; }, 60s));
+  REQUIRE(eventually([&] { return bodies(server).count("room again") == 1; }, 30s));
   CHECK(d.stop() == 0);
 }

@@ -1,0 +1,85 @@
+#include "support/nginx_server.hpp"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+namespace weir::test {
+
+namespace {
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool accepts(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+nginx_server::nginx_server() {
+  const std::string nginx = "/usr/sbin/nginx";
+  if (!std::filesystem::exists(nginx)) throw std::runtime_error("nginx not found (scripts/install-deps.sh installs it)");
+  char tmpl[] = "/tmp/weir-nginx-XXXXXX";
+  if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  dir_ = tmpl;
+  port_ = free_port();
+  const std::string d = dir_.string(), p = std::to_string(port_);
+  std::ofstream(dir_ / "nginx.conf") << "daemon off;\nmaster_process off;\npid " << d << "/nginx.pid;\n"
+      << "error_log " << d << "/error.log;\nevents { worker_connections 64; }\nhttp {\n"
+      << "  access_log off;\n  client_body_buffer_size 1m;\n  client_body_temp_path " << d << "/body;\n"
+      << "  proxy_temp_path " << d << "/proxy;\n  fastcgi_temp_path " << d << "/fastcgi;\n"
+      << "  uwsgi_temp_path " << d << "/uwsgi;\n  scgi_temp_path " << d << "/scgi;\n"
+      << "  log_format bodies escape=json '$http_idempotency_key $request_body';\n"
+      << "  server {\n    listen 127.0.0.1:" << p << ";\n"
+      << "    location = /ingest { access_log " << d << "/bodies.log bodies; proxy_pass http://127.0.0.1:" << p
+      << "/ok; }\n    location = /ok { return 200; }\n  }\n}\n";
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::execl(nginx.c_str(), nginx.c_str(), "-p", d.c_str(), "-c", (d + "/nginx.conf").c_str(), nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 500 && !accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!accepts(port_)) throw std::runtime_error("nginx did not start; see " + d + "/error.log");
+}
+
+nginx_server::~nginx_server() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+std::vector<std::string> nginx_server::logged() const {
+  std::vector<std::string> out;
+  std::ifstream in(dir_ / "bodies.log");
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+}  // namespace weir::test

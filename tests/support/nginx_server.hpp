@@ -1,0 +1,30 @@
+#pragma once
+// A private nginx for one test: a generated config in a temporary directory,
+// one port on 127.0.0.1. POST /ingest is answered 200 and its Idempotency-Key
+// and body are written to a log, one request per line, for the test to read.
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace weir::test {
+
+class nginx_server {
+ public:
+  nginx_server();
+  ~nginx_server();
+  nginx_server(const nginx_server&) = delete;
+  nginx_server& operator=(const nginx_server&) = delete;
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/ingest"; }
+  /// One line per request received: "<idempotency key> <body, JSON-escaped>".
+  std::vector<std::string> logged() const;
+
+ private:
+  std::filesystem::path dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace weir::test
