@@ -115,13 +115,16 @@ class sink_runner_state {
     status_->backoff_ms = static_cast<std::uint64_t>(wait.count());
     status_->set_error(out.error);
     if (!full) set_health(static_cast<std::uint8_t>(sink_health::down));
-    // One line when trouble starts, then one per doubling of the streak: visible, not a flood.
-    if ((failures_ & (failures_ - 1)) == 0)
+    // One line when trouble starts or changes, then one per doubling of the
+    // streak: visible, not a flood.
+    if ((failures_ & (failures_ - 1)) == 0 || out.error != last_logged_error_) {
+      last_logged_error_ = out.error;
       log::warn(full ? "delivery stopped: dead letters are full" : "sink commit failed; retrying",
                 {{"sink", type_},
                  {"error", out.error},
                  {"failures", std::to_string(failures_)},
                  {"retry_in_ms", std::to_string(wait.count())}});
+    }
     if (!paused_) {
       paused_ = true;
       self_->delayed_send(self_, wait, retry_atom::value, ++retry_epoch_);
@@ -162,6 +165,7 @@ class sink_runner_state {
   std::map<std::uint64_t, job> queue_;  // by arrival: a retried batch keeps its place
   std::uint64_t next_job_ = 0;
   std::uint64_t failures_ = 0;
+  std::string last_logged_error_;
   bool paused_ = false;
   std::uint64_t retry_epoch_ = 0, probe_epoch_ = 0;
   std::mt19937_64 rng_{std::random_device{}()};

@@ -9,14 +9,11 @@
 // 2xx commits; 408, 429, 5xx, 3xx (redirects are not followed) and transport
 // errors retry the batch, honouring Retry-After; any other 4xx rejects the
 // record (raw) or the batch's records (ndjson) for good.
-#include <sys/socket.h>
-#include <sys/time.h>
-
 #include <openssl/evp.h>
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <stdexcept>
 
@@ -75,12 +72,7 @@ class http_sink final : public sink {
   }
 
   sink_health probe() override {
-    try {
-      ensure_connected();
-      return sink_health::healthy;
-    } catch (const std::exception&) {
-      return sink_health::down;
-    }
+    return ensure_connected() ? sink_health::down : sink_health::healthy;
   }
 
  private:
@@ -140,13 +132,26 @@ class http_sink final : public sink {
     return t;
   }
 
-  void ensure_connected() {
-    if (socket_.is_open()) return;
+  /// Runs one asynchronous operation on this slot's own io_context to
+  /// completion. The stream's deadline bounds it: a server that accepts and
+  /// never answers costs sink.timeout_ms, not a wedged slot.
+  template <class Start>
+  boost::system::error_code run(Start start) {
+    boost::system::error_code result = boost::asio::error::would_block;
+    stream_.expires_after(std::chrono::milliseconds(s_->timeout_ms));
+    start([&result](boost::system::error_code ec, auto&&...) { result = ec; });
+    io_.restart();
+    io_.run();
+    return result;
+  }
+
+  boost::system::error_code ensure_connected() {
+    if (stream_.socket().is_open()) return {};
+    boost::system::error_code ec;
     tcp::resolver resolver(io_);
-    asio::connect(socket_, resolver.resolve(s_->url.host, s_->url.port));
-    timeval tv{s_->timeout_ms / 1000, (s_->timeout_ms % 1000) * 1000};
-    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    const auto endpoints = resolver.resolve(s_->url.host, s_->url.port, ec);
+    if (ec) return ec;
+    return run([&](auto handler) { stream_.async_connect(endpoints, handler); });
   }
 
   /// One request on the kept-alive connection (reconnecting once if the
@@ -163,40 +168,40 @@ class http_sink final : public sink {
     req.keep_alive(true);
     req.body() = std::move(body);
     req.prepare_payload();
+    std::string failure;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      try {
-        const bool reused = socket_.is_open();
-        ensure_connected();
-        http::write(socket_, req);
-        http::response<http::string_body> res;
-        boost::system::error_code ec;
-        http::read(socket_, buffer_, res, ec);
-        if (ec) {
-          disconnect();
-          if (reused && attempt == 0) continue;  // a stale keep-alive connection: try a fresh one
-          transient_ = commit_result::retry("reading the response from " + s_->url.display() + ": " + ec.message());
-          return std::nullopt;
-        }
+      const bool reused = stream_.socket().is_open();
+      boost::system::error_code ec = ensure_connected();
+      if (ec) {
+        failure = "connecting to " + s_->url.display() + ": " + ec.message();
+        disconnect();
+        break;
+      }
+      ec = run([&](auto handler) { http::async_write(stream_, req, handler); });
+      http::response<http::string_body> res;
+      if (!ec) ec = run([&](auto handler) { http::async_read(stream_, buffer_, res, handler); });
+      if (!ec) {
         if (!res.keep_alive()) disconnect();
         return res;
-      } catch (const boost::system::system_error& e) {
-        disconnect();
-        if (attempt == 0) continue;
-        transient_ = commit_result::retry("POST " + s_->url.display() + ": " + e.code().message());
       }
+      disconnect();
+      failure = "POST " + s_->url.display() + ": " + ec.message();
+      if (!reused) break;  // a stale keep-alive connection earns one retry on a fresh one
     }
+    transient_ = commit_result::retry(failure);
     return std::nullopt;
   }
 
   void disconnect() {
     boost::system::error_code ignored;
-    socket_.close(ignored);
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
     buffer_.clear();
   }
 
   std::shared_ptr<const http_settings> s_;
   asio::io_context io_;
-  tcp::socket socket_{io_};
+  boost::beast::tcp_stream stream_{io_};
   boost::beast::flat_buffer buffer_;
   commit_result transient_;
 };

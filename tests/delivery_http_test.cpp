@@ -41,7 +41,7 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 20s) {
 std::vector<std::string> http_args(const http_test_server& server, const std::string& format = "raw") {
   return {"--set", "sink.type=http",  "--set", "sink.http.url=" + server.url(), "--set", "sink.http.format=" + format,
           "--set", "drain.retry.initial_ms=50", "--set", "drain.retry.max_ms=400", "--set", "sink.concurrency=2",
-          "--set", "sink.http.headers={X-Weir-Test: yes}"};
+          "--set", "sink.http.headers={X-Weir-Test: yes}", "--set", "sink.timeout_ms=500"};
 }
 
 std::set<std::string> bodies(const http_test_server& s) {
@@ -150,12 +150,14 @@ TEST_CASE("http ndjson: one POST per batch and records with a newline go to dead
   CHECK(d.stop() == 0);
 }
 
-TEST_CASE("http faults: 5xx then 429 with Retry-After then resets, and nothing is lost", "[live][sink][http][faults]") {
+TEST_CASE("http faults: 5xx, 429 with Retry-After, a reset and a hung answer; nothing is lost",
+          "[live][sink][http][faults]") {
   http_test_server server([](const http_request_seen&, std::size_t nth) {
     http_answer a;
     if (nth < 3) a.status = 503;
     else if (nth == 3) a = {429, {{"Retry-After", "1"}}};
     else if (nth == 4) a.reset = true;
+    else if (nth == 5) a.delay = 3000ms;  // longer than sink.timeout_ms: the slot must not wedge
     return a;
   });
   temp_dir dir;
@@ -168,6 +170,8 @@ TEST_CASE("http faults: 5xx then 429 with Retry-After then resets, and nothing i
   REQUIRE(eventually([&] { return bodies(server).size() == 10; }));
   CHECK(d.log().find("sink commit failed; retrying") != std::string::npos);
   CHECK(d.log().find("HTTP 503") != std::string::npos);
+  INFO(d.log());
+  CHECK(d.log().find("timeout") != std::string::npos);
   CHECK(d.stop() == 0);
 }
 
@@ -274,6 +278,7 @@ TEST_CASE("over limits.wab_max_bytes pushes are refused until delivery frees spa
   CHECK_FALSE(c.push(as_bytes("still full"), client::durability::durable).acked);
 
   server.start();  // delivery resumes, confirmed segments are deleted, space frees
+  INFO(d.log());
   REQUIRE(eventually([&] { return c.push(as_bytes("room again"), client::durability::durable).acked; }, 60s));
   REQUIRE(eventually([&] { return bodies(server).count("room again") == 1; }, 30s));
   CHECK(d.stop() == 0);
