@@ -13,6 +13,7 @@
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/failure_log.hpp"
 #include "messages/atoms.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/wire/coordinate.hpp"
@@ -109,6 +110,10 @@ class drain_state {
   /// then deletes the segments wholly behind it.
   void commit_cursor() {
     normalise_cursor();
+    // Caught up at the end of a closed segment, the cursor can step to the
+    // next segment ahead of the read position: reading must follow, since the
+    // segment it was on is about to be deleted.
+    if (read_ < cursor_) read_ = cursor_;
     if (cursor_ == stored_) return;
     if (int rc = wab::store_cursor(*s_.io, s_.shard_dir, cursor_); rc < 0) {
       // Not fatal: the next confirm tries again, and an old cursor only means redelivery.
@@ -126,8 +131,9 @@ class drain_state {
   /// Moves records into pending_ until the batch is full or nothing more is
   /// readable; false when nothing was read.
   bool read_some() {
-    auto it = segments_.find(read_.sequence);
+    auto it = segments_.lower_bound(read_.sequence);
     if (it == segments_.end()) return false;
+    if (it->first != read_.sequence) read_ = position{it->first};
     if (read_.offset >= it->second.end) {
       auto next = std::next(it);
       if (!it->second.closed || next == segments_.end()) return false;
@@ -258,6 +264,7 @@ class drain_state {
 };
 
 caf::behavior drain_actor(caf::stateful_actor<drain_state>* self, drain_settings s, caf::actor runner) {
+  log_exceptions(self, "drain");
   self->state.init(self, std::move(s), std::move(runner));
   self->send(self, linger_atom::value, std::uint64_t{0});  // deliver what earlier runs left at once
   return {

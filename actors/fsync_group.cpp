@@ -9,6 +9,7 @@
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/failure_log.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "runtime/log.hpp"
 #include "runtime/wab/segment_writer.hpp"
@@ -89,6 +90,7 @@ class fsync_group_state {
 };
 
 caf::behavior fsync_group_actor(caf::stateful_actor<fsync_group_state>* self, fsync_group_settings s) {
+  log_exceptions(self, "fsync_group");
   self->state.init(self, s);
   return {
       [=](sync_request& req) { self->state.enqueue(req); },

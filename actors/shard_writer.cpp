@@ -9,6 +9,7 @@
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/failure_log.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "messages/wire/batch.hpp"
@@ -221,6 +222,7 @@ class shard_writer_state {
 
 caf::behavior shard_writer_actor(caf::stateful_actor<shard_writer_state>* self, shard_writer_settings s,
                                  caf::actor fsync_group) {
+  log_exceptions(self, "shard_writer");
   self->state.init(self, std::move(s), std::move(fsync_group));
   return {
       [=](ingest_request& req) { self->state.enqueue(req); },

@@ -11,6 +11,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/sink_worker.hpp"
+#include "actors/failure_log.hpp"
 #include "messages/drain_protocol.hpp"
 #include "runtime/log.hpp"
 
@@ -174,6 +175,7 @@ class sink_runner_state {
 caf::behavior sink_runner_actor(caf::stateful_actor<sink_runner_state>* self, sink_runner_settings s,
                                 std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters,
                                 std::shared_ptr<delivery_status> status) {
+  log_exceptions(self, "sink_runner");
   self->state.init(self, s, std::move(factory), std::move(dead_letters), std::move(status));
   return {
       [=](delivery_batch& b) { self->state.enqueue(b); },

@@ -5,6 +5,7 @@
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/failure_log.hpp"
 #include "messages/drain_protocol.hpp"
 
 namespace weir {
@@ -78,6 +79,7 @@ class sink_worker_state {
 
 caf::behavior sink_worker_actor(caf::stateful_actor<sink_worker_state>* self, std::shared_ptr<sink_factory> factory,
                                 std::shared_ptr<dead_letter_store> dead_letters) {
+  log_exceptions(self, "sink_worker");
   self->state.init(std::move(factory), std::move(dead_letters));
   return {
       [=](const commit_job& job) { return self->state.commit(job); },

@@ -28,6 +28,39 @@ sink_runner_settings runner_settings(const config& cfg) {
   return s;
 }
 
+drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const std::string& dir,
+                                  std::uint64_t first_sequence) {
+  drain_settings s;
+  s.shard = shard;
+  s.shard_dir = dir;
+  s.first_live_sequence = first_sequence;
+  s.batch_max_records = static_cast<std::uint32_t>(cfg.drain.batch_max_records);
+  s.batch_max_bytes = static_cast<std::uint64_t>(cfg.drain.batch_max_bytes);
+  s.linger_ms = static_cast<std::uint32_t>(cfg.drain.linger_ms);
+  s.max_in_flight = static_cast<std::uint32_t>(std::max<std::int64_t>(1, cfg.sink.concurrency));
+  return s;
+}
+
+shard_writer_settings writer_settings_for(const config& cfg, std::uint16_t shard, const std::string& dir,
+                                          std::uint64_t first_sequence) {
+  shard_writer_settings s;
+  s.shard = shard;
+  s.shard_dir = dir;
+  s.first_sequence = first_sequence;
+  s.segment_max_bytes = static_cast<std::uint64_t>(cfg.wab.segment_max_bytes);
+  s.max_group_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
+  return s;
+}
+
+fsync_group_settings fsync_settings_for(const config& cfg, std::uint16_t shard) {
+  fsync_group_settings s;
+  s.policy = cfg.group_commit.policy;
+  s.max_delay_us = static_cast<std::uint32_t>(cfg.group_commit.max_delay_us);
+  s.max_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
+  s.shard = shard;
+  return s;
+}
+
 /// Asks each actor to finish and waits for every done_atom, within `deadline`.
 bool stop_all(caf::scoped_actor& self, const std::vector<caf::actor>& actors,
               std::chrono::steady_clock::time_point deadline) {
@@ -63,33 +96,15 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     auto seq = recovered.next_sequence.find(shard);
     const std::uint64_t first_sequence = seq == recovered.next_sequence.end() ? 1 : seq->second;
 
-    drain_settings ds;
-    ds.shard = shard;
-    ds.shard_dir = dir;
-    ds.first_live_sequence = first_sequence;
-    ds.batch_max_records = static_cast<std::uint32_t>(cfg.drain.batch_max_records);
-    ds.batch_max_bytes = static_cast<std::uint64_t>(cfg.drain.batch_max_bytes);
-    ds.linger_ms = static_cast<std::uint32_t>(cfg.drain.linger_ms);
-    ds.max_in_flight = static_cast<std::uint32_t>(std::max<std::int64_t>(1, cfg.sink.concurrency));
+    auto ds = drain_settings_for(cfg, shard, dir, first_sequence);
     ds.io = io;
     ds.usage = usage;
     drains_.push_back(spawn_drain(sys, ds, runner_));
-
-    fsync_group_settings fs;
-    fs.policy = cfg.group_commit.policy;
-    fs.max_delay_us = static_cast<std::uint32_t>(cfg.group_commit.max_delay_us);
-    fs.max_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
-    fs.shard = shard;
-    shard_writer_settings ws;
-    ws.shard = shard;
-    ws.shard_dir = dir;
-    ws.first_sequence = first_sequence;
-    ws.segment_max_bytes = static_cast<std::uint64_t>(cfg.wab.segment_max_bytes);
-    ws.max_group_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
+    auto ws = writer_settings_for(cfg, shard, dir, first_sequence);
     ws.io = io;
     ws.usage = usage;
     ws.drain = drains_.back();
-    writers_.push_back(spawn_shard_writer(sys, std::move(ws), spawn_fsync_group(sys, fs)));
+    writers_.push_back(spawn_shard_writer(sys, std::move(ws), spawn_fsync_group(sys, fsync_settings_for(cfg, shard))));
   }
 }
 

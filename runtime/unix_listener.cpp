@@ -154,23 +154,17 @@ void unix_listener::on_accepted(stream::socket socket) {
   session->attach(make_actor_(session));
 }
 
-void unix_listener::wind_down() {
-  asio::post(io_, [this] {
-    boost::system::error_code ignored;
-    acceptor_.close(ignored);
-    std::lock_guard<std::mutex> guard(sessions_mutex_);
-    for (auto& [id, weak] : sessions_)
-      if (auto s = weak.lock()) s->request_shutdown();
-  });
-}
+void unix_listener::wind_down() { close_then(&socket_session::request_shutdown); }
 
-void unix_listener::stop() {
-  asio::post(io_, [this] {
+void unix_listener::stop() { close_then(&socket_session::abort); }
+
+void unix_listener::close_then(void (socket_session::*action)()) {
+  asio::post(io_, [this, action] {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
     std::lock_guard<std::mutex> guard(sessions_mutex_);
     for (auto& [id, weak] : sessions_)
-      if (auto s = weak.lock()) s->abort();
+      if (auto s = weak.lock()) ((*s).*action)();
   });
 }
 

@@ -50,6 +50,8 @@ class unix_listener {
 
  private:
   void accept_next();
+  /// Stops accepting, then applies `action` to every live session.
+  void close_then(void (socket_session::*action)());
   void on_accepted(boost::asio::local::stream_protocol::socket socket);
   bool peer_allowed(int fd) const;
 

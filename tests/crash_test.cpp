@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/daemon_process.hpp"
+#include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "support/sink_contents.hpp"
 #include "support/wab_contents.hpp"
@@ -61,15 +62,13 @@ void produce(const std::string& socket, int round, int producer, std::uint32_t s
         std::vector<std::string> batch;
         const int n = 1 + static_cast<int>(rng() % 8);
         for (int i = 0; i < n; ++i) batch.push_back(payload_of(round, producer, seq++));
-        std::vector<std::span<const std::uint8_t>> spans;
-        for (auto& b : batch) spans.emplace_back(reinterpret_cast<const std::uint8_t*>(b.data()), b.size());
-        auto r = c.push_batch(spans, client::durability::durable);
+        auto r = c.push_batch(spans_of(batch), client::durability::durable);
         std::lock_guard<std::mutex> guard(log.mutex);
         for (std::size_t i = 0; i < r.accepted.size(); ++i)
           if (r.accepted[i]) log.acked.push_back(batch[i]);
       } else {
         const std::string p = payload_of(round, producer, seq++);
-        auto r = c.push({reinterpret_cast<const std::uint8_t*>(p.data()), p.size()}, client::durability::durable);
+        auto r = c.push(as_bytes(p), client::durability::durable);
         if (r.acked) {
           std::lock_guard<std::mutex> guard(log.mutex);
           log.acked.push_back(p);

@@ -15,6 +15,7 @@
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame.hpp"
 #include "support/daemon_process.hpp"
+#include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "support/wab_contents.hpp"
 #include "support/wire_peer.hpp"
@@ -25,16 +26,6 @@ using namespace weir::test;
 using weir::client::durability;
 
 namespace {
-
-std::span<const std::uint8_t> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-std::vector<std::span<const std::uint8_t>> spans_of(const std::vector<std::string>& v) {
-  std::vector<std::span<const std::uint8_t>> out;
-  for (const auto& s : v) out.push_back(as_bytes(s));
-  return out;
-}
 
 /// Every payload in the WAB, with where it is.
 std::map<std::string, wab_record> wab_by_payload(const std::filesystem::path& data_dir) {

@@ -15,6 +15,7 @@
 #include "support/daemon_process.hpp"
 #include "support/http_test_server.hpp"
 #include "support/nginx_server.hpp"
+#include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "weir/client.hpp"
 
@@ -23,20 +24,6 @@ using namespace weir::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::span<const std::uint8_t> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
-}
 
 std::vector<std::string> http_args(const http_test_server& server, const std::string& format = "raw") {
   return {"--set", "sink.type=http",  "--set", "sink.http.url=" + server.url(), "--set", "sink.http.format=" + format,
@@ -278,8 +265,14 @@ TEST_CASE("over limits.wab_max_bytes pushes are refused until delivery frees spa
   CHECK_FALSE(c.push(as_bytes("still full"), client::durability::durable).acked);
 
   server.start();  // delivery resumes, confirmed segments are deleted, space frees
-  INFO(d.log());
-  REQUIRE(eventually([&] { return c.push(as_bytes("room again"), client::durability::durable).acked; }, 60s));
+  const bool resumed = eventually([&] { return c.push(as_bytes("room again"), client::durability::durable).acked; }, 60s);
+  std::string files;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "var/wab/shard_00"))
+    files += e.path().filename().string() + " ";
+  INFO(d.log() << "\nrequests seen: " << server.requests() << " accepted: " << server.accepted().size()
+               << "\nWAB files: " << files);
+  if (!resumed && std::getenv("WEIR_TEST_HOLD")) std::this_thread::sleep_for(120s);
+  REQUIRE(resumed);
   REQUIRE(eventually([&] { return bodies(server).count("room again") == 1; }, 30s));
   CHECK(d.stop() == 0);
 }

@@ -18,6 +18,7 @@
 #include "support/daemon_process.hpp"
 #include "support/postgres_server.hpp"
 #include "support/sink_contents.hpp"
+#include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "weir/client.hpp"
 
@@ -26,20 +27,6 @@ using namespace weir::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::span<const std::uint8_t> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
-}
 
 /// Pushes from `connections` producers (several shards), mixing tiers,
 /// tracked pushes and batches; returns payload -> record id for tracked ones
