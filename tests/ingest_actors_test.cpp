@@ -19,6 +19,7 @@
 #include "messages/wire/frame.hpp"
 #include "runtime/wab/segment_format.hpp"
 #include "support/faulty_file_io.hpp"
+#include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "support/wab_contents.hpp"
 
@@ -205,9 +206,15 @@ TEST_CASE("the deadline policy syncs at max_records or after max_delay_us", "[ac
 TEST_CASE("a failed fdatasync acks nothing it covers and the shard continues in a new segment",
           "[actor][ingest][faults]") {
   ingest_harness h;
+  // Both requests are written before the failing sync returns: one covers
+  // the first, the second finds the segment finished.
+  h.io->hold_syncs();
   h.io->fail_next_sync = EIO;
   h.push(1, "lost to EIO", true, ingest_kind::tracked);
+  REQUIRE(h.io->wait_syncs_started(2));
   h.push_batch(2, {"x", "y"}, true);
+  REQUIRE(test::eventually([&] { return test::shard_records(h.shard_dir).size() == 3; }));
+  h.io->release_syncs();
   auto failed = h.replies(2);
   REQUIRE(failed.size() == 2);
   CHECK(is_internal_error_nack(failed[0]));
