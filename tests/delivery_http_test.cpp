@@ -271,7 +271,6 @@ TEST_CASE("over limits.wab_max_bytes pushes are refused until delivery frees spa
     files += e.path().filename().string() + " ";
   INFO(d.log() << "\nrequests seen: " << server.requests() << " accepted: " << server.accepted().size()
                << "\nWAB files: " << files);
-  if (!resumed && std::getenv("WEIR_TEST_HOLD")) std::this_thread::sleep_for(120s);
   REQUIRE(resumed);
   REQUIRE(eventually([&] { return bodies(server).count("room again") == 1; }, 30s));
   CHECK(d.stop() == 0);
