@@ -1,11 +1,13 @@
 #include "bench/baselines.hpp"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -82,6 +84,54 @@ baseline_result measure_socket_round_trip(std::size_t request_bytes, double seco
   echo.join();
   ::close(fds[1]);
   return {static_cast<double>(lat.size()) / elapsed, quantile(lat, 0.5)};
+}
+
+baseline_result measure_sqlite_insert(const std::string& dir, std::size_t payload_bytes, double seconds) {
+  const std::string path = dir + "/sqlite-baseline.db";
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot open " + path);
+  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE weir_records(id TEXT PRIMARY KEY, "
+               "shard INTEGER, segment TEXT, idx INTEGER, ts INTEGER, payload BLOB)",
+               nullptr, nullptr, nullptr);
+  sqlite3_stmt* insert = nullptr;
+  sqlite3_prepare_v2(db, "INSERT INTO weir_records VALUES(?1, 0, 'baseline', ?2, 0, ?3)", -1, &insert, nullptr);
+  const std::vector<std::uint8_t> payload(payload_bytes, 'p');
+  std::vector<double> lat;
+  const auto start = clock::now();
+  const auto stop_at = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+  for (std::int64_t i = 0; clock::now() < stop_at; ++i) {
+    const auto t0 = clock::now();
+    const std::string id = std::to_string(i);
+    sqlite3_reset(insert);
+    sqlite3_bind_text(insert, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(insert, 2, i);
+    sqlite3_bind_blob(insert, 3, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
+    if (sqlite3_step(insert) != SQLITE_DONE) break;
+    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+  }
+  const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+  sqlite3_finalize(insert);
+  sqlite3_close(db);
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  return {static_cast<double>(lat.size()) / elapsed, quantile(lat, 0.5)};
+}
+
+std::uint64_t sqlite_row_count(const std::string& path) {
+  if (!std::filesystem::exists(path)) return 0;
+  sqlite3* db = nullptr;
+  std::uint64_t n = 0;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 1000);
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM weir_records", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      n = static_cast<std::uint64_t>(sqlite3_column_int64(st, 0));
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return n;
 }
 
 }  // namespace weir::bench

@@ -20,4 +20,12 @@ baseline_result measure_fsync(const std::string& dir, std::size_t bytes_per_op, 
 /// out, a 24-byte answer back (the size of an Ack frame).
 baseline_result measure_socket_round_trip(std::size_t request_bytes, double seconds);
 
+/// One INSERT per transaction (the per-record commit weir exists to avoid)
+/// into the sink's table in a fresh SQLite database in `dir` (WAL,
+/// synchronous=FULL, as the SQLite sink runs it).
+baseline_result measure_sqlite_insert(const std::string& dir, std::size_t payload_bytes, double seconds);
+
+/// Rows in weir_records of the SQLite database at `path` (0 while it does not exist).
+std::uint64_t sqlite_row_count(const std::string& path);
+
 }  // namespace weir::bench

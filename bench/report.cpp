@@ -19,9 +19,9 @@ std::string fixed(double v, int digits) {
 }  // namespace
 
 int write_report(std::istream& in, std::ostream& out) {
-  out << "| scenario | tier | producers | pipeline | batch | payload B | records/s | p50 µs | p99 µs | baseline | "
-         "baseline ops/s | baseline p50 µs | ratio |\n"
-      << "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
+  out << "| scenario | measure | tier | producers | pipeline | batch | payload B | records/s | p50 µs | p99 µs | "
+         "baseline | baseline ops/s | baseline p50 µs | ratio |\n"
+      << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
   int rows = 0;
   std::string line;
   while (std::getline(in, line)) {
@@ -29,7 +29,8 @@ int write_report(std::istream& in, std::ostream& out) {
     if (at == std::string::npos) continue;
     const auto j = nlohmann::json::parse(line.substr(at + 7), nullptr, false);
     if (j.is_discarded()) continue;
-    out << "| " << j.value("scenario", "?") << " | " << j.value("durability", "?") << " | "
+    out << "| " << j.value("scenario", "?") << " | " << j.value("measure", "ingest") << " | "
+        << j.value("durability", "?") << " | "
         << j.value("producers", 0) << " | " << j.value("pipeline", 0) << " | " << j.value("batch", 0) << " | "
         << j.value("payload_bytes", 0) << " | " << fixed(j.value("records_per_s", 0.0), 0) << " | "
         << fixed(j.value("p50_us", 0.0), 1) << " | " << fixed(j.value("p99_us", 0.0), 1) << " | "

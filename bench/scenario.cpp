@@ -46,8 +46,13 @@ scenario load_scenario(const std::string& path) {
     if (load["pipeline"]) s.load.pipeline = load["pipeline"].as<std::uint32_t>();
     if (load["seconds"]) s.load.seconds = load["seconds"].as<double>();
     const auto b = root["baseline"] ? root["baseline"].as<std::string>() : "fsync";
-    if (b != "fsync" && b != "socket") throw bad(path, "baseline", "expected fsync or socket");
-    s.baseline = b == "fsync" ? baseline_kind::fsync : baseline_kind::socket;
+    if (b == "fsync") s.baseline = baseline_kind::fsync;
+    else if (b == "socket") s.baseline = baseline_kind::socket;
+    else if (b == "sqlite_insert") s.baseline = baseline_kind::sqlite_insert;
+    else throw bad(path, "baseline", "expected fsync, socket or sqlite_insert");
+    const auto m = root["measure"] ? root["measure"].as<std::string>() : "ingest";
+    if (m != "ingest" && m != "delivery") throw bad(path, "measure", "expected ingest or delivery");
+    s.measure_delivery = m == "delivery";
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
@@ -60,6 +65,15 @@ scenario load_scenario(const std::string& path) {
   s.load.payload_bytes = s.payload_sizes.front();
   s.load.batch = s.batches.front();
   return s;
+}
+
+const char* name_of(baseline_kind b) {
+  switch (b) {
+    case baseline_kind::fsync: return "fsync";
+    case baseline_kind::socket: return "socket";
+    case baseline_kind::sqlite_insert: return "sqlite_insert";
+  }
+  return "?";
 }
 
 }  // namespace weir::bench

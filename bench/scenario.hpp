@@ -12,7 +12,10 @@
 //     batch: [0]                 # records per PushBatch; 0 = single pushes; one run per value
 //     pipeline: 1                # frames in flight per connection
 //     seconds: 5
-//   baseline: fsync              # fsync | socket: the physical reference measured in the same run
+//   measure: ingest              # ingest (acked records/s) | delivery (records/s until the
+//                                #   SQLite sink holds every acked record)
+//   baseline: fsync              # fsync | socket | sqlite_insert: the physical reference
+//                                #   measured in the same run
 #include <cstdint>
 #include <map>
 #include <string>
@@ -20,7 +23,7 @@
 
 namespace weir::bench {
 
-enum class baseline_kind { fsync, socket };
+enum class baseline_kind { fsync, socket, sqlite_insert };
 
 struct load_spec {
   int producers = 1;
@@ -38,7 +41,10 @@ struct scenario {
   std::vector<std::uint32_t> payload_sizes;
   std::vector<std::uint32_t> batches;
   baseline_kind baseline = baseline_kind::fsync;
+  bool measure_delivery = false;
 };
+
+const char* name_of(baseline_kind b);
 
 /// Throws std::runtime_error naming the key and the problem.
 scenario load_scenario(const std::string& path);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,10 +42,13 @@ Options:
   --seconds S   override the scenario's duration per result
   -h, --help    print this help;  --version  print the version
 
-JSON fields: records_per_s (acked records), p50_us/p99_us/p999_us (send to
-reply, per frame), baseline_ops_per_s and baseline_p50_us (fsync: one write
-of a frame's records plus fdatasync; socket: one round trip), ratio
-(records_per_s over the baseline's records per second).
+JSON fields: records_per_s (acked records per second; with "measure:
+delivery", per second from the first push until the SQLite sink holds every
+acked record), catch_up_s (delivery: time after the last ack until then),
+p50_us/p99_us/p999_us (send to reply, per frame), baseline_ops_per_s and
+baseline_p50_us (fsync: one write of a frame's records plus fdatasync;
+socket: one round trip; sqlite_insert: one INSERT committed on its own),
+ratio (records_per_s over the baseline's records per second).
 )";
 
 std::string self_dir() {
@@ -90,16 +94,43 @@ int run(const std::vector<std::string>& args) {
       std::filesystem::create_directories(run_dir);
       if (socket.empty())
         daemon = std::make_unique<weir::bench::daemon_runner>(self_dir() + "/weir-server", run_dir, sc.daemon_settings);
+      const auto load_started = std::chrono::steady_clock::now();
       auto load = weir::bench::run_load(socket.empty() ? daemon->socket_path() : socket, spec);
+      double delivered_s = 0, catch_up_s = 0;
+      if (sc.measure_delivery) {
+        if (!daemon) throw std::runtime_error("measure: delivery needs the daemon weir-bench starts (no --socket)");
+        const auto load_ended = std::chrono::steady_clock::now();
+        const std::string db = run_dir + "/var/sink.db";
+        while (weir::bench::sqlite_row_count(db) < load.records) {
+          if (std::chrono::steady_clock::now() - load_ended > std::chrono::minutes(5))
+            throw std::runtime_error("the sink did not receive every acked record within 5 minutes");
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        const auto done = std::chrono::steady_clock::now();
+        delivered_s = std::chrono::duration<double>(done - load_started).count();
+        catch_up_s = std::chrono::duration<double>(done - load_ended).count();
+      }
       if (daemon) daemon->stop();
 
-      std::cerr << "weir-bench: baseline (" << (sc.baseline == weir::bench::baseline_kind::fsync ? "fsync" : "socket")
-                << ")\n";
+      std::cerr << "weir-bench: baseline (" << weir::bench::name_of(sc.baseline) << ")\n";
       const double base_seconds = std::min(spec.seconds, 3.0);
-      const auto base = sc.baseline == weir::bench::baseline_kind::fsync
-                            ? weir::bench::measure_fsync(run_dir, per_frame * (payload + 16), base_seconds)
-                            : weir::bench::measure_socket_round_trip(per_frame * (payload + 4) + 24, base_seconds);
-      const double records_per_s = static_cast<double>(load.records) / load.seconds;
+      weir::bench::baseline_result base;
+      std::uint64_t base_records_per_op = per_frame;
+      switch (sc.baseline) {
+        case weir::bench::baseline_kind::fsync:
+          base = weir::bench::measure_fsync(run_dir, per_frame * (payload + 16), base_seconds);
+          break;
+        case weir::bench::baseline_kind::socket:
+          base = weir::bench::measure_socket_round_trip(per_frame * (payload + 4) + 24, base_seconds);
+          break;
+        case weir::bench::baseline_kind::sqlite_insert:
+          base = weir::bench::measure_sqlite_insert(run_dir, payload, base_seconds);
+          base_records_per_op = 1;
+          break;
+      }
+      // Delivery scenarios count records per second until the sink holds them all.
+      const double records_per_s =
+          static_cast<double>(load.records) / (sc.measure_delivery ? delivered_s : load.seconds);
       nlohmann::json j{{"scenario", sc.name},
                        {"durability", spec.durable ? "durable" : "buffered"},
                        {"producers", spec.producers},
@@ -113,10 +144,12 @@ int run(const std::vector<std::string>& args) {
                        {"p50_us", weir::bench::quantile(load.latency_us, 0.5)},
                        {"p99_us", weir::bench::quantile(load.latency_us, 0.99)},
                        {"p999_us", weir::bench::quantile(load.latency_us, 0.999)},
-                       {"baseline", sc.baseline == weir::bench::baseline_kind::fsync ? "fsync" : "socket"},
+                       {"measure", sc.measure_delivery ? "delivery" : "ingest"},
+                       {"catch_up_s", catch_up_s},
+                       {"baseline", weir::bench::name_of(sc.baseline)},
                        {"baseline_ops_per_s", base.ops_per_s},
                        {"baseline_p50_us", base.p50_us},
-                       {"ratio", records_per_s / (base.ops_per_s * static_cast<double>(per_frame))}};
+                       {"ratio", records_per_s / (base.ops_per_s * static_cast<double>(base_records_per_op))}};
       std::cout << "BENCH: " << j.dump() << "\n";
       std::printf("%s: %.0f records/s (p50 %.1f us, p99 %.1f us), %s baseline %.0f ops/s (p50 %.1f us), ratio %.2f\n",
                   sc.name.c_str(), records_per_s, j["p50_us"].get<double>(), j["p99_us"].get<double>(),
