@@ -1,12 +1,14 @@
 #include "actors/connection.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 
 #include "messages/ingest_protocol.hpp"
+#include "runtime/metrics.hpp"
 #include "messages/wire/batch.hpp"
 #include "messages/wire/frame_reader.hpp"
 
@@ -18,7 +20,19 @@ struct reply_slot {
   bool ready = false;
   bool close_after = false;
   byte_buffer bytes;
+  tier_label tier = tier_label::none;  // of a push; `none` for other replies
+  std::uint32_t records = 0;           // records the reply answers
+  std::chrono::steady_clock::time_point decoded{};
 };
+
+tier_label label_of(wire::tier t) {
+  switch (t) {
+    case wire::tier::buffered: return tier_label::buffered;
+    case wire::tier::durable: return tier_label::durable;
+    case wire::tier::replicated: return tier_label::replicated;
+  }
+  return tier_label::none;
+}
 
 class connection_state {
  public:
@@ -45,7 +59,10 @@ class connection_state {
   void on_writer_down() {
     settings_.writer = nullptr;
     for (auto& slot : replies_)
-      if (!slot.ready) slot = {true, false, wire::encode_nack(wire::nack_reason::internal_error)};
+      if (!slot.ready) {
+        slot.ready = true;
+        slot.bytes = wire::encode_nack(wire::nack_reason::internal_error);
+      }
     flush();
     pump();
   }
@@ -133,22 +150,26 @@ class connection_state {
 
   void submit(wire::stream_frame& frame, ingest_kind kind, std::vector<std::uint32_t> bounds) {
     const auto tier = wire::tier_of(frame.header.dur);
+    const auto records = static_cast<std::uint32_t>(kind == ingest_kind::batch ? bounds.size() / 2 : 1);
+    reply_slot slot{false, false, {}, label_of(tier), records, std::chrono::steady_clock::now()};
     if (!settings_.writer || tier == wire::tier::replicated) {
       // No writer (stopped), or a tier this node cannot honour without a
       // cluster: nothing can be promised, so the answer is the transient Nack.
-      if (kind == ingest_kind::batch)
-        reply(wire::encode_ack_batch(std::vector<bool>(bounds.size() / 2, false)));
-      else
-        reply(wire::encode_nack(wire::nack_reason::internal_error));
+      slot.ready = true;
+      slot.bytes = kind == ingest_kind::batch ? wire::encode_ack_batch(std::vector<bool>(records, false))
+                                              : wire::encode_nack(wire::nack_reason::internal_error);
+      replies_.push_back(std::move(slot));
+      flush();
       return;
     }
+    if (settings_.stats) settings_.stats->tier(slot.tier).accepted->Increment(records);
     ingest_request req;
     req.tag = first_tag_ + replies_.size();
     req.kind = static_cast<std::uint8_t>(kind);
     req.durable = tier == wire::tier::durable;
     req.body = std::move(frame.payload);
     req.bounds = std::move(bounds);
-    replies_.push_back({false, false, {}});
+    replies_.push_back(std::move(slot));
     self_->send(settings_.writer, std::move(req));
   }
 
@@ -161,7 +182,30 @@ class connection_state {
   void reject(wire::nack_reason reason) {
     closing_ = true;
     replies_.push_back({true, true, wire::encode_nack(reason)});
+    if (settings_.stats) settings_.stats->tier(tier_label::none).nack[static_cast<std::uint8_t>(reason)]->Increment();
     flush();
+  }
+
+  /// Counts what a push's reply says, as it goes out.
+  void count(const reply_slot& slot) {
+    if (!settings_.stats || slot.records == 0 || slot.bytes.size() < wire::header_size) return;
+    auto& t = settings_.stats->tier(slot.tier);
+    const auto type = static_cast<wire::message_type>(slot.bytes[5]);
+    std::uint32_t acked = 0;
+    if (type == wire::message_type::ack || type == wire::message_type::ack_tracked) {
+      acked = 1;
+    } else if (type == wire::message_type::ack_batch) {
+      for (std::size_t i = wire::header_size + 3; i + wire::payload_crc_size < slot.bytes.size(); ++i)
+        acked += static_cast<std::uint32_t>(__builtin_popcount(slot.bytes[i]));
+    }
+    if (acked > 0) {
+      t.acked->Increment(acked);
+      t.ack_latency.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - slot.decoded).count());
+    }
+    if (acked < slot.records) {
+      const std::uint8_t reason = type == wire::message_type::nack ? slot.bytes[wire::header_size] : 6;
+      if (reason < t.nack.size() && t.nack[reason]) t.nack[reason]->Increment(slot.records - acked);
+    }
   }
 
   void flush() {
@@ -169,6 +213,7 @@ class connection_state {
       reply_slot slot = std::move(replies_.front());
       replies_.pop_front();
       ++first_tag_;
+      count(slot);
       if (!slot.bytes.empty()) io_->write(std::move(slot.bytes));
       if (slot.close_after) {
         io_->close();

@@ -25,12 +25,15 @@
 
 namespace weir {
 
+class metrics;
+
 struct connection_settings {
   std::uint32_t payload_cap = 16u * 1024 * 1024;
   std::uint32_t max_batch_records = 1024;
   ack_mode mode = ack_mode::ordered;
   std::uint32_t max_inflight = 256;
   caf::actor writer;  // this connection's shard_writer, for the connection's life
+  metrics* stats = nullptr;  // may be null (tests)
 };
 
 connection_settings connection_settings_from(const config& cfg);

@@ -18,6 +18,7 @@
 #include "messages/drain_protocol.hpp"
 #include "messages/wire/coordinate.hpp"
 #include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/wab/confirm_cursor.hpp"
 #include "runtime/wab/segment_reader.hpp"
 
@@ -36,6 +37,7 @@ struct in_flight {
   std::uint64_t id;
   position end;  // just past the batch's last record
   bool done = false;
+  std::uint64_t records = 0;
 };
 
 class drain_state {
@@ -58,6 +60,13 @@ class drain_state {
     normalise_cursor();
     delete_confirmed();
     read_ = cursor_;
+    if (s_.stats) {
+      std::uint64_t backlog = 0;
+      for (const auto& [seq, records] : s_.recovered_records)
+        if (seq >= cursor_.sequence) backlog += records;
+      if (s_.recovered_records.count(cursor_.sequence)) backlog -= std::min(backlog, cursor_.index - 1);
+      s_.stats->backlog = backlog;
+    }
   }
 
   void on_appended(std::uint64_t seq, std::uint64_t end) {
@@ -72,7 +81,10 @@ class drain_state {
 
   void on_delivered(std::uint64_t id) {
     for (auto& b : flying_)
-      if (b.id == id) b.done = true;
+      if (b.id == id) {
+        b.done = true;
+        if (s_.stats) s_.stats->confirmed.fetch_add(b.records, std::memory_order_relaxed);
+      }
     while (!flying_.empty() && flying_.front().done) {
       cursor_ = flying_.front().end;
       flying_.pop_front();
@@ -177,7 +189,7 @@ class drain_state {
     ++linger_epoch_;
     linger_scheduled_ = false;
     const std::uint64_t id = next_batch_++;
-    flying_.push_back({id, read_, false});
+    flying_.push_back({id, read_, false, pending_.size()});
     self_->send(runner_, delivery_batch{id, std::move(pending_)});
     pending_.clear();
     pending_bytes_ = 0;

@@ -15,6 +15,7 @@
 //               up; the next append wakes it) -> full (sink.concurrency
 //               batches in flight: reads resume when one is confirmed)
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,8 @@
 #include "runtime/wab/wab_usage.hpp"
 
 namespace weir {
+
+struct shard_metrics;
 
 struct drain_settings {
   std::uint16_t shard = 0;
@@ -37,6 +40,9 @@ struct drain_settings {
   std::uint32_t max_in_flight = 4;
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
+  /// Records per segment found by startup recovery, for the lag at startup.
+  std::map<std::uint64_t, std::uint64_t> recovered_records;
+  shard_metrics* stats = nullptr;  // may be null (tests)
 };
 
 caf::actor spawn_drain(caf::actor_system& sys, drain_settings settings, caf::actor sink_runner);

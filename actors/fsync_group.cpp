@@ -12,6 +12,7 @@
 #include "actors/failure_log.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/wab/segment_writer.hpp"
 
 namespace weir {
@@ -63,11 +64,27 @@ class fsync_group_state {
       if (done) continue;
       // A finished segment answers -EIO at once: nothing on it may be acked.
       const bool already_failed = req.segment->sync_failed();
+      const auto started = std::chrono::steady_clock::now();
       const int rc = req.segment->sync();
+      if (settings_.stats && !already_failed) {
+        settings_.stats->fsync_duration->Observe(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        if (rc < 0) settings_.stats->fsync_failures->Increment();
+      }
       if (rc < 0 && !already_failed)
         log::error("WAB fdatasync failed; the segment is retired and nothing it holds unacked will be acked",
                    {{"file", req.segment->path()}, {"error", std::strerror(-rc)}});
       results.emplace_back(seg, rc);
+    }
+    if (settings_.stats) {
+      std::uint64_t released = 0;
+      for (const auto& req : batch)
+        for (const auto& a : req.acks) released += a.records;
+      if (released > 0) {
+        settings_.stats->group_commit_records->Observe(static_cast<double>(released));
+        settings_.stats->fsyncs.fetch_add(1, std::memory_order_relaxed);
+        settings_.stats->synced_records.fetch_add(released, std::memory_order_relaxed);
+      }
     }
     for (auto& req : batch) {
       int rc = 0;

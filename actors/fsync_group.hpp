@@ -21,11 +21,14 @@
 
 namespace weir {
 
+struct shard_metrics;
+
 struct fsync_group_settings {
   commit_policy policy = commit_policy::adaptive;
   std::uint32_t max_delay_us = 1000;
   std::uint32_t max_records = 4096;
   std::uint16_t shard = 0;
+  shard_metrics* stats = nullptr;  // may be null (tests)
 };
 
 caf::actor spawn_fsync_group(caf::actor_system& sys, const fsync_group_settings& settings);

@@ -16,6 +16,7 @@
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame.hpp"
 #include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/wab/segment_writer.hpp"
 
 namespace weir {
@@ -112,6 +113,7 @@ class shard_writer_state {
     const std::uint64_t size_before = active_->size();
     const auto written = active_->append(spans, wall_clock_ns());
     settings_.usage->add(active_->size() - size_before);
+    if (settings_.stats) settings_.stats->appended.fetch_add(written.landed, std::memory_order_relaxed);
     if (written.error < 0)
       log::error("WAB write failed; the segment takes no more records and a new one is started",
                  {{"file", active_->path()},
@@ -199,6 +201,7 @@ class shard_writer_state {
                     {"dir", settings_.shard_dir},
                     {"error", std::strerror(-created.error())}});
       offline_ = true;
+      if (settings_.stats) settings_.stats->offline = true;
       return;
     }
     active_ = std::move(created).value();
@@ -206,6 +209,7 @@ class shard_writer_state {
     announce();
     if (offline_) log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
     offline_ = false;
+    if (settings_.stats) settings_.stats->offline = false;
   }
 
   caf::event_based_actor* self_ = nullptr;

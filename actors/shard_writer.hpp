@@ -29,6 +29,8 @@
 
 namespace weir {
 
+struct shard_metrics;
+
 struct shard_writer_settings {
   std::uint16_t shard = 0;
   std::string shard_dir;
@@ -39,6 +41,7 @@ struct shard_writer_settings {
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
   caf::actor drain;  // told after every write what is readable; may be null (tests)
+  shard_metrics* stats = nullptr;  // may be null (tests)
 };
 
 caf::actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings, caf::actor fsync_group);

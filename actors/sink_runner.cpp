@@ -14,6 +14,7 @@
 #include "actors/failure_log.hpp"
 #include "messages/drain_protocol.hpp"
 #include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
 
 namespace weir {
 
@@ -37,7 +38,7 @@ class sink_runner_state {
     status_ = std::move(status);
     type_ = factory->type();
     for (std::uint32_t i = 0; i < std::max(1u, s.concurrency); ++i) {
-      workers_.push_back(spawn_sink_worker(self->system(), factory, dead_letters));
+      workers_.push_back(spawn_sink_worker(self->system(), factory, dead_letters, s.stats));
       self->link_to(workers_.back());
       idle_.push_back(true);
     }
@@ -93,6 +94,15 @@ class sink_runner_state {
 
   void finished(std::size_t w, std::uint64_t key, job j, const commit_outcome& out) {
     idle_[w] = true;
+    if (auto* m = settings_.stats) {
+      m->sink_commit_duration().Observe(out.seconds);
+      if (out.what == commit_outcome::kind::committed) {
+        m->sink_records("committed").Increment(static_cast<double>(j.records - out.dead_lettered));
+        m->sink_records("dead_lettered").Increment(static_cast<double>(out.dead_lettered));
+      } else {
+        m->sink_records("retried").Increment(static_cast<double>(j.records));
+      }
+    }
     if (out.what == commit_outcome::kind::committed) {
       failures_ = 0;
       set_health(static_cast<std::uint8_t>(sink_health::healthy));

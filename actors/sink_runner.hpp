@@ -27,6 +27,8 @@
 
 namespace weir {
 
+class metrics;
+
 struct sink_runner_settings {
   std::uint32_t concurrency = 4;
   std::uint32_t retry_initial_ms = 100;
@@ -34,6 +36,7 @@ struct sink_runner_settings {
   std::uint32_t retry_max_ms = 30000;
   double retry_jitter = 0.2;
   std::uint32_t health_interval_ms = 5000;
+  metrics* stats = nullptr;  // may be null (tests)
 };
 
 caf::actor spawn_sink_runner(caf::actor_system& sys, const sink_runner_settings& settings,

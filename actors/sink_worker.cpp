@@ -1,5 +1,7 @@
 #include "actors/sink_worker.hpp"
 
+#include <chrono>
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
@@ -7,6 +9,7 @@
 
 #include "actors/failure_log.hpp"
 #include "messages/drain_protocol.hpp"
+#include "runtime/metrics.hpp"
 
 namespace weir {
 
@@ -16,12 +19,26 @@ class sink_worker_state {
  public:
   static inline const char* name = "sink_worker";
 
-  void init(std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters) {
+  void init(std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters, metrics* stats) {
     factory_ = std::move(factory);
     dead_letters_ = std::move(dead_letters);
+    stats_ = stats;
   }
 
   commit_outcome commit(const commit_job& job) {
+    const auto started = std::chrono::steady_clock::now();
+    commit_outcome out = attempt(job);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (stats_ && out.what == commit_outcome::kind::committed) {
+      const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+      for (const auto& r : *job.records) stats_->delivery_latency().observe(static_cast<double>(now_ns - r.ts_ns) / 1e9);
+    }
+    return out;
+  }
+
+ private:
+  commit_outcome attempt(const commit_job& job) {
     commit_outcome out;
     if (!ready(out.error)) {
       out.what = commit_outcome::kind::transient;
@@ -53,6 +70,8 @@ class sink_worker_state {
     return out;
   }
 
+
+ public:
   std::uint8_t probe() {
     std::string ignored;
     if (!ready(ignored)) return static_cast<std::uint8_t>(sink_health::down);
@@ -75,12 +94,13 @@ class sink_worker_state {
   std::shared_ptr<sink_factory> factory_;
   std::shared_ptr<dead_letter_store> dead_letters_;
   std::unique_ptr<sink> sink_;
+  metrics* stats_ = nullptr;
 };
 
 caf::behavior sink_worker_actor(caf::stateful_actor<sink_worker_state>* self, std::shared_ptr<sink_factory> factory,
-                                std::shared_ptr<dead_letter_store> dead_letters) {
+                                std::shared_ptr<dead_letter_store> dead_letters, metrics* stats) {
   log_exceptions(self, "sink_worker");
-  self->state.init(std::move(factory), std::move(dead_letters));
+  self->state.init(std::move(factory), std::move(dead_letters), stats);
   return {
       [=](const commit_job& job) { return self->state.commit(job); },
       [=](probe_atom) { return self->state.probe(); },
@@ -90,8 +110,8 @@ caf::behavior sink_worker_actor(caf::stateful_actor<sink_worker_state>* self, st
 }  // namespace
 
 caf::actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
-                             std::shared_ptr<dead_letter_store> dead_letters) {
-  return sys.spawn<caf::detached>(sink_worker_actor, std::move(factory), std::move(dead_letters));
+                             std::shared_ptr<dead_letter_store> dead_letters, metrics* stats) {
+  return sys.spawn<caf::detached>(sink_worker_actor, std::move(factory), std::move(dead_letters), stats);
 }
 
 }  // namespace weir

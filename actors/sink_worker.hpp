@@ -16,7 +16,10 @@
 
 namespace weir {
 
+class metrics;
+
+/// `stats` may be null (tests).
 caf::actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
-                             std::shared_ptr<dead_letter_store> dead_letters);
+                             std::shared_ptr<dead_letter_store> dead_letters, metrics* stats);
 
 }  // namespace weir

@@ -43,6 +43,7 @@ struct commit_outcome {
   std::string error;
   std::int64_t retry_after_ms = -1;  // the sink asked for this wait (Retry-After)
   std::uint64_t dead_lettered = 0;
+  double seconds = 0;  // how long the commit took
 };
 
 }  // namespace weir

@@ -17,7 +17,9 @@
 
 #include "actors/connection.hpp"
 #include "messages/ingest_protocol.hpp"
+#include "runtime/admin_server.hpp"
 #include "runtime/data_dir.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/pipeline.hpp"
 #include "runtime/log.hpp"
 #include "runtime/startup_error.hpp"
@@ -76,6 +78,8 @@ int run_daemon(const config& cfg) {
   const wab_startup recovered = recover_wab(cfg);
   auto usage = std::make_shared<wab::wab_usage>(static_cast<std::uint64_t>(cfg.limits.wab_max_bytes));
   usage->add(recovered.bytes);
+  metrics exported(cfg.data_dir, static_cast<std::uint16_t>(cfg.ingest.shards));
+  exported.recovered(recovered.records, recovered.quarantined);
 
   // Sessions (and the stats they update) are released by connection actors,
   // which the actor system outlives: declare them first so they die last.
@@ -87,10 +91,18 @@ int run_daemon(const config& cfg) {
   caf_cfg.set("scheduler.policy", caf::atom("sharing"));
   caf_cfg.add_message_types<caf::id_block::weir>();
   caf::actor_system system{caf_cfg};
-  pipeline shards(system, cfg, recovered, wab::default_file_io(), usage);
+  pipeline shards(system, cfg, recovered, wab::default_file_io(), usage, &exported);
 
   auto work = boost::asio::make_work_guard(io);
-  const connection_settings conn = connection_settings_from(cfg);
+  connection_settings conn = connection_settings_from(cfg);
+  conn.stats = &exported;
+
+  // Bound before the producer socket, so a taken port fails the start cleanly.
+  std::unique_ptr<admin_server> admin;
+  if (!cfg.admin.listen.empty())
+    admin = std::make_unique<admin_server>(cfg.admin.listen, exported,
+                                           metrics::live_state{&stats, usage.get(), shards.delivery().get(),
+                                                               shards.dead_letters().get(), shards.sink_type()});
 
   std::unique_ptr<unix_listener> listener;
   if (!cfg.listen.unix_path.empty()) {
@@ -110,6 +122,7 @@ int run_daemon(const config& cfg) {
 
   std::vector<std::thread> io_threads;
   for (std::int64_t i = 0; i < cfg.runtime.io_threads; ++i) io_threads.emplace_back([&io] { io.run(); });
+  if (admin) admin->start();
 
   const auto startup_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -119,6 +132,7 @@ int run_daemon(const config& cfg) {
              {"data_dir", cfg.data_dir},
              {"shards", std::to_string(cfg.ingest.shards)},
              {"ack_mode", cfg.ingest.ack_mode == ack_mode::strict ? "strict" : "ordered"},
+             {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
 
   int sig = 0;
@@ -152,6 +166,7 @@ int run_daemon(const config& cfg) {
     joined.wait();
   }
   if (listener) listener->remove_socket_file();
+  if (admin) admin->stop();
   log::info("stopped", {{"connections_served", std::to_string(stats.accepted.load())}});
   return 0;
 }

@@ -78,7 +78,7 @@ bool stop_all(caf::scoped_actor& self, const std::vector<caf::actor>& actors,
 }  // namespace
 
 pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup& recovered,
-                   std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage)
+                   std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats)
     : sys_(sys) {
   std::shared_ptr<sink_factory> factory;
   try {
@@ -86,9 +86,12 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
   } catch (const std::exception& e) {
     throw startup_error(e.what());
   }
-  auto dead_letters = std::make_shared<dead_letter_store>(io, cfg.data_dir + "/dead_letter",
-                                                          static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));
-  runner_ = spawn_sink_runner(sys, runner_settings(cfg), factory, dead_letters, delivery_);
+  sink_type_ = factory->type();
+  dead_letters_ = std::make_shared<dead_letter_store>(io, cfg.data_dir + "/dead_letter",
+                                                      static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));
+  auto rs = runner_settings(cfg);
+  rs.stats = stats;
+  runner_ = spawn_sink_runner(sys, rs, factory, dead_letters_, delivery_);
 
   for (std::int64_t i = 0; i < cfg.ingest.shards; ++i) {
     const auto shard = static_cast<std::uint16_t>(i);
@@ -96,15 +99,21 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     auto seq = recovered.next_sequence.find(shard);
     const std::uint64_t first_sequence = seq == recovered.next_sequence.end() ? 1 : seq->second;
 
+    shard_metrics* shard_stats = stats ? &stats->shard(shard) : nullptr;
     auto ds = drain_settings_for(cfg, shard, dir, first_sequence);
     ds.io = io;
     ds.usage = usage;
+    ds.stats = shard_stats;
+    if (auto r = recovered.segment_records.find(shard); r != recovered.segment_records.end()) ds.recovered_records = r->second;
     drains_.push_back(spawn_drain(sys, ds, runner_));
     auto ws = writer_settings_for(cfg, shard, dir, first_sequence);
     ws.io = io;
     ws.usage = usage;
     ws.drain = drains_.back();
-    writers_.push_back(spawn_shard_writer(sys, std::move(ws), spawn_fsync_group(sys, fsync_settings_for(cfg, shard))));
+    ws.stats = shard_stats;
+    auto fs = fsync_settings_for(cfg, shard);
+    fs.stats = shard_stats;
+    writers_.push_back(spawn_shard_writer(sys, std::move(ws), spawn_fsync_group(sys, fs)));
   }
 }
 

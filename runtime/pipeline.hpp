@@ -14,6 +14,7 @@
 
 #include "config/config.hpp"
 #include "runtime/dead_letter_store.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/delivery_status.hpp"
 #include "runtime/wab/file_io.hpp"
 #include "runtime/wab/wab_usage.hpp"
@@ -24,8 +25,9 @@ namespace weir {
 class pipeline {
  public:
   /// Throws startup_error when the sink cannot be set up from the configuration.
+  /// `stats` may be null (tests); it must outlive the pipeline.
   pipeline(caf::actor_system& sys, const config& cfg, const wab_startup& recovered,
-           std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage);
+           std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats = nullptr);
   /// Stops every actor still running (an aborted startup): the actor system
   /// cannot end while they live.
   ~pipeline();
@@ -41,12 +43,16 @@ class pipeline {
   bool shut_down(std::chrono::milliseconds timeout);
 
   const std::shared_ptr<delivery_status>& delivery() const { return delivery_; }
+  const std::shared_ptr<dead_letter_store>& dead_letters() const { return dead_letters_; }
+  const std::string& sink_type() const { return sink_type_; }
 
  private:
   caf::actor_system& sys_;
   std::vector<caf::actor> writers_, drains_;
   caf::actor runner_;
   std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();
+  std::shared_ptr<dead_letter_store> dead_letters_;
+  std::string sink_type_;
   std::atomic<std::uint64_t> next_{0};
 };
 

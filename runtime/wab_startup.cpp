@@ -46,8 +46,12 @@ wab_startup recover_wab(const config& cfg) {
   for (const auto& dir : shard_dirs) {
     try {
       auto r = wab::recover_shard(*wab::default_file_io(), dir.string(), quarantine);
-      out.next_sequence[*shard_number(dir.filename().string())] = r.next_sequence;
-      for (const auto& seg : r.segments) out.bytes += seg.valid_bytes;
+      const auto shard = *shard_number(dir.filename().string());
+      out.next_sequence[shard] = r.next_sequence;
+      for (const auto& seg : r.segments) {
+        out.bytes += seg.valid_bytes;
+        out.segment_records[shard][seg.sequence] = seg.records;
+      }
       out.records += r.records;
       out.segments += r.segments.size();
       out.truncated += r.truncated_segments;

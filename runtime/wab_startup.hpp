@@ -12,6 +12,7 @@ namespace weir {
 
 struct wab_startup {
   std::map<std::uint16_t, std::uint64_t> next_sequence;  // per shard found on disk
+  std::map<std::uint16_t, std::map<std::uint64_t, std::uint64_t>> segment_records;  // shard -> sequence -> records
   std::uint64_t bytes = 0;                               // live segment bytes, all shards
   std::uint64_t segments = 0, records = 0, truncated = 0, quarantined = 0;
 };
