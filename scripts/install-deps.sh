@@ -8,8 +8,8 @@ packages=(
   libcaf-dev libboost-dev libyaml-cpp-dev prometheus-cpp-dev catch2
   libssl-dev libsqlite3-dev libpq-dev zlib1g-dev
   nlohmann-json3-dev sqlite3 python3
-  # real servers the test suite starts itself, on private ports and directories
-  postgresql-15 nginx
+  # real servers and tools the test suite starts itself, on private ports and directories
+  postgresql-15 nginx prometheus chromium
 )
 # Extra packages for the integration suites (real servers and tools).
 packages+=(${WEIR_EXTRA_PACKAGES:-})

@@ -1,0 +1,68 @@
+#include "support/http_get.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+namespace weir::test {
+
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+http_reply http_request(std::uint16_t port, const std::string& target, const std::string& method) {
+  try {
+    boost::asio::io_context io;
+    tcp::socket socket(io);
+    socket.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
+    http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.keep_alive(false);
+    req.prepare_payload();
+    http::write(socket, req);
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res);
+    return {static_cast<int>(res.result_int()), res.body()};
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+std::uint16_t free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+int run_with_input(const std::string& command, const std::string& input, std::string& output) {
+  char tmpl[] = "/tmp/weir-input-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  if (fd < 0) return -1;
+  ::close(fd);
+  std::ofstream(tmpl, std::ios::binary) << input;
+  FILE* p = ::popen((command + " < " + tmpl + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf{};
+  output.clear();
+  while (p && std::fgets(buf.data(), buf.size(), p)) output += buf.data();
+  const int rc = p ? ::pclose(p) : -1;
+  ::unlink(tmpl);
+  return rc;
+}
+
+}  // namespace weir::test

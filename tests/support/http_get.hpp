@@ -1,0 +1,22 @@
+#pragma once
+// A one-shot HTTP/1.1 request for tests of the admin server and of Prometheus.
+#include <cstdint>
+#include <string>
+
+namespace weir::test {
+
+struct http_reply {
+  int status = 0;  // 0: no connection
+  std::string body;
+};
+
+http_reply http_request(std::uint16_t port, const std::string& target, const std::string& method = "GET");
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+std::uint16_t free_tcp_port();
+
+/// Runs `command` with `input` on its standard input; returns its exit status
+/// and fills `output` with what it printed (stdout and stderr).
+int run_with_input(const std::string& command, const std::string& input, std::string& output);
+
+}  // namespace weir::test
