@@ -13,6 +13,7 @@
 
 #include "messages/wire/coordinate.hpp"
 #include "support/daemon_process.hpp"
+#include "support/http_get.hpp"
 #include "support/http_test_server.hpp"
 #include "support/nginx_server.hpp"
 #include "support/test_helpers.hpp"
@@ -242,8 +243,9 @@ TEST_CASE("over limits.wab_max_bytes pushes are refused until delivery frees spa
   server.stop();  // the sink is down from the start: nothing drains
   temp_dir dir;
   auto args = http_args(server);
+  const auto admin = free_tcp_port();
   args.insert(args.end(), {"--set", "limits.wab_max_bytes=16MiB", "--set", "wab.segment_max_bytes=64KiB",
-                           "--set", "ingest.shards=1"});
+                           "--set", "ingest.shards=1", "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
   daemon_process d(dir.path(), args);
   REQUIRE(d.wait_ready());
   auto c = client::connection::connect_unix(d.socket_path());
@@ -263,6 +265,10 @@ TEST_CASE("over limits.wab_max_bytes pushes are refused until delivery frees spa
   REQUIRE_FALSE(refused.acked);
   CHECK(refused.nack == 0x06);  // InternalError: retry later, the connection stays open
   CHECK_FALSE(c.push(as_bytes("still full"), client::durability::durable).acked);
+  const auto ready = http_request(admin, "/readyz");
+  CHECK(ready.status == 503);
+  CHECK(ready.body.find("over limits.wab_max_bytes") != std::string::npos);
+  CHECK(http_request(admin, "/metrics").body.find("weir_wab_cap_rejections_total 0") == std::string::npos);
 
   server.start();  // delivery resumes, confirmed segments are deleted, space frees
   const bool resumed = eventually([&] { return c.push(as_bytes("room again"), client::durability::durable).acked; }, 60s);

@@ -1,5 +1,7 @@
 #include "support/nginx_server.hpp"
 
+#include "support/http_get.hpp"
+
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -13,18 +15,6 @@
 namespace weir::test {
 
 namespace {
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 bool accepts(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -45,7 +35,7 @@ nginx_server::nginx_server() {
   char tmpl[] = "/tmp/weir-nginx-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
-  port_ = free_port();
+  port_ = free_tcp_port();
   const std::string d = dir_.string(), p = std::to_string(port_);
   std::ofstream(dir_ / "nginx.conf") << "daemon off;\nmaster_process off;\npid " << d << "/nginx.pid;\n"
       << "error_log " << d << "/error.log;\nevents { worker_connections 64; }\nhttp {\n"
