@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "messages/wire/coordinate.hpp"
 #include "support/daemon_process.hpp"
@@ -186,6 +187,14 @@ TEST_CASE("http: a refused record is dead-lettered and the others are delivered"
   }));
   CHECK(dead_letter_files(dir / "var") == 1);
   CHECK(d.log().find("dead-lettered") != std::string::npos);
+  // The operator's view of them.
+  const auto listed = run_binary(binary("weir-ctl"), {"--data-dir", "var", "--json", "dl", "list"}, dir.path());
+  REQUIRE(listed.exit_code == 0);
+  const auto letters = nlohmann::json::parse(listed.out);
+  REQUIRE(letters.size() == 3);
+  CHECK(letters[0]["reason"] == "HTTP 422");
+  CHECK(letters[0]["payload"].get<std::string>().rfind("poison ", 0) == 0);
+  CHECK(letters[0]["segment"].get<std::string>().find("/seg_") != std::string::npos);
   CHECK(d.stop() == 0);
 }
 

@@ -87,6 +87,13 @@ TEST_CASE("admin: healthz, readyz, status, 404 and 405", "[live][admin]") {
     const auto s = nlohmann::json::parse(http_request(a.port, "/api/v1/status").body);
     return s["sink"]["committed_records"].get<int>() == 5;
   }));
+  const auto ctl = run_binary(binary("weir-ctl"), {"--admin", "127.0.0.1:" + std::to_string(a.port), "status"}, a.dir.path());
+  CHECK(ctl.exit_code == 0);
+  CHECK(ctl.out.find("ready") != std::string::npos);
+  CHECK(ctl.out.find("sink sqlite: healthy") != std::string::npos);
+  const auto wab = run_binary(binary("weir-ctl"), {"--data-dir", "var", "wab"}, a.dir.path());
+  CHECK(wab.exit_code == 0);
+  CHECK(wab.out.find("shard_00") != std::string::npos);
   const auto page = http_request(a.port, "/");
   CHECK(page.status == 200);
   CHECK(page.body.find("<canvas") != std::string::npos);

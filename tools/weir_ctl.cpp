@@ -8,23 +8,30 @@
 
 #include "messages/wire/frame.hpp"
 #include "runtime/version.hpp"
+#include "tools/ctl_commands.hpp"
 #include "weir/client.hpp"
 
 namespace {
 
-constexpr const char* usage = R"(Usage: weir-ctl [--socket PATH] [--json] COMMAND [ARGS]
+constexpr const char* usage = R"(Usage: weir-ctl [--socket PATH] [--admin HOST:PORT] [--data-dir DIR] [--json] COMMAND [ARGS]
 
 Commands:
   health                     send a wire HealthCheck; exit 0 when the daemon answers
   push [--durability D] [--tracked] [PAYLOAD]
                              push one record (PAYLOAD, or standard input when absent)
                              D: durable (default), buffered or replicated
+  status                     summary from the admin server (/api/v1/status)
+  metrics                    the Prometheus exposition (/metrics)
+  wab                        each shard's segments and confirm cursor, read from the data dir
+  dl list                    dead letters: origin, reason, payload, read from the data dir
 
 Options:
-  --socket PATH   daemon socket (default: var/run/weir.sock, or $WEIR_SOCKET)
-  --json          print results as JSON
-  --version       print the version
-  -h, --help      print this help
+  --socket PATH     daemon socket (default: var/run/weir.sock, or $WEIR_SOCKET)
+  --admin HOST:PORT admin server (default: 127.0.0.1:9185)
+  --data-dir DIR    the daemon's data_dir (default: var)
+  --json            print results as JSON
+  --version         print the version
+  -h, --help        print this help
 
 Exit status: 0 success, 1 the daemon refused or did not answer, 2 usage error.
 )";
@@ -44,6 +51,7 @@ std::string nack_name(std::uint8_t reason) {
 int main(int argc, char** argv) {
   std::string socket = std::getenv("WEIR_SOCKET") ? std::getenv("WEIR_SOCKET") : "var/run/weir.sock";
   bool json = false;
+  std::string admin = "127.0.0.1:9185", data_dir = "var";
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -56,6 +64,12 @@ int main(int argc, char** argv) {
     } else if (a == "--socket") {
       if (++i >= argc) return usage_error("--socket needs a path");
       socket = argv[i];
+    } else if (a == "--admin") {
+      if (++i >= argc) return usage_error("--admin needs HOST:PORT");
+      admin = argv[i];
+    } else if (a == "--data-dir") {
+      if (++i >= argc) return usage_error("--data-dir needs a directory");
+      data_dir = argv[i];
     } else if (a == "--json") {
       json = true;
     } else {
@@ -122,6 +136,10 @@ int main(int argc, char** argv) {
       std::puts(json ? "{\"acked\":true}" : "acked");
       return 0;
     }
+    if (args[0] == "status" && args.size() == 1) return weir::ctl::admin_get(admin, "/api/v1/status", true, json);
+    if (args[0] == "metrics" && args.size() == 1) return weir::ctl::admin_get(admin, "/metrics", false, json);
+    if (args[0] == "wab" && args.size() == 1) return weir::ctl::wab_list(data_dir, json);
+    if (args[0] == "dl" && args.size() == 2 && args[1] == "list") return weir::ctl::dead_letter_list(data_dir, json);
     return usage_error("unknown command " + args[0]);
   } catch (const weir::client::client_error& e) {
     std::fprintf(stderr, "weir-ctl: %s\n", e.what());

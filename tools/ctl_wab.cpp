@@ -1,0 +1,144 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/wab/confirm_cursor.hpp"
+#include "runtime/wab/file_io.hpp"
+#include "runtime/wab/segment_format.hpp"
+#include "runtime/wab/segment_reader.hpp"
+#include "tools/ctl_commands.hpp"
+
+namespace weir::ctl {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct segment_summary {
+  std::string file;
+  std::uint64_t records = 0, bytes = 0;
+  std::string stop;
+};
+
+/// Files in `dir` whose names `sequence_of` accepts, in sequence order.
+template <class F>
+std::vector<fs::path> ordered_files(const fs::path& dir, F sequence_of) {
+  std::vector<std::pair<std::uint64_t, fs::path>> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (auto seq = sequence_of(e.path().filename().string())) found.emplace_back(*seq, e.path());
+  std::sort(found.begin(), found.end());
+  std::vector<fs::path> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+/// Calls `each` for every record of `file`; returns why reading stopped.
+template <class F>
+std::string read_records(const fs::path& file, F each) {
+  auto io = wab::default_file_io();
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "unreadable";
+  wab::segment_reader reader(*io, fd, static_cast<std::uint64_t>(fs::file_size(file)));
+  while (auto r = reader.next()) each(*r);
+  ::close(fd);
+  return wab::name_of(reader.stop());
+}
+
+std::string printable(const byte_buffer& p, std::size_t max = 60) {
+  std::string s;
+  for (std::size_t i = 0; i < p.size() && i < max; ++i) s += (p[i] >= 0x20 && p[i] < 0x7f) ? static_cast<char>(p[i]) : '.';
+  return p.size() > max ? s + "…" : s;
+}
+
+}  // namespace
+
+int wab_list(const std::string& data_dir, bool json) {
+  const fs::path wab_dir = fs::path(data_dir) / "wab";
+  if (!fs::is_directory(wab_dir)) {
+    std::fprintf(stderr, "weir-ctl: %s is not a WAB directory (use --data-dir)\n", wab_dir.c_str());
+    return 1;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<fs::path> shards;
+  for (const auto& e : fs::directory_iterator(wab_dir))
+    if (e.is_directory()) shards.push_back(e.path());
+  std::sort(shards.begin(), shards.end());
+  for (const auto& shard : shards) {
+    auto cursor = wab::load_cursor(*wab::default_file_io(), shard.string());
+    nlohmann::json segs = nlohmann::json::array();
+    for (const auto& f : ordered_files(shard, [](const std::string& n) { return wab::parse_segment_file_name(n); })) {
+      segment_summary s{f.filename().string(), 0, fs::file_size(f), ""};
+      s.stop = read_records(f, [&](const wab::stored_record&) { ++s.records; });
+      segs.push_back({{"file", s.file}, {"records", s.records}, {"bytes", s.bytes}, {"end", s.stop}});
+    }
+    nlohmann::json c = nullptr;
+    if (cursor) c = {{"segment", cursor->sequence}, {"offset", cursor->offset}, {"index", cursor->index}};
+    out.push_back({{"shard", shard.filename().string()}, {"segments", segs}, {"confirm_cursor", c}});
+  }
+  if (json) {
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  for (const auto& sh : out) {
+    std::printf("%s  confirm cursor: %s\n", sh["shard"].get<std::string>().c_str(),
+                sh["confirm_cursor"].is_null()
+                    ? "none (nothing confirmed yet)"
+                    : ("segment " + std::to_string(sh["confirm_cursor"]["segment"].get<std::uint64_t>()) + " index " +
+                       std::to_string(sh["confirm_cursor"]["index"].get<std::uint64_t>()))
+                          .c_str());
+    for (const auto& s : sh["segments"])
+      std::printf("  %s  %llu records  %llu bytes  (%s)\n", s["file"].get<std::string>().c_str(),
+                  s["records"].get<unsigned long long>(), s["bytes"].get<unsigned long long>(),
+                  s["end"].get<std::string>().c_str());
+  }
+  return 0;
+}
+
+int dead_letter_list(const std::string& data_dir, bool json) {
+  const fs::path dir = fs::path(data_dir) / "dead_letter";
+  nlohmann::json out = nlohmann::json::array();
+  auto dl_sequence = [](const std::string& n) {
+    return n.rfind("dl_", 0) == 0 ? wab::parse_segment_file_name("seg_" + n.substr(3)) : std::nullopt;
+  };
+  for (const auto& f : ordered_files(dir, dl_sequence)) {
+    read_records(f, [&](const wab::stored_record& r) {
+      const auto& p = r.payload;
+      if (p.size() < 21 || p[0] != 1) return;
+      std::size_t at = 19;
+      const auto seg_len = load_le16(p.data() + at);
+      at += 2;
+      if (at + seg_len + 2 > p.size()) return;
+      const std::string segment(p.begin() + static_cast<std::ptrdiff_t>(at), p.begin() + static_cast<std::ptrdiff_t>(at + seg_len));
+      at += seg_len;
+      const auto why_len = load_le16(p.data() + at);
+      at += 2;
+      if (at + why_len > p.size()) return;
+      const std::string reason(p.begin() + static_cast<std::ptrdiff_t>(at), p.begin() + static_cast<std::ptrdiff_t>(at + why_len));
+      at += why_len;
+      const byte_buffer payload(p.begin() + static_cast<std::ptrdiff_t>(at), p.end());
+      out.push_back({{"file", f.filename().string()}, {"index", r.index}, {"shard", load_le16(p.data() + 1)},
+                     {"segment", segment}, {"idx", load_le64(p.data() + 3)}, {"reason", reason},
+                     {"payload_bytes", payload.size()}, {"payload", printable(payload, json ? 4096 : 60)}});
+    });
+  }
+  if (json) {
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  if (out.empty()) std::puts("no dead letters");
+  for (const auto& d : out)
+    std::printf("%s#%llu  from %s #%llu  reason: %s  payload (%llu B): %s\n", d["file"].get<std::string>().c_str(),
+                d["index"].get<unsigned long long>(), d["segment"].get<std::string>().c_str(),
+                d["idx"].get<unsigned long long>(), d["reason"].get<std::string>().c_str(),
+                d["payload_bytes"].get<unsigned long long>(), d["payload"].get<std::string>().c_str());
+  return 0;
+}
+
+}  // namespace weir::ctl
