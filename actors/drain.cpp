@@ -28,6 +28,8 @@ namespace {
 
 using position = wab::confirm_cursor;  // (segment, offset, index) of a record
 
+constexpr std::chrono::milliseconds cursor_interval{200};
+
 struct segment_state {
   std::uint64_t end = wab::segment_header_size;  // bytes known written, at a record boundary
   bool closed = false;                           // no more appends will come
@@ -118,14 +120,31 @@ class drain_state {
     }
   }
 
-  /// Persists the cursor (normalised) when it moved since last persisted,
-  /// then deletes the segments wholly behind it.
+  /// Moves the cursor on (normalised) and makes it durable: at once when a
+  /// segment is wholly behind it (it must be on disk before the segment goes),
+  /// else at most every cursor_interval — each persist costs two syncs, and
+  /// an older cursor only means redelivering a little more after a crash.
   void commit_cursor() {
     normalise_cursor();
     // Caught up at the end of a closed segment, the cursor can step to the
     // next segment ahead of the read position: reading must follow, since the
     // segment it was on is about to be deleted.
     if (read_ < cursor_) read_ = cursor_;
+    if (cursor_ == stored_) return;
+    const bool frees_segment = !segments_.empty() && segments_.begin()->first < cursor_.sequence;
+    if (!frees_segment) {
+      if (!persist_scheduled_) {
+        persist_scheduled_ = true;
+        self_->delayed_send(self_, cursor_interval, persist_atom::value);
+      }
+      return;
+    }
+    persist_cursor();
+  }
+
+ public:
+  void persist_cursor() {
+    persist_scheduled_ = false;
     if (cursor_ == stored_) return;
     if (int rc = wab::store_cursor(*s_.io, s_.shard_dir, cursor_); rc < 0) {
       // Not fatal: the next confirm tries again, and an old cursor only means redelivery.
@@ -135,6 +154,8 @@ class drain_state {
     stored_ = cursor_;
     delete_confirmed();
   }
+
+ private:
 
   bool batch_full() const {
     return pending_.size() >= s_.batch_max_records || pending_bytes_ >= s_.batch_max_bytes;
@@ -268,6 +289,7 @@ class drain_state {
   std::uint64_t next_batch_ = 0;
   std::uint64_t linger_epoch_ = 0;
   bool linger_scheduled_ = false;
+  bool persist_scheduled_ = false;
   int fd_ = -1;
   std::uint64_t fd_sequence_ = 0;
 
@@ -283,7 +305,9 @@ caf::behavior drain_actor(caf::stateful_actor<drain_state>* self, drain_settings
       [=](appended_atom, std::uint64_t seq, std::uint64_t end) { self->state.on_appended(seq, end); },
       [=](delivered_atom, std::uint64_t id) { self->state.on_delivered(id); },
       [=](linger_atom, std::uint64_t epoch) { self->state.on_linger(epoch); },
+      [=](persist_atom) { self->state.persist_cursor(); },
       [=](shutdown_atom) {
+        self->state.persist_cursor();
         self->quit();
         return done_atom::value;
       },

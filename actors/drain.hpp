@@ -9,7 +9,9 @@
 // Messages in:  (appended_atom, sequence, end_offset)  from the shard_writer
 //               (delivered_atom, batch_id)             from the sink_runner
 //               (linger_atom, epoch)                   a partial batch waited long enough (self-sent)
-//               (shutdown_atom) => done_atom           stop (the cursor is already durable)
+//               (persist_atom)                         make the cursor durable (self-sent, at
+//                                                      most every 200 ms)
+//               (shutdown_atom) => done_atom           persist the cursor, stop
 // Messages out: delivery_batch to the sink_runner
 // States:       following (reading up to the written end) -> waiting (caught
 //               up; the next append wakes it) -> full (sink.concurrency

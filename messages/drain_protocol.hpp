@@ -8,7 +8,7 @@
 //   sink_runner  -> drain        (delivered_atom, batch_id)              committed or dead-lettered, all of it
 //   sink_runner  -> sink_worker  commit_job => commit_outcome            one commit on the worker's sink
 //   sink_runner  -> sink_worker  (probe_atom) => std::uint8_t            sink health
-//   drain, sink_runner: (linger_atom / retry_atom / probe_atom, epoch)  their own timers
+//   drain, sink_runner: (linger_atom / retry_atom / probe_atom, epoch), (persist_atom)  their own timers
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +24,7 @@ namespace weir {
 using appended_atom = caf::atom_constant<caf::atom("appended")>;
 using delivered_atom = caf::atom_constant<caf::atom("delivered")>;
 using linger_atom = caf::atom_constant<caf::atom("linger")>;
+using persist_atom = caf::atom_constant<caf::atom("persist")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using probe_atom = caf::atom_constant<caf::atom("probe")>;
 
