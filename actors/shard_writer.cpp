@@ -74,6 +74,7 @@ class shard_writer_state {
     settings_ = std::move(s);
     fsync_ = std::move(fsync_group);
     self_->link_to(fsync_);  // neither outlives the other: acks need both
+    if (settings_.stats) settings_.stats->writer_up = true;
     next_sequence_ = settings_.first_sequence;
     open_segment();
   }
@@ -215,6 +216,13 @@ class shard_writer_state {
   caf::event_based_actor* self_ = nullptr;
   shard_writer_settings settings_;
   caf::actor fsync_;
+
+ public:
+  ~shard_writer_state() {
+    if (settings_.stats) settings_.stats->writer_up = false;
+  }
+
+ private:
   std::shared_ptr<wab::segment_writer> active_;
   std::uint64_t next_sequence_ = 1;
   std::vector<queued> queue_;

@@ -80,15 +80,6 @@ double open_fds() {
   return n;
 }
 
-std::uint64_t segment_files(const std::string& shard_dir) {
-  std::error_code ec;
-  std::uint64_t n = 0;
-  for (auto it = std::filesystem::directory_iterator(shard_dir, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec))
-    n += wab::parse_segment_file_name(it->path().filename().string()) ? 1 : 0;
-  return n;
-}
-
 }  // namespace
 
 const char* nack_label(std::uint8_t reason) {
@@ -149,6 +140,19 @@ metrics::metrics(std::string data_dir, std::uint16_t shards) : data_dir_(std::mo
                                .Help("Segments startup recovery copied to quarantine").Register(*registry_).Add({});
 }
 
+std::pair<std::uint64_t, std::uint64_t> metrics::shard_files(std::uint16_t shard) const {
+  std::error_code ec;
+  std::uint64_t files = 0, bytes = 0;
+  const std::string dir = data_dir_ + "/wab/" + wab::shard_dir_name(shard);
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    if (!wab::parse_segment_file_name(it->path().filename().string())) continue;
+    ++files;
+    bytes += it->file_size(ec);
+  }
+  return {files, bytes};
+}
+
 prometheus::Counter& metrics::sink_records(const char* outcome) { return sink_records_->Add({{"outcome", outcome}}); }
 
 void metrics::recovered(std::uint64_t records, std::uint64_t quarantined_segments) {
@@ -174,8 +178,7 @@ std::string metrics::render(const live_state& live) {
   for (std::uint16_t s = 0; s < shards(); ++s) {
     const auto& m = *shards_[s];
     const std::string label = std::to_string(s);
-    segments.metric.push_back(value(static_cast<double>(segment_files(data_dir_ + "/wab/" + wab::shard_dir_name(s))),
-                                    MetricType::Gauge, {{"shard", label}}));
+    segments.metric.push_back(value(static_cast<double>(shard_files(s).first), MetricType::Gauge, {{"shard", label}}));
     const double pending = static_cast<double>(m.appended.load() + m.backlog.load()) - static_cast<double>(m.confirmed.load());
     lag.metric.push_back(value(std::max(0.0, pending), MetricType::Gauge, {{"shard", label}}));
   }

@@ -57,8 +57,10 @@ void status_report::sample() {
 }
 
 std::optional<std::string> status_report::not_ready() const {
-  for (std::uint16_t s = 0; s < stats_.shards(); ++s)
+  for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
+    if (!stats_.shard(s).writer_up.load()) return "the writer of WAB shard " + std::to_string(s) + " is not running";
     if (stats_.shard(s).offline.load()) return "WAB shard " + std::to_string(s) + " cannot create a segment";
+  }
   if (live_.usage && live_.usage->over_cap())
     return "the WAB is over limits.wab_max_bytes (" + std::to_string(live_.usage->bytes()) + " bytes)";
   return std::nullopt;
@@ -94,7 +96,10 @@ std::string status_report::json() const {
   for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
     const auto& m = stats_.shard(s);
     const auto appended = m.appended.load(), backlog = m.backlog.load(), confirmed = m.confirmed.load();
+    const auto files = stats_.shard_files(s);
     shards.push_back({{"shard", s},
+                      {"segments", files.first},
+                      {"bytes", files.second},
                       {"appended", appended},
                       {"confirmed", confirmed},
                       {"lag_records", appended + backlog > confirmed ? appended + backlog - confirmed : 0},
