@@ -195,6 +195,16 @@ TEST_CASE("http: a refused record is dead-lettered and the others are delivered"
   CHECK(letters[0]["reason"] == "HTTP 422");
   CHECK(letters[0]["payload"].get<std::string>().rfind("poison ", 0) == 0);
   CHECK(letters[0]["segment"].get<std::string>().find("/seg_") != std::string::npos);
+  // The endpoint is fixed: the operator requeues the dead letters.
+  server.set_rule({});
+  const auto dry = run_binary(binary("weir-ctl"), {"--data-dir", "var", "dl", "requeue"}, dir.path());
+  CHECK(dry.out.find("would push 3 dead letters") != std::string::npos);
+  CHECK(dead_letter_files(dir / "var") == 1);
+  const auto requeued = run_binary(binary("weir-ctl"), {"--data-dir", "var", "--socket", d.socket_path(), "dl", "requeue", "--yes"},
+                                   dir.path());
+  CHECK(requeued.exit_code == 0);
+  CHECK(dead_letter_files(dir / "var") == 0);
+  REQUIRE(eventually([&] { return bodies(server).size() == 12; }));
   CHECK(d.stop() == 0);
 }
 

@@ -15,4 +15,9 @@ int wab_list(const std::string& data_dir, bool json);
 /// Lists dead letters: where each record came from, why it was refused, its payload.
 int dead_letter_list(const std::string& data_dir, bool json);
 
+/// Pushes every dead letter's payload back through the daemon (Durable; it gets
+/// a new record id) and deletes each dead-letter file once all of its records
+/// were acked. Without `act` it only says what it would do.
+int dead_letter_requeue(const std::string& data_dir, const std::string& socket, bool act);
+
 }  // namespace weir::ctl

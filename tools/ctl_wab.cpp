@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include "runtime/wab/segment_format.hpp"
 #include "runtime/wab/segment_reader.hpp"
 #include "tools/ctl_commands.hpp"
+#include "weir/client.hpp"
 
 namespace weir::ctl {
 
@@ -55,6 +57,45 @@ std::string printable(const byte_buffer& p, std::size_t max = 60) {
   std::string s;
   for (std::size_t i = 0; i < p.size() && i < max; ++i) s += (p[i] >= 0x20 && p[i] < 0x7f) ? static_cast<char>(p[i]) : '.';
   return p.size() > max ? s + "…" : s;
+}
+
+struct dead_letter_entry {
+  std::uint64_t index = 0;
+  std::uint16_t shard = 0;
+  std::uint64_t idx = 0;
+  std::string segment, reason;
+  byte_buffer payload;
+};
+
+/// Every well-formed envelope in one dead-letter file.
+std::vector<dead_letter_entry> read_dead_letters(const fs::path& file) {
+  std::vector<dead_letter_entry> out;
+  read_records(file, [&](const wab::stored_record& r) {
+    const auto& p = r.payload;
+    if (p.size() < 21 || p[0] != 1) return;
+    std::size_t at = 19;
+    const auto seg_len = load_le16(p.data() + at);
+    at += 2;
+    if (at + seg_len + 2 > p.size()) return;
+    dead_letter_entry e;
+    e.index = r.index;
+    e.shard = load_le16(p.data() + 1);
+    e.idx = load_le64(p.data() + 3);
+    e.segment.assign(p.begin() + static_cast<std::ptrdiff_t>(at), p.begin() + static_cast<std::ptrdiff_t>(at + seg_len));
+    at += seg_len;
+    const auto why_len = load_le16(p.data() + at);
+    at += 2;
+    if (at + why_len > p.size()) return;
+    e.reason.assign(p.begin() + static_cast<std::ptrdiff_t>(at), p.begin() + static_cast<std::ptrdiff_t>(at + why_len));
+    at += why_len;
+    e.payload.assign(p.begin() + static_cast<std::ptrdiff_t>(at), p.end());
+    out.push_back(std::move(e));
+  });
+  return out;
+}
+
+std::optional<std::uint64_t> dead_letter_sequence(const std::string& n) {
+  return n.rfind("dl_", 0) == 0 ? wab::parse_segment_file_name("seg_" + n.substr(3)) : std::nullopt;
 }
 
 }  // namespace
@@ -102,32 +143,12 @@ int wab_list(const std::string& data_dir, bool json) {
 }
 
 int dead_letter_list(const std::string& data_dir, bool json) {
-  const fs::path dir = fs::path(data_dir) / "dead_letter";
   nlohmann::json out = nlohmann::json::array();
-  auto dl_sequence = [](const std::string& n) {
-    return n.rfind("dl_", 0) == 0 ? wab::parse_segment_file_name("seg_" + n.substr(3)) : std::nullopt;
-  };
-  for (const auto& f : ordered_files(dir, dl_sequence)) {
-    read_records(f, [&](const wab::stored_record& r) {
-      const auto& p = r.payload;
-      if (p.size() < 21 || p[0] != 1) return;
-      std::size_t at = 19;
-      const auto seg_len = load_le16(p.data() + at);
-      at += 2;
-      if (at + seg_len + 2 > p.size()) return;
-      const std::string segment(p.begin() + static_cast<std::ptrdiff_t>(at), p.begin() + static_cast<std::ptrdiff_t>(at + seg_len));
-      at += seg_len;
-      const auto why_len = load_le16(p.data() + at);
-      at += 2;
-      if (at + why_len > p.size()) return;
-      const std::string reason(p.begin() + static_cast<std::ptrdiff_t>(at), p.begin() + static_cast<std::ptrdiff_t>(at + why_len));
-      at += why_len;
-      const byte_buffer payload(p.begin() + static_cast<std::ptrdiff_t>(at), p.end());
-      out.push_back({{"file", f.filename().string()}, {"index", r.index}, {"shard", load_le16(p.data() + 1)},
-                     {"segment", segment}, {"idx", load_le64(p.data() + 3)}, {"reason", reason},
-                     {"payload_bytes", payload.size()}, {"payload", printable(payload, json ? 4096 : 60)}});
-    });
-  }
+  for (const auto& f : ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence))
+    for (const auto& e : read_dead_letters(f))
+      out.push_back({{"file", f.filename().string()}, {"index", e.index}, {"shard", e.shard}, {"segment", e.segment},
+                     {"idx", e.idx}, {"reason", e.reason}, {"payload_bytes", e.payload.size()},
+                     {"payload", printable(e.payload, json ? 4096 : 60)}});
   if (json) {
     std::cout << out.dump() << "\n";
     return 0;
@@ -139,6 +160,37 @@ int dead_letter_list(const std::string& data_dir, bool json) {
                 d["idx"].get<unsigned long long>(), d["reason"].get<std::string>().c_str(),
                 d["payload_bytes"].get<unsigned long long>(), d["payload"].get<std::string>().c_str());
   return 0;
+}
+
+int dead_letter_requeue(const std::string& data_dir, const std::string& socket, bool act) {
+  const auto files = ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence);
+  std::size_t total = 0;
+  for (const auto& f : files) total += read_dead_letters(f).size();
+  if (!act) {
+    std::printf("would push %zu dead letters from %zu files back through %s and delete those files; "
+                "run again with --yes\n", total, files.size(), socket.c_str());
+    return 0;
+  }
+  try {
+    auto c = weir::client::connection::connect_unix(socket);
+    c.set_timeout(std::chrono::seconds(30));
+    std::size_t pushed = 0;
+    for (const auto& f : files) {
+      bool all = true;
+      for (const auto& e : read_dead_letters(f)) all = c.push(e.payload, weir::client::durability::durable).acked && all;
+      if (!all) {
+        std::fprintf(stderr, "weir-ctl: some records of %s were not acked; the file is kept\n", f.c_str());
+        return 1;
+      }
+      pushed += read_dead_letters(f).size();
+      fs::remove(f);
+    }
+    std::printf("requeued %zu dead letters\n", pushed);
+    return 0;
+  } catch (const weir::client::client_error& e) {
+    std::fprintf(stderr, "weir-ctl: %s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace weir::ctl

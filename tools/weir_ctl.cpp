@@ -24,6 +24,8 @@ Commands:
   metrics                    the Prometheus exposition (/metrics)
   wab                        each shard's segments and confirm cursor, read from the data dir
   dl list                    dead letters: origin, reason, payload, read from the data dir
+  dl requeue [--yes]         push the dead letters back through the daemon (new record ids)
+                             and delete their files; without --yes, only say what it would do
 
 Options:
   --socket PATH     daemon socket (default: var/run/weir.sock, or $WEIR_SOCKET)
@@ -140,6 +142,8 @@ int main(int argc, char** argv) {
     if (args[0] == "metrics" && args.size() == 1) return weir::ctl::admin_get(admin, "/metrics", false, json);
     if (args[0] == "wab" && args.size() == 1) return weir::ctl::wab_list(data_dir, json);
     if (args[0] == "dl" && args.size() == 2 && args[1] == "list") return weir::ctl::dead_letter_list(data_dir, json);
+    if (args[0] == "dl" && args.size() >= 2 && args[1] == "requeue")
+      return weir::ctl::dead_letter_requeue(data_dir, socket, args.size() == 3 && args[2] == "--yes");
     return usage_error("unknown command " + args[0]);
   } catch (const weir::client::client_error& e) {
     std::fprintf(stderr, "weir-ctl: %s\n", e.what());
