@@ -115,7 +115,7 @@ TEST_CASE("sqlite: every acked record arrives once with its tracked id and in sh
   CHECK(last.size() == 3);
 }
 
-TEST_CASE("file: NDJSON lines with every field, deduplicated on the id across a crash", "[live][sink][file]") {
+TEST_CASE("file: NDJSON lines with every field deduplicated on the id across a crash", "[live][sink][file]") {
   temp_dir dir;
   const std::vector<std::string> args{"--set", "sink.type=file", "--set", "sink.file.path=out/records.ndjson"};
   std::vector<std::string> all;
@@ -150,7 +150,7 @@ TEST_CASE("file: NDJSON lines with every field, deduplicated on the id across a 
   for (const auto& p : all) CHECK(payloads.count(p) == 1);
 }
 
-TEST_CASE("postgres: rows arrive once, survive a server restart, data errors dead-letter only the bad rows",
+TEST_CASE("postgres: rows arrive once and survive a server restart; data errors dead-letter only the bad rows",
           "[live][sink][postgres]") {
   postgres_server pg;
   temp_dir dir;

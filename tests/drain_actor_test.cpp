@@ -96,7 +96,7 @@ struct drain_harness {
 
 }  // namespace
 
-TEST_CASE("drain: records go out in order with their ids, the cursor follows, confirmed segments go",
+TEST_CASE("drain: records go out in order with their ids; the cursor follows and confirmed segments go",
           "[actor][drain]") {
   drain_harness h;
   h.start();
@@ -121,7 +121,7 @@ TEST_CASE("drain: records go out in order with their ids, the cursor follows, co
   CHECK(cursor->sequence == 2);
 }
 
-TEST_CASE("drain: caught up at a segment's end, it keeps reading after the cursor steps past it",
+TEST_CASE("drain: caught up at a segment's end it keeps reading after the cursor steps past it",
           "[actor][drain]") {
   drain_harness h;
   h.start();
@@ -138,7 +138,7 @@ TEST_CASE("drain: caught up at a segment's end, it keeps reading after the curso
   CHECK(h.payloads(*b2) == std::vector<std::string>{"later"});
 }
 
-TEST_CASE("drain: a restart resumes at the confirm cursor, delivering only what was not confirmed",
+TEST_CASE("drain: a restart resumes at the confirm cursor and delivers only what was not confirmed",
           "[actor][drain]") {
   drain_harness h;
   h.start();

@@ -11,7 +11,7 @@
 using namespace weir;
 using namespace weir::wab;
 
-TEST_CASE("a stored cursor loads back, and a newer one replaces it whole", "[wab][cursor]") {
+TEST_CASE("a stored cursor loads back and a newer one replaces it whole", "[wab][cursor]") {
   test::temp_dir dir;
   auto io = default_file_io();
   CHECK_FALSE(load_cursor(*io, dir.path().string()));
