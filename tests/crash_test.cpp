@@ -100,6 +100,15 @@ TEST_CASE("kill -9 under load loses no acked Durable record (20 rounds)", "[live
     std::vector<std::thread> threads;
     for (int p = 0; p < producers; ++p)
       threads.emplace_back(produce, d.socket_path(), round, p, static_cast<std::uint32_t>(rng()), std::ref(logs[p]));
+    // The kill lands at a random moment after the first ack (a slow build,
+    // such as the sanitizer one, may take a while to get there).
+    eventually([&] {
+      for (auto& l : logs) {
+        std::lock_guard<std::mutex> guard(l.mutex);
+        if (!l.acked.empty()) return true;
+      }
+      return false;
+    });
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 230));
     ::kill(d.pid(), SIGKILL);
     for (auto& t : threads) t.join();

@@ -150,7 +150,7 @@ TEST_CASE("file: NDJSON lines with every field deduplicated on the id across a c
   for (const auto& p : all) CHECK(payloads.count(p) == 1);
 }
 
-TEST_CASE("postgres: rows arrive once and survive a server restart; data errors dead-letter only the bad rows",
+TEST_CASE("postgres: rows arrive once and survive a server restart and data errors dead-letter only the bad rows",
           "[live][sink][postgres]") {
   postgres_server pg;
   temp_dir dir;

@@ -96,7 +96,7 @@ struct drain_harness {
 
 }  // namespace
 
-TEST_CASE("drain: records go out in order with their ids; the cursor follows and confirmed segments go",
+TEST_CASE("drain: records go out in order with their ids and the cursor follows and confirmed segments go",
           "[actor][drain]") {
   drain_harness h;
   h.start();
