@@ -30,7 +30,9 @@ const char* name_of(scan_stop s);
 
 class segment_reader {
  public:
-  /// Reads records from `start_offset` (default: just past the header).
+  /// Reads records from `start_offset` (default: just past the header). The
+  /// caller has checked the header: a file shorter than `start_offset` yields
+  /// no record.
   segment_reader(file_io& io, int fd, std::uint64_t file_size,
                  std::uint64_t start_offset = segment_header_size, std::uint64_t start_index = 1);
 
