@@ -150,7 +150,9 @@ TEST_CASE("http faults: 5xx then 429 with Retry-After then a reset and a hung an
     return a;
   });
   temp_dir dir;
-  daemon_process d(dir.path(), http_args(server));
+  auto args = http_args(server);
+  args.insert(args.end(), {"--set", "sink.concurrency=1"});  // one commit at a time: the faults come in this order
+  daemon_process d(dir.path(), args);
   REQUIRE(d.wait_ready());
   {
     auto c = client::connection::connect_unix(d.socket_path());
