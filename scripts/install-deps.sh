@@ -9,7 +9,7 @@ packages=(
   libssl-dev libsqlite3-dev libpq-dev zlib1g-dev
   nlohmann-json3-dev sqlite3 python3
   # real servers and tools the test suite starts itself, on private ports and directories
-  postgresql-15 nginx prometheus chromium
+  postgresql-15 nginx prometheus chromium fonts-dejavu-core
 )
 # Extra packages for the integration suites (real servers and tools).
 packages+=(${WEIR_EXTRA_PACKAGES:-})
