@@ -176,12 +176,12 @@ class drain_state {
     }
     if (!open_reader(it->first)) return false;
     wab::segment_reader reader(*s_.io, fd_, it->second.end, read_.offset, read_.index);
+    const std::string segment = shard_name_ + "/" + wab::segment_file_name(read_.sequence);
     bool any = false;
     while (!batch_full()) {
       auto rec = reader.next();
       if (!rec) break;
       any = true;
-      const std::string segment = shard_name_ + "/" + wab::segment_file_name(read_.sequence);
       sink_record r;
       r.id = wire::to_hex(wire::compute_record_id(segment, rec->index, rec->payload));
       r.shard = s_.shard;
@@ -197,7 +197,7 @@ class drain_state {
     if (!any && reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file) {
       // Unreadable before its known end: deliver nothing more from this file.
       log::error("WAB segment unreadable while draining; skipping its rest",
-                 {{"segment", shard_name_ + "/" + wab::segment_file_name(read_.sequence)},
+                 {{"segment", segment},
                   {"offset", std::to_string(read_.offset)},
                   {"reason", wab::name_of(reader.stop())}});
       it->second.end = read_.offset;

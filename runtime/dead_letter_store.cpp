@@ -15,15 +15,14 @@ namespace {
 constexpr std::uint16_t dead_letter_shard = 0xFFFF;
 constexpr std::uint64_t dead_letter_segment_bytes = 64ull * 1024 * 1024;
 
-/// "dl_00000003.wab" -> 3
+std::string dead_letter_file_name(std::uint64_t seq) { return "dl_" + wab::segment_file_name(seq).substr(4); }
+
+}  // namespace
+
 std::optional<std::uint64_t> dead_letter_sequence(const std::string& name) {
   if (name.rfind("dl_", 0) != 0) return std::nullopt;
   return wab::parse_segment_file_name("seg_" + name.substr(3));
 }
-
-std::string dead_letter_file_name(std::uint64_t seq) { return "dl_" + wab::segment_file_name(seq).substr(4); }
-
-}  // namespace
 
 dead_letter_store::dead_letter_store(std::shared_ptr<wab::file_io> io, std::string dir, std::uint64_t max_bytes)
     : io_(std::move(io)), dir_(std::move(dir)), max_bytes_(max_bytes) {
@@ -70,6 +69,27 @@ byte_buffer dead_letter_store::envelope(const sink_record& r, const std::string&
   out.insert(out.end(), why.begin(), why.end());
   out.insert(out.end(), r.payload.begin(), r.payload.end());
   return out;
+}
+
+std::optional<stored_dead_letter> dead_letter_store::decode_envelope(byte_span p) {
+  // version(1) shard(2) index(8) ts(8) = 19 bytes before the segment name
+  std::size_t at = 19;
+  if (p.size() < at + 2 || p[0] != 1) return std::nullopt;
+  stored_dead_letter d;
+  d.shard = load_le16(p.data() + 1);
+  d.index = load_le64(p.data() + 3);
+  auto text = [&](std::string& out) {
+    if (at + 2 > p.size()) return false;
+    const std::size_t n = load_le16(p.data() + at);
+    at += 2;
+    if (at + n > p.size()) return false;
+    out.assign(reinterpret_cast<const char*>(p.data() + at), n);
+    at += n;
+    return true;
+  };
+  if (!text(d.segment) || !text(d.reason)) return std::nullopt;
+  d.payload.assign(p.begin() + static_cast<std::ptrdiff_t>(at), p.end());
+  return d;
 }
 
 dead_letter_store::result dead_letter_store::store(const std::vector<dead_letter>& letters, std::string& error) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,17 @@ struct dead_letter {
   const sink_record* record;
   std::string reason;
 };
+
+/// A dead letter as read back from its file.
+struct stored_dead_letter {
+  std::uint16_t shard = 0;
+  std::uint64_t index = 0;  // in its original segment
+  std::string segment, reason;
+  byte_buffer payload;
+};
+
+/// 3 for "dl_00000003.wab"; nullopt for any other name.
+std::optional<std::uint64_t> dead_letter_sequence(const std::string& file_name);
 
 class dead_letter_store {
  public:
@@ -46,6 +58,8 @@ class dead_letter_store {
   void rescan();
 
   static byte_buffer envelope(const sink_record& r, const std::string& reason);
+  /// The inverse of envelope(); nullopt for bytes that are not one.
+  static std::optional<stored_dead_letter> decode_envelope(byte_span bytes);
 
  private:
   std::uint64_t scan_locked();

@@ -35,6 +35,9 @@ then --set. Every key is described in docs/configuration.md.
 
 Exit status: 0 after a clean shutdown (SIGTERM or SIGINT) or a successful
 check; 2 when the configuration is invalid or the daemon cannot start.
+
+While it runs, admin.listen (default 127.0.0.1:9185) serves the dashboard at /,
+Prometheus metrics at /metrics, /healthz, /readyz and /api/v1/status.
 )";
 
 struct cli {

@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "messages/wire/coordinate.hpp"
+#include "messages/wire/outcome.hpp"
 #include "sinks/http_url.hpp"
 #include "sinks/secret.hpp"
 #include "sinks/sink_types.hpp"
@@ -82,16 +83,16 @@ class http_sink final : public sink {
       const auto& r = batch[i];
       std::string body(r.payload.begin(), r.payload.end());
       auto res = post(std::move(body), "application/octet-stream", "sha256:" + r.id);
-      if (!res) return transient_;
-      switch (classify(res->result_int())) {
+      if (!res) return commit_result::retry(res.error());
+      switch (classify(res.value().result_int())) {
         case verdict::ok:
           break;
         case verdict::reject:
-          out.rejected.emplace_back(i, "HTTP " + std::to_string(res->result_int()));
+          out.rejected.emplace_back(i, "HTTP " + std::to_string(res.value().result_int()));
           break;
         case verdict::retry: {
-          auto t = commit_result::retry("HTTP " + std::to_string(res->result_int()) + " from " + s_->url.display());
-          t.retry_after = retry_after_of(*res);
+          auto t = commit_result::retry("HTTP " + std::to_string(res.value().result_int()) + " from " + s_->url.display());
+          t.retry_after = retry_after_of(res.value());
           return t;
         }
       }
@@ -117,18 +118,18 @@ class http_sink final : public sink {
     }
     if (sent.empty()) return out;
     auto res = post(std::move(body), "application/x-ndjson", "sha256:" + batch_key(sent));
-    if (!res) return transient_;
-    switch (classify(res->result_int())) {
+    if (!res) return commit_result::retry(res.error());
+    switch (classify(res.value().result_int())) {
       case verdict::ok:
         return out;
       case verdict::reject:
-        for (auto i : positions) out.rejected.emplace_back(i, "HTTP " + std::to_string(res->result_int()));
+        for (auto i : positions) out.rejected.emplace_back(i, "HTTP " + std::to_string(res.value().result_int()));
         return out;
       case verdict::retry:
         break;
     }
-    auto t = commit_result::retry("HTTP " + std::to_string(res->result_int()) + " from " + s_->url.display());
-    t.retry_after = retry_after_of(*res);
+    auto t = commit_result::retry("HTTP " + std::to_string(res.value().result_int()) + " from " + s_->url.display());
+    t.retry_after = retry_after_of(res.value());
     return t;
   }
 
@@ -154,10 +155,11 @@ class http_sink final : public sink {
     return run([&](auto handler) { stream_.async_connect(endpoints, handler); });
   }
 
+  using response = http::response<http::string_body>;
+
   /// One request on the kept-alive connection (reconnecting once if the
-  /// server closed it meanwhile); nullopt on a transport error.
-  std::optional<http::response<http::string_body>> post(std::string body, const char* content_type,
-                                                        const std::string& key) {
+  /// server closed it meanwhile); the reason on a transport error.
+  outcome<response, std::string> post(std::string body, const char* content_type, const std::string& key) {
     http::request<http::string_body> req{http::verb::post, s_->url.target, 11};
     req.set(http::field::host, s_->url.host);
     req.set(http::field::content_type, content_type);
@@ -178,7 +180,7 @@ class http_sink final : public sink {
         break;
       }
       ec = run([&](auto handler) { http::async_write(stream_, req, handler); });
-      http::response<http::string_body> res;
+      response res;
       if (!ec) ec = run([&](auto handler) { http::async_read(stream_, buffer_, res, handler); });
       if (!ec) {
         if (!res.keep_alive()) disconnect();
@@ -188,8 +190,7 @@ class http_sink final : public sink {
       failure = "POST " + s_->url.display() + ": " + ec.message();
       if (!reused) break;  // a stale keep-alive connection earns one retry on a fresh one
     }
-    transient_ = commit_result::retry(failure);
-    return std::nullopt;
+    return failure;
   }
 
   void disconnect() {
@@ -203,7 +204,6 @@ class http_sink final : public sink {
   asio::io_context io_;
   boost::beast::tcp_stream stream_{io_};
   boost::beast::flat_buffer buffer_;
-  commit_result transient_;
 };
 
 class http_factory final : public sink_factory {

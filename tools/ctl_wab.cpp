@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/dead_letter_store.hpp"
 #include "runtime/wab/confirm_cursor.hpp"
 #include "runtime/wab/file_io.hpp"
 #include "runtime/wab/segment_format.hpp"
@@ -60,42 +61,17 @@ std::string printable(const byte_buffer& p, std::size_t max = 60) {
 }
 
 struct dead_letter_entry {
-  std::uint64_t index = 0;
-  std::uint16_t shard = 0;
-  std::uint64_t idx = 0;
-  std::string segment, reason;
-  byte_buffer payload;
+  std::uint64_t index = 0;  // in the dead-letter file
+  stored_dead_letter letter;
 };
 
-/// Every well-formed envelope in one dead-letter file.
+/// Every well-formed dead letter in one file.
 std::vector<dead_letter_entry> read_dead_letters(const fs::path& file) {
   std::vector<dead_letter_entry> out;
   read_records(file, [&](const wab::stored_record& r) {
-    const auto& p = r.payload;
-    if (p.size() < 21 || p[0] != 1) return;
-    std::size_t at = 19;
-    const auto seg_len = load_le16(p.data() + at);
-    at += 2;
-    if (at + seg_len + 2 > p.size()) return;
-    dead_letter_entry e;
-    e.index = r.index;
-    e.shard = load_le16(p.data() + 1);
-    e.idx = load_le64(p.data() + 3);
-    e.segment.assign(p.begin() + static_cast<std::ptrdiff_t>(at), p.begin() + static_cast<std::ptrdiff_t>(at + seg_len));
-    at += seg_len;
-    const auto why_len = load_le16(p.data() + at);
-    at += 2;
-    if (at + why_len > p.size()) return;
-    e.reason.assign(p.begin() + static_cast<std::ptrdiff_t>(at), p.begin() + static_cast<std::ptrdiff_t>(at + why_len));
-    at += why_len;
-    e.payload.assign(p.begin() + static_cast<std::ptrdiff_t>(at), p.end());
-    out.push_back(std::move(e));
+    if (auto d = dead_letter_store::decode_envelope(r.payload)) out.push_back({r.index, std::move(*d)});
   });
   return out;
-}
-
-std::optional<std::uint64_t> dead_letter_sequence(const std::string& n) {
-  return n.rfind("dl_", 0) == 0 ? wab::parse_segment_file_name("seg_" + n.substr(3)) : std::nullopt;
 }
 
 }  // namespace
@@ -145,10 +121,10 @@ int wab_list(const std::string& data_dir, bool json) {
 int dead_letter_list(const std::string& data_dir, bool json) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& f : ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence))
-    for (const auto& e : read_dead_letters(f))
-      out.push_back({{"file", f.filename().string()}, {"index", e.index}, {"shard", e.shard}, {"segment", e.segment},
-                     {"idx", e.idx}, {"reason", e.reason}, {"payload_bytes", e.payload.size()},
-                     {"payload", printable(e.payload, json ? 4096 : 60)}});
+    for (const auto& [index, d] : read_dead_letters(f))
+      out.push_back({{"file", f.filename().string()}, {"index", index}, {"shard", d.shard}, {"segment", d.segment},
+                     {"idx", d.index}, {"reason", d.reason}, {"payload_bytes", d.payload.size()},
+                     {"payload", printable(d.payload, json ? 4096 : 60)}});
   if (json) {
     std::cout << out.dump() << "\n";
     return 0;
@@ -163,9 +139,12 @@ int dead_letter_list(const std::string& data_dir, bool json) {
 }
 
 int dead_letter_requeue(const std::string& data_dir, const std::string& socket, bool act) {
-  const auto files = ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence);
+  std::vector<std::pair<fs::path, std::vector<dead_letter_entry>>> files;
   std::size_t total = 0;
-  for (const auto& f : files) total += read_dead_letters(f).size();
+  for (const auto& f : ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence)) {
+    files.emplace_back(f, read_dead_letters(f));
+    total += files.back().second.size();
+  }
   if (!act) {
     std::printf("would push %zu dead letters from %zu files back through %s and delete those files; "
                 "run again with --yes\n", total, files.size(), socket.c_str());
@@ -175,15 +154,15 @@ int dead_letter_requeue(const std::string& data_dir, const std::string& socket, 
     auto c = weir::client::connection::connect_unix(socket);
     c.set_timeout(std::chrono::seconds(30));
     std::size_t pushed = 0;
-    for (const auto& f : files) {
+    for (const auto& [file, letters] : files) {
       bool all = true;
-      for (const auto& e : read_dead_letters(f)) all = c.push(e.payload, weir::client::durability::durable).acked && all;
+      for (const auto& e : letters) all = c.push(e.letter.payload, weir::client::durability::durable).acked && all;
       if (!all) {
-        std::fprintf(stderr, "weir-ctl: some records of %s were not acked; the file is kept\n", f.c_str());
+        std::fprintf(stderr, "weir-ctl: some records of %s were not acked; the file is kept\n", file.c_str());
         return 1;
       }
-      pushed += read_dead_letters(f).size();
-      fs::remove(f);
+      pushed += letters.size();
+      fs::remove(file);
     }
     std::printf("requeued %zu dead letters\n", pushed);
     return 0;

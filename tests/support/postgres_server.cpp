@@ -1,9 +1,9 @@
 #include "support/postgres_server.hpp"
 
+#include "support/http_get.hpp"
+
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -14,11 +14,7 @@ namespace {
 
 std::string run(const std::string& command, int* status = nullptr) {
   std::string out;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (!p) throw std::runtime_error("cannot run: " + command);
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
-  const int rc = ::pclose(p);
+  const int rc = run_with_input(command, "", out);
   if (status) *status = rc;
   else if (rc != 0) throw std::runtime_error("failed (" + std::to_string(rc) + "): " + command + "\n" + out);
   return out;
