@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "runtime/log.hpp"
 #include "runtime/startup_error.hpp"
 
 namespace weir {
@@ -20,24 +22,34 @@ std::string errno_text(int err) { return std::strerror(err); }
 }  // namespace
 
 void ensure_private_directory(const std::string& dir, const std::string& config_key) {
-  std::string partial;
+  const std::string what = config_key + " = " + dir;
   std::size_t pos = 0;
   while (pos != std::string::npos) {
     pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
+    const std::string partial = dir.substr(0, pos);
     if (partial.empty()) continue;
-    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
-      throw startup_error(config_key + " = " + dir + ": cannot create directory " + partial + ": " +
-                          errno_text(errno));
+    if (::mkdir(partial.c_str(), 0700) == 0) {
+      // The umask may have narrowed 0700 further; ours must be exactly 0700.
+      // Only a directory made here is ever chmodded: an existing one (a
+      // shared /tmp with its sticky bit, a data_dir holding other files)
+      // belongs to whoever made it.
+      if (::chmod(partial.c_str(), 0700) != 0)
+        throw startup_error(what + ": cannot set mode 0700 on " + partial + ": " + errno_text(errno));
+    } else if (errno != EEXIST) {
+      throw startup_error(what + ": cannot create directory " + partial + ": " + errno_text(errno));
+    }
   }
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0)
-    throw startup_error(config_key + " = " + dir + ": " + errno_text(errno));
-  if (!S_ISDIR(st.st_mode)) throw startup_error(config_key + " = " + dir + ": not a directory");
-  if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
-    throw startup_error(config_key + " = " + dir + ": cannot set mode 0700: " + errno_text(errno));
+  if (::stat(dir.c_str(), &st) != 0) throw startup_error(what + ": " + errno_text(errno));
+  if (!S_ISDIR(st.st_mode)) throw startup_error(what + ": not a directory");
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    log::warn("directory is writable by other users and has no sticky bit: they can replace weir's files",
+              {{"key", config_key}, {"dir", dir}, {"mode", mode}});
+  }
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw startup_error(config_key + " = " + dir + ": directory is not writable: " + errno_text(errno));
+    throw startup_error(what + ": directory is not writable: " + errno_text(errno));
 }
 
 data_dir_lock::data_dir_lock(const std::string& data_dir) {

@@ -5,8 +5,9 @@
 
 namespace weir {
 
-/// Creates `dir` and any missing parents with mode 0700 (existing parents are
-/// left as they are; `dir` itself is forced to 0700). Throws startup_error.
+/// Creates `dir` and any missing parents with mode 0700. A directory that
+/// already exists keeps its mode (a warning when others may write to it
+/// without a sticky bit). Throws startup_error.
 void ensure_private_directory(const std::string& dir, const std::string& config_key);
 
 class data_dir_lock {

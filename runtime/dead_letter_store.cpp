@@ -101,7 +101,9 @@ dead_letter_store::result dead_letter_store::store(const std::vector<dead_letter
     need += envelopes.back().size() + wab::record_header_size;
   }
   std::lock_guard<std::mutex> guard(mutex_);
-  if (bytes_ + need + wab::segment_header_size > max_bytes_) return result::full;
+  // A batch whose letters alone exceed the whole space is taken into an empty
+  // store: refusing it would stop delivery for good, whatever the operator frees.
+  if (bytes_ > 0 && bytes_ + need + wab::segment_header_size > max_bytes_) return result::full;
   const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::system_clock::now().time_since_epoch()).count();
   // An operator may have removed the file being appended to: letters written

@@ -56,6 +56,7 @@ wab_startup recover_wab(const config& cfg) {
       out.segments += r.segments.size();
       out.truncated += r.truncated_segments;
       out.quarantined += r.quarantined_segments;
+      out.damaged_records += r.damaged_records;
     } catch (const wab::recovery_error& e) {
       throw startup_error(std::string("WAB recovery failed: ") + e.what());
     }
@@ -65,7 +66,8 @@ wab_startup recover_wab(const config& cfg) {
                               {"records", std::to_string(out.records)},
                               {"bytes", std::to_string(out.bytes)},
                               {"truncated_segments", std::to_string(out.truncated)},
-                              {"quarantined_segments", std::to_string(out.quarantined)}});
+                              {"quarantined_segments", std::to_string(out.quarantined)},
+                              {"damaged_records_lost", std::to_string(out.damaged_records)}});
   return out;
 }
 

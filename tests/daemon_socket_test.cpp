@@ -19,6 +19,7 @@
 #include "messages/wire/frame.hpp"
 #include "runtime/wab/segment_format.hpp"
 #include "support/daemon_process.hpp"
+#include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "support/wire_peer.hpp"
 #include "weir/client.hpp"
@@ -282,5 +283,36 @@ TEST_CASE("the daemon repairs the WAB before it accepts connections", "[live][re
   CHECK(std::filesystem::exists(shard / "seg_00000004.wab"));
   CHECK(mode_of(dir / "var/wab/shard_01") == 0700);
   CHECK(mode_of(dir / "var/quarantine") == 0700);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("existing directories keep their mode and missing ones are made 0700", "[live][socket]") {
+  temp_dir dir;
+  // A shared socket directory like /tmp (1777) and a data_dir that already
+  // holds other things (0755): neither is the daemon's to change.
+  std::filesystem::create_directories(dir / "shared");
+  std::filesystem::create_directories(dir / "data");
+  REQUIRE(::chmod((dir / "shared").c_str(), 01777) == 0);
+  REQUIRE(::chmod((dir / "data").c_str(), 0755) == 0);
+  std::ofstream(dir / "data/other-file") << "not weir's";
+  daemon_process d(dir.path(), {"--set", "listen.unix=shared/weir.sock", "--set", "data_dir=data"});
+  REQUIRE(eventually([&] { return d.log().find("weir-server ready") != std::string::npos; }));
+  CHECK(mode_of(dir / "shared") == 01777);
+  CHECK(mode_of(dir / "data") == 0755);
+  CHECK(mode_of(dir / "data/wab") == 0700);
+  CHECK(mode_of(dir / "data/wab/shard_00") == 0700);
+  CHECK(std::filesystem::exists(dir / "data/other-file"));
+  CHECK(d.log().find("writable by other users") == std::string::npos);  // 1777 has the sticky bit
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("a world-writable directory without the sticky bit is warned about and left alone", "[live][socket]") {
+  temp_dir dir;
+  std::filesystem::create_directories(dir / "open");
+  REQUIRE(::chmod((dir / "open").c_str(), 0777) == 0);
+  daemon_process d(dir.path(), {"--set", "listen.unix=open/weir.sock"});
+  REQUIRE(eventually([&] { return d.log().find("weir-server ready") != std::string::npos; }));
+  CHECK(mode_of(dir / "open") == 0777);
+  CHECK(d.log().find("writable by other users and has no sticky bit") != std::string::npos);
   CHECK(d.stop() == 0);
 }

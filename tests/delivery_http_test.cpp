@@ -243,10 +243,12 @@ TEST_CASE("a full dead-letter space stops delivery until room is made", "[live][
   daemon_process d(dir.path(), args);
   REQUIRE(d.wait_ready());
   auto c = client::connection::connect_unix(d.socket_path());
-  // Three refused records of 400 KiB fill the 1 MiB dead-letter space.
-  for (int i = 0; i < 3; ++i)
-    REQUIRE(c.push(as_bytes("big-poison " + std::to_string(i) + std::string(400 * 1024, 'x')),
-                   client::durability::durable).acked);
+  // Three refused records of 400 KiB, one batch each, fill the 1 MiB dead-letter space.
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "big-poison " + std::to_string(i);
+    REQUIRE(c.push(as_bytes(name + std::string(400 * 1024, 'x')), client::durability::durable).acked);
+    if (i < 2) REQUIRE(eventually([&] { return dead_lettered(dir / "var", name); }));
+  }
   REQUIRE(eventually([&] { return d.log().find("delivery stopped: dead letters are full") != std::string::npos; }));
   // Ingest goes on; delivery does not.
   REQUIRE(c.push(as_bytes("after the stop"), client::durability::durable).acked);

@@ -1,5 +1,6 @@
 // Segment reading and startup recovery on crafted files: a clean segment, a
 // torn tail, a zero-filled tail, corruption in the middle, a bad header.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -18,11 +19,11 @@ namespace {
 
 byte_buffer bytes_of(const std::string& s) { return byte_buffer(s.begin(), s.end()); }
 
-/// A segment image: header plus one record per payload, timestamps 1000, 1001...
-byte_buffer segment_image(std::uint16_t shard, std::uint64_t seq, const std::vector<std::string>& payloads) {
-  auto h = encode_segment_header({shard, seq, 42});
+/// A segment image: header plus one record per payload, timestamps ts, ts + 1...
+byte_buffer segment_image(std::uint16_t shard, std::uint64_t seq, const std::vector<std::string>& payloads,
+                          std::int64_t created_at = 42, std::int64_t ts = 1000) {
+  auto h = encode_segment_header({shard, seq, created_at});
   byte_buffer out(h.begin(), h.end());
-  std::int64_t ts = 1000;
   for (auto& p : payloads) append_record(out, ts++, bytes_of(p));
   return out;
 }
@@ -55,6 +56,34 @@ std::vector<std::string> read_payloads(const fs::path& p) {
   segment_reader r(io, fd, static_cast<std::uint64_t>(io.size(fd)));
   std::vector<std::string> out;
   while (auto rec = r.next()) out.emplace_back(rec->payload.begin(), rec->payload.end());
+  io.close(fd);
+  return out;
+}
+
+std::int64_t wall_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct indexed {
+  std::uint64_t index;
+  std::string payload;
+  bool operator==(const indexed&) const = default;
+};
+
+/// What the drain reads: with a resync window, past any damage.
+std::vector<indexed> read_indexed(const fs::path& p) {
+  auto& io = *default_file_io();
+  const int fd = io.open_existing(p.string());
+  REQUIRE(fd >= 0);
+  std::uint8_t h[segment_header_size];
+  REQUIRE(pread_full(io, fd, h, sizeof h, 0) == static_cast<ssize_t>(sizeof h));
+  const auto header = decode_segment_header(byte_span(h, sizeof h));
+  REQUIRE(header);
+  segment_reader r(io, fd, static_cast<std::uint64_t>(io.size(fd)), segment_header_size, 1,
+                   resync_window_for(header.value(), wall_clock_ns()));
+  std::vector<indexed> out;
+  while (auto rec = r.next()) out.push_back({rec->index, std::string(rec->payload.begin(), rec->payload.end())});
   io.close(fd);
   return out;
 }
@@ -156,27 +185,102 @@ TEST_CASE("a last record with a bad CRC and only zeros after it is a torn tail",
   CHECK(read_file(f.segment(1)) == good);
 }
 
-TEST_CASE("corruption in the middle: quarantine copy of the whole file and the valid prefix kept", "[wab][recovery]") {
+TEST_CASE("corruption in the middle: quarantine copy of the whole file and only the damaged record lost", "[wab][recovery]") {
   shard_fixture f;
   auto image = segment_image(0, 2, {"alpha", "bravo", "charlie"});
-  const auto original_size = image.size();
   // Flip a payload byte of "bravo" (record 2).
   const std::size_t bravo = segment_header_size + record_header_size + 5 + record_header_size;
   image[bravo] ^= 0x20;
   write_file(f.segment(2), image);
   auto r = f.recover();
-  CHECK(r.records == 1);
+  CHECK(r.records == 2);
+  CHECK(r.damaged_records == 1);
   CHECK(r.quarantined_segments == 1);
-  CHECK(read_payloads(f.segment(2)) == std::vector<std::string>{"alpha"});
+  CHECK(r.truncated_segments == 0);
+  // The file stays as it was; a reader with a resync window steps over the damage.
+  CHECK(read_file(f.segment(2)) == image);
+  CHECK(read_indexed(f.segment(2)) == std::vector<indexed>{{1, "alpha"}, {3, "charlie"}});
   const auto copy = f.quarantine / "shard_00__seg_00000002.wab";
   REQUIRE(fs::exists(copy));
   CHECK(read_file(copy) == image);
-  CHECK(read_file(copy).size() == original_size);
 
   // A second corruption of the same name does not overwrite the first copy.
-  write_file(f.segment(2), image);
   f.recover();
   CHECK(fs::exists(f.quarantine / "shard_00__seg_00000002.wab.1"));
+}
+
+TEST_CASE("a damaged length field in a closed segment loses no record", "[wab][recovery]") {
+  shard_fixture f;
+  std::vector<std::string> payloads;
+  for (int i = 0; i < 300; ++i) payloads.push_back("record " + std::to_string(i));
+  auto image = segment_image(0, 1, payloads);
+  // Record 16's length now points far past the end of the file: the shape of
+  // a torn write, but segment 1 was closed (segment 2 follows it).
+  std::size_t at = segment_header_size;
+  for (int i = 0; i < 15; ++i) at += record_header_size + payloads[static_cast<std::size_t>(i)].size();
+  image[at + 2] = 0x7f;
+  write_file(f.segment(1), image);
+  write_file(f.segment(2), segment_image(0, 2, {"newer"}));
+  auto r = f.recover();
+  CHECK(r.records == 301);
+  CHECK(r.damaged_records == 0);  // the CRC still holds for the bytes up to the next record
+  CHECK(r.quarantined_segments == 1);
+  CHECK(r.truncated_segments == 0);
+  CHECK(fs::exists(f.quarantine / "shard_00__seg_00000001.wab"));
+  const auto read = read_indexed(f.segment(1));
+  REQUIRE(read.size() == 300);
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    CHECK(read[i].index == i + 1);
+    CHECK(read[i].payload == payloads[i]);
+  }
+}
+
+TEST_CASE("a damaged length and payload lose that one record and keep the indices after it", "[wab][recovery]") {
+  shard_fixture f;
+  auto image = segment_image(0, 1, {"one", "two", "three", "four"});
+  const std::size_t two = segment_header_size + record_header_size + 3;
+  image[two] = 0xff;                           // length
+  image[two + record_header_size] ^= 0x01;     // payload
+  write_file(f.segment(1), image);
+  write_file(f.segment(2), segment_image(0, 2, {"newer"}));
+  auto r = f.recover();
+  CHECK(r.records == 4);
+  CHECK(r.damaged_records == 1);
+  CHECK(read_indexed(f.segment(1)) == std::vector<indexed>{{1, "one"}, {3, "three"}, {4, "four"}});
+}
+
+TEST_CASE("a bad last record of a closed segment is damage and is quarantined", "[wab][recovery]") {
+  shard_fixture f;
+  auto good = segment_image(0, 1, {"keep"});
+  auto bad = good;
+  append_record(bad, 1001, bytes_of("hit"));
+  bad[bad.size() - 1] ^= 0xff;
+  write_file(f.segment(1), bad);
+  write_file(f.segment(2), segment_image(0, 2, {"newer"}));
+  auto r = f.recover();
+  CHECK(r.records == 2);
+  CHECK(r.quarantined_segments == 1);
+  CHECK(r.truncated_segments == 1);
+  CHECK(read_file(f.segment(1)) == good);
+  CHECK(read_file(f.quarantine / "shard_00__seg_00000001.wab") == bad);
+}
+
+TEST_CASE("records after a wide stretch of garbage are found again", "[wab][recovery]") {
+  shard_fixture f;
+  // Real timestamps: what keeps a search through random bytes cheap.
+  const std::int64_t now = wall_clock_ns();
+  auto image = segment_image(0, 1, {"before"}, now, now);
+  std::uint32_t x = 12345;
+  for (int i = 0; i < 3 * 1024 * 1024; ++i) {
+    x = x * 1664525u + 1013904223u;
+    image.push_back(static_cast<std::uint8_t>(x >> 24));
+  }
+  append_record(image, now + 5, bytes_of("after"));
+  write_file(f.segment(1), image);
+  auto r = f.recover();
+  CHECK(r.records == 2);
+  CHECK(r.damaged_records == 1);
+  CHECK(read_indexed(f.segment(1)) == std::vector<indexed>{{1, "before"}, {3, "after"}});
 }
 
 TEST_CASE("an unreadable header moves the file to quarantine", "[wab][recovery]") {

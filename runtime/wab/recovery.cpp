@@ -1,6 +1,7 @@
 #include "runtime/wab/recovery.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -65,13 +66,18 @@ std::vector<segment_file> list_segments(const std::string& dir) {
 
 }  // namespace
 
-shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir) {
+shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir,
+                             std::int64_t now_ns) {
   shard_recovery result;
   const std::string shard = fs::path(shard_dir).filename().string();
   bool dir_changed = false, quarantine_changed = false;
 
-  for (const auto& seg : list_segments(shard_dir)) {
+  const auto segments = list_segments(shard_dir);
+  for (const auto& seg : segments) {
     result.next_sequence = std::max(result.next_sequence, seg.sequence + 1);
+    // Only the newest segment was being appended to when the daemon stopped:
+    // a torn write can end it, and nothing else.
+    const bool was_open = &seg == &segments.back();
     const std::string path = shard_dir + "/" + seg.name;
     const int fd = io.open_existing(path);
     if (fd < 0) fail("cannot open " + path, -fd);
@@ -95,7 +101,8 @@ shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const st
       continue;
     }
 
-    segment_reader reader(io, fd, static_cast<std::uint64_t>(size));
+    segment_reader reader(io, fd, static_cast<std::uint64_t>(size), segment_header_size, 1,
+                          resync_window_for(decoded.value(), now_ns));
     while (reader.next()) {
     }
     const scan_stop stop = reader.stop();
@@ -103,16 +110,27 @@ shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const st
       io.close(fd);
       fail("cannot read " + path, reader.error());
     }
-    if (stop == scan_stop::corrupt) {
+    const bool bad_tail = reader.valid_end() < static_cast<std::uint64_t>(size);
+    const bool torn_write = was_open && reader.damaged() == 0 &&
+                            (stop == scan_stop::torn_tail || stop == scan_stop::zero_tail);
+    if (reader.damaged() > 0 || (bad_tail && !torn_write)) {
+      // Damage, not a torn write: keep the file as it was for inspection
+      // before anything is cut, and say what was lost.
       const std::string to = quarantine_name(quarantine_dir, shard, seg.name);
       copy_file(io, fd, static_cast<std::uint64_t>(size), to);
       quarantine_changed = true;
       ++result.quarantined_segments;
-      log::error("segment corrupt in the middle; copied to quarantine, keeping its valid prefix",
-                 {{"segment", path}, {"valid_records", std::to_string(reader.records_read())},
-                  {"valid_bytes", std::to_string(reader.valid_end())}, {"quarantine", to}});
+      result.damaged_records += reader.damaged() - reader.recovered();
+      log::error("segment damaged; copied to quarantine, every record that checks is kept",
+                 {{"segment", path},
+                  {"first_damage_offset", std::to_string(reader.first_damage().value_or(reader.valid_end()))},
+                  {"damaged_records_skipped", std::to_string(reader.damaged())},
+                  {"of_them_recovered", std::to_string(reader.recovered())},
+                  {"records_kept", std::to_string(reader.records_read())},
+                  {"damaged_tail_bytes", std::to_string(static_cast<std::uint64_t>(size) - reader.valid_end())},
+                  {"quarantine", to}});
     }
-    if (reader.valid_end() < static_cast<std::uint64_t>(size)) {
+    if (bad_tail) {
       if (int rc = io.truncate(fd, reader.valid_end()); rc < 0) {
         io.close(fd);
         fail("cannot truncate " + path, -rc);
@@ -122,7 +140,7 @@ shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const st
         fail("cannot fsync " + path, -rc);
       }
       ++result.truncated_segments;
-      if (stop != scan_stop::corrupt)
+      if (torn_write)
         log::warn("segment tail truncated at the last valid record",
                   {{"segment", path}, {"why", name_of(stop)},
                    {"removed_bytes", std::to_string(static_cast<std::uint64_t>(size) - reader.valid_end())}});
@@ -134,6 +152,11 @@ shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const st
   if (dir_changed) io.fsync_directory(shard_dir);
   if (quarantine_changed) io.fsync_directory(quarantine_dir);
   return result;
+}
+
+shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir) {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return recover_shard(io, shard_dir, quarantine_dir, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
 }
 
 }  // namespace weir::wab

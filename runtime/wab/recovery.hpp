@@ -1,10 +1,14 @@
 #pragma once
 // Startup recovery of one shard directory, before any socket accepts:
 //   - a segment whose header cannot be read is moved whole to quarantine/;
-//   - a torn final write or a zero-filled tail is truncated at the last
+//   - the newest segment (the one open when the daemon stopped) may end in
+//     a torn final write or a zero-filled tail: it is truncated at the last
 //     valid record;
-//   - corruption with data after it: the whole file is copied to quarantine/
-//     for inspection and the original is cut back to its valid prefix.
+//   - any other damage — in the middle of a segment, or at the end of a
+//     closed one — is never taken for a torn write: the whole file is copied
+//     to quarantine/ first, the reader resynchronises on the next record whose
+//     CRC checks (losing at most the damaged record, and not even that when
+//     only its length was hit), and only bytes after the last good record are cut.
 // Every repair is fsynced (file, then directory) before recovery returns.
 #include <cstdint>
 #include <stdexcept>
@@ -28,6 +32,7 @@ struct shard_recovery {
   std::uint64_t records = 0;
   std::uint64_t truncated_segments = 0;
   std::uint64_t quarantined_segments = 0;
+  std::uint64_t damaged_records = 0;  // skipped and not recoverable
 };
 
 struct recovery_error : std::runtime_error {
@@ -36,7 +41,11 @@ struct recovery_error : std::runtime_error {
 
 /// Recovers `shard_dir`; quarantined copies go to `quarantine_dir` as
 /// "<shard-dir-name>__<file>" (".1", ".2"... on a name collision).
+/// `now_ns` bounds the ingest times a record can carry (see resync_window).
 /// Throws recovery_error when the directory itself cannot be read or repaired.
+shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir,
+                             std::int64_t now_ns);
+/// The same, at the wall clock's now.
 shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir);
 
 }  // namespace weir::wab
