@@ -30,6 +30,11 @@ using position = wab::confirm_cursor;  // (segment, offset, index) of a record
 
 constexpr std::chrono::milliseconds cursor_interval{200};
 
+std::int64_t wall_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 struct segment_state {
   std::uint64_t end = wab::segment_header_size;  // bytes known written, at a record boundary
   bool closed = false;                           // no more appends will come
@@ -53,10 +58,16 @@ class drain_state {
     shard_name_ = std::filesystem::path(s_.shard_dir).filename().string();
     scan();
     bool damaged = false;
-    auto stored = wab::load_cursor(*s_.io, s_.shard_dir, &damaged);
+    cursor_file_ = std::make_unique<wab::cursor_file>(s_.io, s_.shard_dir);
+    auto stored = cursor_file_->load(&damaged);
     if (damaged)
       log::error("confirm cursor unreadable; delivering the shard from its first segment (duplicates possible)",
                  {{"dir", s_.shard_dir}});
+    // Reserved now, while there is room: every later store overwrites bytes
+    // already on disk, so a full disk can still confirm and free segments.
+    if (int rc = cursor_file_->reserve(); rc < 0)
+      log::error("cannot reserve the confirm cursor file; cursor stores need free space until it is made",
+                 {{"dir", s_.shard_dir}, {"error", std::strerror(-rc)}});
     cursor_ = stored ? *stored : position{segments_.empty() ? 0 : segments_.begin()->first};
     stored_ = stored ? *stored : position{};
     normalise_cursor();
@@ -78,6 +89,18 @@ class drain_state {
     st.end = std::max(st.end, end);
     if (read_.sequence == 0) read_ = cursor_ = position{seq};  // the shard's first segment ever
     commit_cursor();  // a segment closed just now may be wholly confirmed
+    pump();
+  }
+
+  /// The writer takes no more records into `seq`: once confirmed to its end
+  /// the segment can go, even when no next segment could be created (a full
+  /// disk), which is what frees the space to create one.
+  void on_sealed(std::uint64_t seq, std::uint64_t end) {
+    auto& st = segments_[seq];
+    st.end = std::max(st.end, end);
+    st.closed = true;
+    if (read_.sequence == 0) read_ = cursor_ = position{seq};
+    commit_cursor();
     pump();
   }
 
@@ -146,7 +169,7 @@ class drain_state {
   void persist_cursor() {
     persist_scheduled_ = false;
     if (cursor_ == stored_) return;
-    if (int rc = wab::store_cursor(*s_.io, s_.shard_dir, cursor_); rc < 0) {
+    if (int rc = cursor_file_->store(cursor_); rc < 0) {
       // Not fatal: the next confirm tries again, and an old cursor only means redelivery.
       log::error("cannot persist the confirm cursor", {{"dir", s_.shard_dir}, {"error", std::strerror(-rc)}});
       return;
@@ -175,7 +198,9 @@ class drain_state {
       return true;
     }
     if (!open_reader(it->first)) return false;
-    wab::segment_reader reader(*s_.io, fd_, it->second.end, read_.offset, read_.index);
+    std::optional<wab::resync_window> window;
+    if (fd_header_) window = wab::resync_window_for(*fd_header_, wall_clock_ns());
+    wab::segment_reader reader(*s_.io, fd_, it->second.end, read_.offset, read_.index, window);
     const std::string segment = shard_name_ + "/" + wab::segment_file_name(read_.sequence);
     bool any = false;
     while (!batch_full()) {
@@ -191,9 +216,17 @@ class drain_state {
       r.payload = std::move(rec->payload);
       pending_bytes_ += r.payload.size();
       pending_.push_back(std::move(r));
-      read_.offset = reader.valid_end();
-      read_.index = rec->index + 1;
     }
+    // The reader may have stepped over damage without a record to show for it.
+    any = any || reader.valid_end() > read_.offset;
+    read_.offset = reader.valid_end();
+    read_.index = reader.next_index();
+    if (reader.damaged() > 0)
+      log::error("WAB segment damaged; read on past it",
+                 {{"segment", segment},
+                  {"first_damage_offset", std::to_string(*reader.first_damage())},
+                  {"damaged_records", std::to_string(reader.damaged())},
+                  {"recovered", std::to_string(reader.recovered())}});
     if (!any && reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file) {
       // Unreadable before its known end: deliver nothing more from this file.
       log::error("WAB segment unreadable while draining; skipping its rest",
@@ -226,6 +259,12 @@ class drain_state {
                                                           {"error", std::strerror(-fd_)}});
       return false;
     }
+    // Its creation time bounds the timestamps a reader may resynchronise on.
+    std::uint8_t h[wab::segment_header_size] = {};
+    const ssize_t got = wab::pread_full(*s_.io, fd_, h, sizeof h, 0);
+    auto header = wab::decode_segment_header(byte_span(h, got > 0 ? static_cast<std::size_t>(got) : 0));
+    fd_header_.reset();
+    if (header) fd_header_ = header.value();
     return true;
   }
 
@@ -254,9 +293,11 @@ class drain_state {
         cursor_ = position{it->first};
         continue;
       }
+      if (!it->second.closed || cursor_.offset < it->second.end) return;
+      // Past a closed segment's end: onto the next one, or where the next
+      // one will be when the writer could not make it yet.
       auto next = std::next(it);
-      if (!it->second.closed || cursor_.offset < it->second.end || next == segments_.end()) return;
-      cursor_ = position{next->first};
+      cursor_ = position{next == segments_.end() ? it->first + 1 : next->first};
     }
   }
 
@@ -290,8 +331,10 @@ class drain_state {
   std::uint64_t linger_epoch_ = 0;
   bool linger_scheduled_ = false;
   bool persist_scheduled_ = false;
+  std::unique_ptr<wab::cursor_file> cursor_file_;
   int fd_ = -1;
   std::uint64_t fd_sequence_ = 0;
+  std::optional<wab::segment_header> fd_header_;
 
  public:
   ~drain_state() { close_reader(); }
@@ -303,6 +346,7 @@ caf::behavior drain_actor(caf::stateful_actor<drain_state>* self, drain_settings
   self->send(self, linger_atom::value, std::uint64_t{0});  // deliver what earlier runs left at once
   return {
       [=](appended_atom, std::uint64_t seq, std::uint64_t end) { self->state.on_appended(seq, end); },
+      [=](sealed_atom, std::uint64_t seq, std::uint64_t end) { self->state.on_sealed(seq, end); },
       [=](delivered_atom, std::uint64_t id) { self->state.on_delivered(id); },
       [=](linger_atom, std::uint64_t epoch) { self->state.on_linger(epoch); },
       [=](persist_atom) { self->state.persist_cursor(); },
@@ -317,7 +361,8 @@ caf::behavior drain_actor(caf::stateful_actor<drain_state>* self, drain_settings
 }  // namespace
 
 caf::actor spawn_drain(caf::actor_system& sys, drain_settings settings, caf::actor sink_runner) {
-  return sys.spawn<caf::detached>(drain_actor, std::move(settings), std::move(sink_runner));
+  const auto thread = settings.thread;
+  return spawn_on(sys, thread, drain_actor, std::move(settings), std::move(sink_runner));
 }
 
 }  // namespace weir

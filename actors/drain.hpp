@@ -7,6 +7,7 @@
 // wholly behind the cursor are deleted.
 //
 // Messages in:  (appended_atom, sequence, end_offset)  from the shard_writer
+//               (sealed_atom, sequence, end_offset)    from the shard_writer
 //               (delivered_atom, batch_id)             from the sink_runner
 //               (linger_atom, epoch)                   a partial batch waited long enough (self-sent)
 //               (persist_atom)                         make the cursor durable (self-sent, at
@@ -23,6 +24,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/actor_thread.hpp"
 #include "runtime/wab/file_io.hpp"
 #include "runtime/wab/wab_usage.hpp"
 
@@ -45,6 +47,7 @@ struct drain_settings {
   /// Records per segment found by startup recovery, for the lag at startup.
   std::map<std::uint64_t, std::uint64_t> recovered_records;
   shard_metrics* stats = nullptr;  // may be null (tests)
+  actor_thread thread = actor_thread::own;
 };
 
 caf::actor spawn_drain(caf::actor_system& sys, drain_settings settings, caf::actor sink_runner);

@@ -123,7 +123,7 @@ caf::behavior fsync_group_actor(caf::stateful_actor<fsync_group_state>* self, fs
 }  // namespace
 
 caf::actor spawn_fsync_group(caf::actor_system& sys, const fsync_group_settings& settings) {
-  return sys.spawn<caf::detached>(fsync_group_actor, settings);
+  return spawn_on(sys, settings.thread, fsync_group_actor, settings);
 }
 
 }  // namespace weir

@@ -17,6 +17,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/actor_thread.hpp"
 #include "config/config.hpp"
 
 namespace weir {
@@ -29,6 +30,7 @@ struct fsync_group_settings {
   std::uint32_t max_records = 4096;
   std::uint16_t shard = 0;
   shard_metrics* stats = nullptr;  // may be null (tests)
+  actor_thread thread = actor_thread::own;
 };
 
 caf::actor spawn_fsync_group(caf::actor_system& sys, const fsync_group_settings& settings);

@@ -23,6 +23,8 @@ namespace weir {
 
 namespace {
 
+constexpr std::chrono::seconds retry_interval{1};
+
 std::int64_t wall_clock_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -115,15 +117,16 @@ class shard_writer_state {
     const auto written = active_->append(spans, wall_clock_ns());
     settings_.usage->add(active_->size() - size_before);
     if (settings_.stats) settings_.stats->appended.fetch_add(written.landed, std::memory_order_relaxed);
-    if (written.error < 0)
-      log::error("WAB write failed; the segment takes no more records and a new one is started",
+    if (written.error < 0) {
+      log::error("WAB write failed; the segment takes no more records",
                  {{"file", active_->path()},
                   {"error", std::strerror(-written.error)},
                   {"records_written", std::to_string(written.landed)},
                   {"records_refused", std::to_string(spans.size() - written.landed)}});
+    }
     answer(group, written);
     announce();
-    if (active_->size() >= settings_.segment_max_bytes) rotate();
+    if (active_->append_closed() || active_->size() >= settings_.segment_max_bytes) rotate();
   }
 
   /// Writes what is queued and seals the active segment; the fsync_group's
@@ -135,9 +138,17 @@ class shard_writer_state {
       self_->send(fsync_, sync_request{active_, {}});
       active_.reset();
     }
+    shutting_down_ = true;
   }
 
   const caf::actor& fsync_group() const { return fsync_; }
+
+  /// Offline: try to create a segment again, without waiting for a push, so
+  /// that the shard (and readiness) comes back as soon as space does.
+  void on_retry_open() {
+    retry_scheduled_ = false;
+    if (!active_ && !shutting_down_) open_segment();
+  }
 
  private:
   struct queued {
@@ -176,33 +187,39 @@ class shard_writer_state {
   bool ready_for_append() {
     if (active_ && !active_->append_closed()) return true;
     if (active_) rotate();
-    if (!active_ && std::chrono::steady_clock::now() >= retry_at_) open_segment();
+    else if (std::chrono::steady_clock::now() >= retry_at_) open_segment();
     return active_ != nullptr;
   }
 
   /// Closes the active segment for appends and starts the next one. The old
-  /// segment gets one more sync so that its Buffered tail reaches the disk.
+  /// segment gets one more sync so that its Buffered tail reaches the disk,
+  /// and the drain learns it is final (it may go once delivered, even if no
+  /// next segment can be made).
   void rotate() {
     active_->close_for_append();
+    if (settings_.drain) self_->send(settings_.drain, sealed_atom::value, active_->sequence(), active_->size());
     self_->send(fsync_, sync_request{std::move(active_), {}});
     active_.reset();
     open_segment();
   }
 
+  /// Starts the next segment, only with min_free_bytes free: a new segment
+  /// needs just a page, which a truncated failed write may just have freed,
+  /// and taking records on that would fail the very next write while
+  /// readiness said all was well.
   void open_segment() {
+    const std::int64_t free = settings_.io->free_bytes(settings_.shard_dir);
+    if (free >= 0 && static_cast<std::uint64_t>(free) < settings_.min_free_bytes) {
+      go_offline("the disk holding the WAB is full (a segment is started with " +
+                 std::to_string(settings_.min_free_bytes) + " bytes free, there are " + std::to_string(free) + ")");
+      return;
+    }
     auto created = wab::segment_writer::create(settings_.io, settings_.shard_dir, settings_.shard,
                                                next_sequence_, wall_clock_ns());
     // A sequence is never reused, even one whose creation failed half-way.
     ++next_sequence_;
     if (!created) {
-      retry_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-      if (!offline_)
-        log::error("WAB shard offline: cannot create a segment; every push to it is refused until this clears",
-                   {{"shard", std::to_string(settings_.shard)},
-                    {"dir", settings_.shard_dir},
-                    {"error", std::strerror(-created.error())}});
-      offline_ = true;
-      if (settings_.stats) settings_.stats->offline = true;
+      go_offline(std::string("cannot create a segment: ") + std::strerror(-created.error()));
       return;
     }
     active_ = std::move(created).value();
@@ -211,6 +228,21 @@ class shard_writer_state {
     if (offline_) log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
     offline_ = false;
     if (settings_.stats) settings_.stats->offline = false;
+  }
+
+  /// Every push is refused until a retry (on a timer, not waiting for a push) succeeds.
+  void go_offline(const std::string& why) {
+    retry_at_ = std::chrono::steady_clock::now() + retry_interval;
+    if (!retry_scheduled_) {
+      retry_scheduled_ = true;
+      self_->delayed_send(self_, retry_interval, retry_open_atom::value);
+    }
+    if (!offline_ || why != offline_reason_)
+      log::error("WAB shard offline; every push to it is refused until this clears",
+                 {{"shard", std::to_string(settings_.shard)}, {"dir", settings_.shard_dir}, {"why", why}});
+    offline_reason_ = why;
+    offline_ = true;
+    if (settings_.stats) settings_.stats->offline = true;
   }
 
   caf::event_based_actor* self_ = nullptr;
@@ -229,6 +261,9 @@ class shard_writer_state {
   std::uint64_t queued_records_ = 0, queued_bytes_ = 0;
   bool flush_scheduled_ = false;
   bool offline_ = false;
+  std::string offline_reason_;
+  bool retry_scheduled_ = false;
+  bool shutting_down_ = false;
   std::chrono::steady_clock::time_point retry_at_{};
 };
 
@@ -239,6 +274,7 @@ caf::behavior shard_writer_actor(caf::stateful_actor<shard_writer_state>* self, 
   return {
       [=](ingest_request& req) { self->state.enqueue(req); },
       [=](flush_atom) { self->state.write_queued(); },
+      [=](retry_open_atom) { self->state.on_retry_open(); },
       [=](shutdown_atom) {
         self->state.shutdown();
         auto promise = self->make_response_promise<done_atom>();
@@ -260,7 +296,8 @@ caf::behavior shard_writer_actor(caf::stateful_actor<shard_writer_state>* self, 
 }  // namespace
 
 caf::actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings, caf::actor fsync_group) {
-  return sys.spawn<caf::detached>(shard_writer_actor, std::move(settings), std::move(fsync_group));
+  const auto thread = settings.thread;
+  return spawn_on(sys, thread, shard_writer_actor, std::move(settings), std::move(fsync_group));
 }
 
 }  // namespace weir

@@ -14,8 +14,9 @@
 // States:       writing (an open segment)
 //               -> rotating (segment reached wab.segment_max_bytes, or a write
 //                  failed: it is closed for appends and a new one is created)
-//               -> offline (no segment can be created: every request gets the
-//                  failure reply; creation is retried at most once a second)
+//               -> offline (no segment can be created, or its disk has less
+//                  than min_free_bytes free: every request gets the failure
+//                  reply; creation is retried once a second on a timer)
 //               -> writing
 #include <cstdint>
 #include <memory>
@@ -24,6 +25,7 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/actor_thread.hpp"
 #include "runtime/wab/file_io.hpp"
 #include "runtime/wab/wab_usage.hpp"
 
@@ -38,10 +40,13 @@ struct shard_writer_settings {
   std::uint64_t segment_max_bytes = 64ull * 1024 * 1024;
   std::uint32_t max_group_records = 4096;  // a group is written once it holds this many
   std::uint64_t max_group_bytes = 4ull * 1024 * 1024;
+  /// A segment is started only with this much free on its disk.
+  std::uint64_t min_free_bytes = 1024 * 1024;
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
   caf::actor drain;  // told after every write what is readable; may be null (tests)
   shard_metrics* stats = nullptr;  // may be null (tests)
+  actor_thread thread = actor_thread::own;
 };
 
 caf::actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings, caf::actor fsync_group);

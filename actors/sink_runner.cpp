@@ -38,7 +38,7 @@ class sink_runner_state {
     status_ = std::move(status);
     type_ = factory->type();
     for (std::uint32_t i = 0; i < std::max(1u, s.concurrency); ++i) {
-      workers_.push_back(spawn_sink_worker(self->system(), factory, dead_letters, s.stats));
+      workers_.push_back(spawn_sink_worker(self->system(), factory, dead_letters, s.stats, s.worker_thread));
       self->link_to(workers_.back());
       idle_.push_back(true);
     }

@@ -21,6 +21,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/actor_thread.hpp"
 #include "runtime/dead_letter_store.hpp"
 #include "runtime/delivery_status.hpp"
 #include "sinks/sink.hpp"
@@ -37,6 +38,7 @@ struct sink_runner_settings {
   double retry_jitter = 0.2;
   std::uint32_t health_interval_ms = 5000;
   metrics* stats = nullptr;  // may be null (tests)
+  actor_thread worker_thread = actor_thread::own;
 };
 
 caf::actor spawn_sink_runner(caf::actor_system& sys, const sink_runner_settings& settings,

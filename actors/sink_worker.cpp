@@ -110,8 +110,9 @@ caf::behavior sink_worker_actor(caf::stateful_actor<sink_worker_state>* self, st
 }  // namespace
 
 caf::actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
-                             std::shared_ptr<dead_letter_store> dead_letters, metrics* stats) {
-  return sys.spawn<caf::detached>(sink_worker_actor, std::move(factory), std::move(dead_letters), stats);
+                             std::shared_ptr<dead_letter_store> dead_letters, metrics* stats,
+                             actor_thread thread) {
+  return spawn_on(sys, thread, sink_worker_actor, std::move(factory), std::move(dead_letters), stats);
 }
 
 }  // namespace weir

@@ -11,6 +11,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/actor_thread.hpp"
 #include "runtime/dead_letter_store.hpp"
 #include "sinks/sink.hpp"
 
@@ -20,6 +21,7 @@ class metrics;
 
 /// `stats` may be null (tests).
 caf::actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
-                             std::shared_ptr<dead_letter_store> dead_letters, metrics* stats);
+                             std::shared_ptr<dead_letter_store> dead_letters, metrics* stats,
+                             actor_thread thread = actor_thread::own);
 
 }  // namespace weir

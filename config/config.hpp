@@ -43,6 +43,7 @@ struct config {
 
   struct {
     std::int64_t segment_max_bytes;
+    std::int64_t min_free_bytes;
   } wab;
 
   struct {

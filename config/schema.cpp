@@ -220,6 +220,9 @@ std::vector<setting> make_settings() {
 
   s.push_back(byte_size("wab.segment_max_bytes", WEIR_FIELD(wab.segment_max_bytes), 64 * KiB,
                         4 * GiB, "64MiB", "A segment is sealed and a new one started at this size."));
+  s.push_back(byte_size("wab.min_free_bytes", WEIR_FIELD(wab.min_free_bytes), 0, 1024 * GiB, "16MiB",
+                        "A segment is started only with this much free on the WAB's disk; below it "
+                        "the shard refuses pushes (not ready) and retries every second."));
 
   s.push_back(choice("group_commit.policy", WEIR_FIELD(group_commit.policy),
                      std::vector<std::pair<std::string, commit_policy>>{

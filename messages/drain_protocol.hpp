@@ -4,6 +4,9 @@
 //   shard_writer -> drain        (appended_atom, sequence, end_offset)   records up to end_offset are
 //                                                                        written; a higher sequence closes
 //                                                                        every lower one
+//   shard_writer -> drain        (sealed_atom, sequence, end_offset)     no more appends to this segment
+//                                                                        (rotated, or retired after a failed
+//                                                                        write), even if no next one exists
 //   drain        -> sink_runner  delivery_batch                          commit these (the sender is the drain)
 //   sink_runner  -> drain        (delivered_atom, batch_id)              committed or dead-lettered, all of it
 //   sink_runner  -> sink_worker  commit_job => commit_outcome            one commit on the worker's sink
@@ -22,6 +25,7 @@
 namespace weir {
 
 using appended_atom = caf::atom_constant<caf::atom("appended")>;
+using sealed_atom = caf::atom_constant<caf::atom("sealed")>;
 using delivered_atom = caf::atom_constant<caf::atom("delivered")>;
 using linger_atom = caf::atom_constant<caf::atom("linger")>;
 using persist_atom = caf::atom_constant<caf::atom("persist")>;

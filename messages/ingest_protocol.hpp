@@ -8,6 +8,7 @@
 //   fsync_group  -> connection    ingest_reply            after the covering fdatasync
 //   daemon       -> shard_writer  shutdown_atom => done   write what is queued, sync, stop
 //   shard_writer -> fsync_group   shutdown_atom => done   sync what is queued, stop
+//   shard_writer -> shard_writer  retry_open_atom         offline: try to create a segment again
 //
 // Replies carry the encoded reply frame and the request's tag; a connection
 // numbers its requests and writes replies in tag order.
@@ -24,6 +25,8 @@
 #include "messages/wire/bytes.hpp"
 
 namespace weir {
+
+using retry_open_atom = caf::atom_constant<caf::atom("retryopen")>;
 
 namespace wab {
 class segment_writer;

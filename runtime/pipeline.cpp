@@ -48,6 +48,7 @@ shard_writer_settings writer_settings_for(const config& cfg, std::uint16_t shard
   s.shard_dir = dir;
   s.first_sequence = first_sequence;
   s.segment_max_bytes = static_cast<std::uint64_t>(cfg.wab.segment_max_bytes);
+  s.min_free_bytes = static_cast<std::uint64_t>(cfg.wab.min_free_bytes);
   s.max_group_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
   return s;
 }

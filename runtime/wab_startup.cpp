@@ -8,6 +8,7 @@
 #include "runtime/data_dir.hpp"
 #include "runtime/log.hpp"
 #include "runtime/startup_error.hpp"
+#include "runtime/wab/confirm_cursor.hpp"
 #include "runtime/wab/file_io.hpp"
 #include "runtime/wab/recovery.hpp"
 #include "runtime/wab/segment_format.hpp"
@@ -47,7 +48,11 @@ wab_startup recover_wab(const config& cfg) {
     try {
       auto r = wab::recover_shard(*wab::default_file_io(), dir.string(), quarantine);
       const auto shard = *shard_number(dir.filename().string());
-      out.next_sequence[shard] = r.next_sequence;
+      // The cursor may point past every segment left (the last one was
+      // delivered and deleted): numbering goes on from there, since a reused
+      // sequence would give new records the ids of delivered ones.
+      const auto cursor = wab::load_cursor(*wab::default_file_io(), dir.string());
+      out.next_sequence[shard] = std::max(r.next_sequence, cursor ? cursor->sequence : 1);
       for (const auto& seg : r.segments) {
         out.bytes += seg.valid_bytes;
         out.segment_records[shard][seg.sequence] = seg.records;

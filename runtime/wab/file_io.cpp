@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -61,6 +62,12 @@ std::int64_t posix_file_io::size(int fd) {
 std::shared_ptr<file_io> default_file_io() {
   static auto io = std::make_shared<posix_file_io>();
   return io;
+}
+
+std::int64_t posix_file_io::free_bytes(const std::string& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return -errno;
+  return static_cast<std::int64_t>(st.f_bavail) * static_cast<std::int64_t>(st.f_frsize);
 }
 
 int pwrite_all(file_io& io, int fd, byte_span data, std::uint64_t offset, std::size_t* written) {

@@ -32,6 +32,9 @@ class file_io {
   virtual int unlink(const std::string& path) = 0;
   /// File size, or -errno.
   virtual std::int64_t size(int fd) = 0;
+  /// Bytes an unprivileged writer may still use on the file system holding
+  /// `dir`, or -errno.
+  virtual std::int64_t free_bytes(const std::string& dir) = 0;
 };
 
 class posix_file_io : public file_io {
@@ -48,6 +51,7 @@ class posix_file_io : public file_io {
   int rename(const std::string& from, const std::string& to) override;
   int unlink(const std::string& path) override;
   std::int64_t size(int fd) override;
+  std::int64_t free_bytes(const std::string& dir) override;
 };
 
 std::shared_ptr<file_io> default_file_io();

@@ -62,6 +62,8 @@ class segment_reader {
   /// Offset just past the last valid record: where a repaired file ends.
   std::uint64_t valid_end() const { return offset_; }
   std::uint64_t records_read() const { return returned_; }
+  /// Index the record at valid_end() has.
+  std::uint64_t next_index() const { return index_; }
   int error() const { return error_; }
   /// Damaged records read past (resync only): lost, or recovered whole.
   std::uint64_t damaged() const { return damaged_; }

@@ -13,14 +13,13 @@ class wab_usage {
   explicit wab_usage(std::uint64_t cap_bytes) : cap_(cap_bytes), resume_(cap_bytes / 10 * 9) {}
 
   void add(std::uint64_t n) { bytes_.fetch_add(n, std::memory_order_relaxed); }
-  void remove(std::uint64_t n) { bytes_.fetch_sub(n, std::memory_order_relaxed); }
+  /// Space freed (a delivered segment deleted): readiness must come back
+  /// without waiting for a producer to try.
+  void remove(std::uint64_t n) { update(bytes_.fetch_sub(n, std::memory_order_relaxed) - n); }
 
   /// Whether a new record may be taken; counts a rejection when not.
   bool admit() {
-    const std::uint64_t now = bytes_.load(std::memory_order_relaxed);
-    bool over = over_.load(std::memory_order_relaxed);
-    if (over && now < resume_) over_.store(over = false, std::memory_order_relaxed);
-    else if (!over && now >= cap_) over_.store(over = true, std::memory_order_relaxed);
+    const bool over = update(bytes_.load(std::memory_order_relaxed));
     if (over) rejections_.fetch_add(1, std::memory_order_relaxed);
     return !over;
   }
@@ -31,6 +30,14 @@ class wab_usage {
   std::uint64_t rejections() const { return rejections_.load(std::memory_order_relaxed); }
 
  private:
+  /// Applies the hysteresis to `now` bytes; whether intake is stopped.
+  bool update(std::uint64_t now) {
+    bool over = over_.load(std::memory_order_relaxed);
+    if (over && now < resume_) over_.store(over = false, std::memory_order_relaxed);
+    else if (!over && now >= cap_) over_.store(over = true, std::memory_order_relaxed);
+    return over;
+  }
+
   const std::uint64_t cap_, resume_;
   std::atomic<std::uint64_t> bytes_{0};
   std::atomic<bool> over_{false};

@@ -1,0 +1,143 @@
+// A disk that really fills: the data_dir is a small tmpfs. Pushes are
+// refused, never falsely acked; the daemon stays up, healthy but not ready;
+// once the sink is back, delivering frees the space with no byte free — also
+// across a restart on the full disk — and readiness returns by itself, with
+// no producer needed to notice. Every acked record is delivered.
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "support/daemon_process.hpp"
+#include "support/http_get.hpp"
+#include "support/http_test_server.hpp"
+#include "support/test_helpers.hpp"
+#include "support/test_paths.hpp"
+#include "support/tmpfs_mount.hpp"
+#include "weir/client.hpp"
+
+using namespace weir;
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint64_t disk_bytes = 4 * 1024 * 1024;
+
+/// Whether the test can go on; where mounting is not permitted it is skipped
+/// with the reason, except in CI, where the suite runs as root and must check.
+bool have_disk(const tmpfs_mount& disk) {
+  if (disk.mounted()) return true;
+  if (std::getenv("CI")) FAIL("cannot mount a tmpfs for the disk-full test: " << disk.error());
+  WARN("SKIPPED: mounting a tmpfs is not permitted here (" << disk.error() << "); the disk-full test needs root");
+  return false;
+}
+
+/// `min_free` 0: segments are started as long as one fits, so writes run
+/// into the full disk for real.
+std::vector<std::string> daemon_args(const http_test_server& sink, std::uint16_t admin,
+                                     const std::string& min_free = "0") {
+  return {"--set", "wab.min_free_bytes=" + min_free, "--set", "sink.type=http", "--set", "sink.http.url=" + sink.url(), "--set", "sink.http.format=raw",
+          "--set", "drain.retry.initial_ms=50", "--set", "drain.retry.max_ms=200", "--set", "sink.timeout_ms=500",
+          "--set", "ingest.shards=1", "--set", "wab.segment_max_bytes=64KiB",
+          "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)};
+}
+
+std::set<std::string> delivered(const http_test_server& s) {
+  std::set<std::string> out;
+  for (const auto& r : s.accepted()) out.insert(r.body);
+  return out;
+}
+
+int readyz(std::uint16_t admin) { return http_request(admin, "/readyz").status; }
+
+/// Pushes distinct 8 KiB Durable records until the daemon refuses a run of
+/// them; returns the payloads it acked.
+std::vector<std::string> push_until_refused(const std::string& socket, const std::string& tag) {
+  auto c = client::connection::connect_unix(socket);
+  std::vector<std::string> acked;
+  int refused_in_a_row = 0;
+  for (int i = 0; i < 2000 && refused_in_a_row < 20; ++i) {
+    std::string payload = tag + " " + std::to_string(i) + " " + std::string(8 * 1024, 'f');
+    const auto r = c.push(as_bytes(payload), client::durability::durable);
+    if (r.acked) {
+      acked.push_back(std::move(payload));
+      refused_in_a_row = 0;
+    } else {
+      CHECK(r.retryable());  // the disk is full: Nack(InternalError), try again later
+      ++refused_in_a_row;
+    }
+  }
+  return acked;
+}
+
+}  // namespace
+
+TEST_CASE("a full disk refuses pushes and recovers without a human once the sink drains it",
+          "[live][disk-full]") {
+  temp_dir dir;
+  tmpfs_mount disk(dir / "var", disk_bytes);
+  if (!have_disk(disk)) return;
+  http_test_server sink;
+  sink.stop();  // nothing drains: the WAB fills the disk
+  const auto admin = free_tcp_port();
+  std::vector<std::string> acked;
+  {
+    daemon_process d(dir.path(), daemon_args(sink, admin));
+    REQUIRE(d.wait_ready());
+    acked = push_until_refused(d.socket_path(), "before-restart");
+    REQUIRE(acked.size() > 10);
+    CHECK(disk.free_bytes() < 256 * 1024);
+    CHECK(d.running());
+    CHECK(http_request(admin, "/healthz").status == 200);
+    CHECK(readyz(admin) == 503);
+    // A restart on the full disk: recovery, the cursor and the shutdown all
+    // work with no byte free.
+    CHECK(d.stop() == 0);
+  }
+  daemon_process d(dir.path(), daemon_args(sink, admin));
+  REQUIRE(d.wait_ready());
+  CHECK(readyz(admin) == 503);
+  sink.start();
+  // Delivery confirms, deletes segments and frees space; the shard comes
+  // back and readiness with it, while no producer pushes.
+  REQUIRE(eventually([&] { return readyz(admin) == 200; }, 30s));
+  REQUIRE(eventually([&] {
+    const auto got = delivered(sink);
+    return std::all_of(acked.begin(), acked.end(), [&](const std::string& p) { return got.count(p) == 1; });
+  }, 30s));
+  auto c = client::connection::connect_unix(d.socket_path());
+  REQUIRE(c.push(as_bytes("after the disk was full"), client::durability::durable).acked);
+  REQUIRE(eventually([&] { return delivered(sink).count("after the disk was full") == 1; }));
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("space freed by someone else brings the shard back with no push", "[live][disk-full]") {
+  temp_dir dir;
+  tmpfs_mount disk(dir / "var", disk_bytes);
+  if (!have_disk(disk)) return;
+  http_test_server sink;
+  const auto admin = free_tcp_port();
+  daemon_process d(dir.path(), daemon_args(sink, admin, "1MiB"));
+  REQUIRE(d.wait_ready());
+  {
+    // Another program fills the disk.
+    std::ofstream ballast(dir / "var/ballast", std::ios::binary);
+    const std::string block(64 * 1024, 'b');
+    while (disk.free_bytes() > 0 && ballast.write(block.data(), static_cast<std::streamsize>(block.size()))) {
+    }
+  }
+  auto c = client::connection::connect_unix(d.socket_path());
+  // The active segment takes what fits, then the shard cannot go on.
+  client::push_result r;
+  for (int i = 0; i < 200 && (r = c.push(as_bytes(std::string(4096, 'x')), client::durability::durable)).acked; ++i) {
+  }
+  CHECK_FALSE(r.acked);
+  CHECK(r.retryable());
+  REQUIRE(eventually([&] { return readyz(admin) == 503; }));
+  std::filesystem::remove(dir / "var/ballast");
+  REQUIRE(eventually([&] { return readyz(admin) == 200; }, 10s));
+  CHECK(c.push(as_bytes("space is back"), client::durability::durable).acked);
+  CHECK(d.stop() == 0);
+}
