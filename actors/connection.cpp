@@ -16,6 +16,11 @@ namespace weir {
 
 namespace {
 
+using budget_retry_atom = caf::atom_constant<caf::atom("budgetretr")>;
+
+/// How long a connection waits before asking for frame memory again.
+constexpr std::chrono::milliseconds budget_retry_interval{5};
+
 struct reply_slot {
   bool ready = false;
   bool close_after = false;
@@ -23,6 +28,7 @@ struct reply_slot {
   tier_label tier = tier_label::none;  // of a push; `none` for other replies
   std::uint32_t records = 0;           // records the reply answers
   std::chrono::steady_clock::time_point decoded{};
+  std::uint64_t budget = 0;            // frame memory held until the reply is written
 };
 
 tier_label label_of(wire::tier t) {
@@ -42,8 +48,29 @@ class connection_state {
     self_ = self;
     io_ = std::move(io);
     settings_ = std::move(s);
-    reader_.emplace(settings_.payload_cap);
+    reader_.emplace(settings_.payload_cap, settings_.budget ? settings_.budget_above : SIZE_MAX);
     if (settings_.writer) self_->monitor(settings_.writer);
+  }
+
+  ~connection_state() {
+    if (!settings_.budget) return;
+    std::uint64_t held = frame_budget_;
+    for (const auto& slot : replies_) held += slot.budget;
+    if (held > 0) settings_.budget->release(held);
+  }
+
+  /// Ends the actor. The writer's monitor list would keep this actor's
+  /// memory until the writer itself ends: take the entry out.
+  void finish() {
+    if (settings_.writer) self_->demonitor(settings_.writer);
+    self_->quit();
+  }
+
+  void on_writable() { pump(); }
+
+  void on_budget_retry() {
+    budget_retry_scheduled_ = false;
+    pump();
   }
 
   void on_reply(ingest_reply& r) {
@@ -57,7 +84,7 @@ class connection_state {
 
   /// The writer is gone: nothing owed can be made durable any more.
   void on_writer_down() {
-    settings_.writer = nullptr;
+    settings_.writer = nullptr;  // gone: nothing to demonitor
     for (auto& slot : replies_)
       if (!slot.ready) {
         slot.ready = true;
@@ -86,6 +113,7 @@ class connection_state {
 
  private:
   bool may_take_frame() const {
+    if (io_->write_blocked()) return false;
     const std::size_t owed = replies_.size();
     return settings_.mode == ack_mode::strict ? owed == 0 : owed < settings_.max_inflight;
   }
@@ -93,7 +121,23 @@ class connection_state {
   void request_read() {
     if (closing_ || read_pending_ || unread_pos_ < unread_.size() || !may_take_frame()) return;
     read_pending_ = true;
-    io_->read_more(reader_->mid_frame());
+    io_->read_more(reader_->mid_frame(), frames_done_);
+  }
+
+  /// A large payload's memory, from the shared budget; false (and a retry
+  /// soon) when it is spent.
+  bool admit_payload() {
+    const std::uint64_t n = reader_->declared_payload();
+    if (!settings_.budget->try_acquire(n)) {
+      if (!budget_retry_scheduled_) {
+        budget_retry_scheduled_ = true;
+        self_->delayed_send(self_, budget_retry_interval, budget_retry_atom::value);
+      }
+      return false;
+    }
+    frame_budget_ = n;
+    reader_->admit();
+    return true;
   }
 
   /// Decodes buffered bytes while the ack mode allows another frame.
@@ -102,11 +146,15 @@ class connection_state {
       byte_span input(unread_.data() + unread_pos_, unread_.size() - unread_pos_);
       const auto status = reader_->feed(input);
       unread_pos_ = unread_.size() - input.size();
-      if (status == wire::frame_reader::status::need_more) break;
+      if (status == wire::frame_reader::status::need_more) {
+        if (reader_->awaiting_admission() && admit_payload()) continue;
+        break;
+      }
       if (status == wire::frame_reader::status::failed) {
         reject(*wire::nack_for(reader_->error()));
         break;
       }
+      ++frames_done_;
       handle(reader_->take());
     }
     request_read();
@@ -151,7 +199,7 @@ class connection_state {
   void submit(wire::stream_frame& frame, ingest_kind kind, std::vector<std::uint32_t> bounds) {
     const auto tier = wire::tier_of(frame.header.dur);
     const auto records = static_cast<std::uint32_t>(kind == ingest_kind::batch ? bounds.size() / 2 : 1);
-    reply_slot slot{false, false, {}, label_of(tier), records, std::chrono::steady_clock::now()};
+    reply_slot slot{false, false, {}, label_of(tier), records, std::chrono::steady_clock::now(), take_frame_budget()};
     if (!settings_.writer || tier == wire::tier::replicated) {
       // No writer (stopped), or a tier this node cannot honour without a
       // cluster: nothing can be promised, so the answer is the transient Nack.
@@ -174,14 +222,17 @@ class connection_state {
   }
 
   void reply(byte_buffer bytes) {
-    replies_.push_back({true, false, std::move(bytes)});
+    replies_.push_back({true, false, std::move(bytes), tier_label::none, 0, {}, take_frame_budget()});
     flush();
   }
+
+  /// The share the frame just taken holds; it goes with its reply slot.
+  std::uint64_t take_frame_budget() { return std::exchange(frame_budget_, 0); }
 
   /// A protocol violation: answer it after every reply already owed, then close.
   void reject(wire::nack_reason reason) {
     closing_ = true;
-    replies_.push_back({true, true, wire::encode_nack(reason)});
+    replies_.push_back({true, true, wire::encode_nack(reason), tier_label::none, 0, {}, take_frame_budget()});
     if (settings_.stats) settings_.stats->tier(tier_label::none).nack[static_cast<std::uint8_t>(reason)]->Increment();
     flush();
   }
@@ -214,10 +265,11 @@ class connection_state {
       replies_.pop_front();
       ++first_tag_;
       count(slot);
+      if (slot.budget > 0) settings_.budget->release(slot.budget);
       if (!slot.bytes.empty()) io_->write(std::move(slot.bytes));
       if (slot.close_after) {
         io_->close();
-        self_->quit();
+        finish();
         return;
       }
     }
@@ -233,6 +285,9 @@ class connection_state {
   std::size_t unread_pos_ = 0;
   bool read_pending_ = false;
   bool closing_ = false;
+  std::uint64_t frames_done_ = 0;
+  std::uint64_t frame_budget_ = 0;  // held by the frame being read
+  bool budget_retry_scheduled_ = false;
 };
 
 caf::behavior connection_actor(caf::stateful_actor<connection_state>* self, connection_io_ptr io,
@@ -245,7 +300,9 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self, conn
       [=](ingest_reply& r) { self->state.on_reply(r); },
       [=](shutdown_atom) { self->state.on_shutdown(); },
       [=](socket_eof_atom) { self->state.on_shutdown(); },
-      [=](socket_closed_atom) { self->quit(); },
+      [=](socket_closed_atom) { self->state.finish(); },
+      [=](socket_writable_atom) { self->state.on_writable(); },
+      [=](budget_retry_atom) { self->state.on_budget_retry(); },
   };
 }
 
@@ -257,6 +314,7 @@ connection_settings connection_settings_from(const config& cfg) {
   s.max_batch_records = static_cast<std::uint32_t>(cfg.limits.max_batch_records);
   s.mode = cfg.ingest.ack_mode;
   s.max_inflight = static_cast<std::uint32_t>(cfg.ingest.max_inflight);
+  s.budget = std::make_shared<frame_budget>(static_cast<std::uint64_t>(cfg.limits.frame_memory_bytes));
   return s;  // the writer is chosen per connection
 }
 

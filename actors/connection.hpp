@@ -10,10 +10,15 @@
 //                                               owed reply is written
 //               down_msg                        the shard_writer stopped: every
 //                                               owed and later push gets a Nack
+//               (socket_writable_atom)          the peer reads its replies again
+//               (budget_retry_atom)             try again for a large frame's memory (self-sent)
 // Messages out: ingest_request to the shard_writer
 // Calls out:    connection_io::write / read_more / close
-// States:       reading -> (replies owed at the limit: paused) -> reading ...
+// States:       reading -> paused (replies owed at the limit, replies not
+//               read by the peer, or waiting for frame memory) -> reading ...
 //               -> closing (protocol error or shutdown) -> done
+// On the way out it stops monitoring its writer: the writer lives as long
+// as the daemon and would otherwise keep every closed connection's memory.
 #include <cstdint>
 
 #include <caf/actor.hpp>
@@ -22,6 +27,7 @@
 
 #include "config/config.hpp"
 #include "messages/connection_protocol.hpp"
+#include "runtime/frame_budget.hpp"
 
 namespace weir {
 
@@ -33,6 +39,10 @@ struct connection_settings {
   ack_mode mode = ack_mode::ordered;
   std::uint32_t max_inflight = 256;
   caf::actor writer;  // this connection's shard_writer, for the connection's life
+  /// Shared by all connections; null: unlimited (tests).
+  std::shared_ptr<frame_budget> budget;
+  /// Payloads up to this size need no share of the budget.
+  std::uint32_t budget_above = 64 * 1024;
   metrics* stats = nullptr;  // may be null (tests)
 };
 

@@ -33,6 +33,7 @@ struct config {
     std::int64_t max_payload_bytes;
     std::int64_t max_batch_records;
     std::int64_t wab_max_bytes;
+    std::int64_t frame_memory_bytes;
   } limits;
 
   struct {

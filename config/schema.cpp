@@ -192,9 +192,11 @@ std::vector<setting> make_settings() {
   s.push_back(text("listen.tls.client_ca", WEIR_FIELD(listen.tls.client_ca), tr::path, "\"\"",
                    "CA that must have signed every client certificate on listen.tcp."));
   s.push_back(integer("listen.max_connections", WEIR_FIELD(listen.max_connections), 1, 65536,
-                      "256", "Connections served at once; further ones are closed at accept."));
+                      "256", "Connections served at once; a further one takes the place of the one "
+                      "waiting longest on its peer, or is closed at accept if every one is busy."));
   s.push_back(integer("listen.read_timeout_ms", WEIR_FIELD(listen.read_timeout_ms), 100, 600000,
-                      "30000", "A connection idle this long in the middle of a frame is closed."));
+                      "30000", "A frame must arrive whole within this long of its first byte, or the "
+                      "connection is closed."));
   s.push_back(boolean("listen.peer_uid_check", WEIR_FIELD(listen.peer_uid_check), "true",
                       "Refuse Unix-socket peers whose uid differs from the daemon's."));
 
@@ -206,6 +208,10 @@ std::vector<setting> make_settings() {
                         64 * TiB, "8GiB",
                         "Undelivered bytes the WAB may hold; over it pushes get "
                         "Nack(InternalError) until it drains below 90 %."));
+  s.push_back(byte_size("limits.frame_memory_bytes", WEIR_FIELD(limits.frame_memory_bytes), 64 * KiB,
+                        64 * GiB, "256MiB",
+                        "Memory all connections together may hold for frame payloads over 64KiB, from "
+                        "header to reply; a connection that finds it spent waits."));
 
   s.push_back(integer("ingest.shards", WEIR_FIELD(ingest.shards), 1, 256, "2",
                       "Independent WAB shards; each connection is pinned to one."));

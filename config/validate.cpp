@@ -49,6 +49,11 @@ void validate_config(const config& c) {
          std::to_string(c.ingest.shards) + " x " + format_bytes(c.wab.segment_max_bytes) +
          " (every shard's open segment must fit under the cap)");
 
+  if (c.limits.frame_memory_bytes < c.limits.max_payload_bytes)
+    fail("limits.frame_memory_bytes = " + format_bytes(c.limits.frame_memory_bytes) +
+         ": expected at least limits.max_payload_bytes = " + format_bytes(c.limits.max_payload_bytes) +
+         " (a frame of the largest allowed payload must fit)");
+
   if (c.drain.retry.max_ms < c.drain.retry.initial_ms)
     fail("drain.retry.max_ms = " + std::to_string(c.drain.retry.max_ms) +
          ": expected at least drain.retry.initial_ms = " + std::to_string(c.drain.retry.initial_ms));

@@ -8,6 +8,8 @@
 //                     (socket_eof_atom)                peer finished sending: the owed
 //                                                      replies still go out, then close
 //                     (socket_closed_atom)             socket error or timeout: gone
+//                     (socket_writable_atom)           the replies queued for the peer fell
+//                                                      below half the write limit again
 //   daemon -> actor:  (shutdown_atom)                  stop reading; close once the owed
 //                                                      replies are written
 //   actor -> socket:  connection_io::write / read_more / close, each posted to
@@ -24,15 +26,23 @@ namespace weir {
 using socket_data_atom = caf::atom_constant<caf::atom("sockdata")>;
 using socket_eof_atom = caf::atom_constant<caf::atom("sockeof")>;
 using socket_closed_atom = caf::atom_constant<caf::atom("sockclosed")>;
+using socket_writable_atom = caf::atom_constant<caf::atom("sockwrite")>;
 
 class connection_io {
  public:
   virtual ~connection_io() = default;
   /// Queues bytes for the peer; writes go out in call order.
   virtual void write(byte_buffer bytes) = 0;
-  /// Reads the next chunk. `mid_frame` arms the read timeout: a peer that
-  /// stalls inside a frame is closed silently.
-  virtual void read_more(bool mid_frame) = 0;
+  /// Reads the next chunk. `frames_done` counts the frames the actor has
+  /// taken whole so far. While `mid_frame`, a deadline runs from the first
+  /// call that found the peer in the middle of a frame until a call with a
+  /// higher `frames_done`: a peer that takes longer than
+  /// listen.read_timeout_ms over one frame (a slowloris) is closed silently.
+  virtual void read_more(bool mid_frame, std::uint64_t frames_done) = 0;
+  /// True while more reply bytes wait for the peer than the write limit: the
+  /// actor then reads nothing more (a peer that sends but never reads cannot
+  /// grow the daemon), and socket_writable_atom says when to go on.
+  virtual bool write_blocked() const = 0;
   /// Closes the socket once every queued write has gone out.
   virtual void close() = 0;
 };

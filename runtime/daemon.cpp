@@ -21,6 +21,7 @@
 #include "runtime/data_dir.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/pipeline.hpp"
+#include "runtime/process_limits.hpp"
 #include "runtime/log.hpp"
 #include "runtime/startup_error.hpp"
 #include "runtime/unix_listener.hpp"
@@ -69,6 +70,8 @@ void refuse_unserved_features(const config& cfg) {
 int run_daemon(const config& cfg) {
   refuse_unserved_features(cfg);
   const auto started = std::chrono::steady_clock::now();
+  configure_allocator();
+  ensure_open_file_limit(cfg.listen.max_connections, cfg.ingest.shards);
   const sigset_t signals = block_shutdown_signals();
   ::umask(0077);
 
@@ -102,7 +105,8 @@ int run_daemon(const config& cfg) {
   if (!cfg.admin.listen.empty())
     admin = std::make_unique<admin_server>(cfg.admin.listen, exported,
                                            metrics::live_state{&stats, usage.get(), shards.delivery().get(),
-                                                               shards.dead_letters().get(), shards.sink_type()});
+                                                               shards.dead_letters().get(), shards.sink_type(),
+                                                               conn.budget.get()});
 
   std::unique_ptr<unix_listener> listener;
   if (!cfg.listen.unix_path.empty()) {
@@ -120,6 +124,8 @@ int run_daemon(const config& cfg) {
     listener->start();
   }
 
+  memory_trimmer trimmer(io, std::chrono::seconds(10));
+  trimmer.start();
   std::vector<std::thread> io_threads;
   for (std::int64_t i = 0; i < cfg.runtime.io_threads; ++i) io_threads.emplace_back([&io] { io.run(); });
   if (admin) admin->start();
@@ -157,6 +163,7 @@ int run_daemon(const config& cfg) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   if (!shards.shut_down(std::max(left, std::chrono::milliseconds(1000))))
     log::warn("WAB writers did not finish their final sync in time");
+  trimmer.stop();
   work.reset();
   auto joined = std::async(std::launch::async, [&] {
     for (auto& t : io_threads) t.join();

@@ -1,5 +1,7 @@
 #include "runtime/metrics.hpp"
 
+#include "runtime/frame_budget.hpp"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -197,8 +199,28 @@ std::string metrics::render(const live_state& live) {
     families.push_back(single("weir_connections_active", "Open producer connections", MetricType::Gauge,
                               static_cast<double>(live.listener->active.load())));
     families.push_back(single("weir_connection_idle_timeout_total",
-                              "Connections closed after stalling mid-frame past listen.read_timeout_ms",
+                              "Connections closed because a frame did not arrive whole within listen.read_timeout_ms",
                               MetricType::Counter, static_cast<double>(live.listener->idle_timeouts.load())));
+    auto rejected = family("weir_connections_rejected_total", "Connections refused at accept, by reason",
+                           MetricType::Counter);
+    rejected.metric.push_back(value(static_cast<double>(live.listener->rejected_over_limit.load()),
+                                    MetricType::Counter, {{"reason", "over_limit"}}));
+    rejected.metric.push_back(value(static_cast<double>(live.listener->rejected_peer_uid.load()),
+                                    MetricType::Counter, {{"reason", "peer_uid"}}));
+    families.push_back(std::move(rejected));
+    families.push_back(single("weir_connections_evicted_total",
+                              "Connections closed at listen.max_connections to make room for a new one "
+                              "(the one waiting longest on its peer)",
+                              MetricType::Counter, static_cast<double>(live.listener->evicted.load())));
+    families.push_back(single("weir_accept_errors_total", "Failed accept() calls (out of file descriptors...)",
+                              MetricType::Counter, static_cast<double>(live.listener->accept_errors.load())));
+  }
+  if (live.frames) {
+    families.push_back(single("weir_frame_memory_bytes", "Memory held for large frame payloads, all connections",
+                              MetricType::Gauge, static_cast<double>(live.frames->in_use())));
+    families.push_back(single("weir_frame_memory_waits_total",
+                              "Times a connection waited because limits.frame_memory_bytes was spent",
+                              MetricType::Counter, static_cast<double>(live.frames->waits())));
   }
   if (live.delivery) {
     families.push_back(one_hot("weir_drain_state", "What delivery is doing (one-hot)",

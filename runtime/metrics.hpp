@@ -20,6 +20,8 @@
 
 namespace weir {
 
+class frame_budget;
+
 struct listener_stats;
 struct delivery_status;
 class dead_letter_store;
@@ -72,6 +74,7 @@ class metrics {
     const delivery_status* delivery = nullptr;
     const dead_letter_store* dead_letters = nullptr;
     std::string sink_type;
+    const frame_budget* frames = nullptr;
   };
   /// Segment files of a shard and their total size, read from its directory.
   std::pair<std::uint64_t, std::uint64_t> shard_files(std::uint16_t shard) const;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 
 #include <boost/asio/post.hpp>
@@ -50,7 +51,8 @@ unix_listener::unix_listener(asio::io_context& io, unix_listener_options options
       options_(std::move(options)),
       stats_(stats),
       make_actor_(std::move(make_actor)),
-      acceptor_(io) {}
+      acceptor_(io),
+      accept_timer_(io) {}
 
 unix_listener::~unix_listener() { remove_socket_file(); }
 
@@ -106,13 +108,48 @@ void unix_listener::accept_next() {
   acceptor_.async_accept([this](const boost::system::error_code& ec, stream::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
     if (!ec) {
+      accept_backoff_ = std::chrono::milliseconds(0);
       on_accepted(std::move(socket));
-    } else {
-      // EMFILE and friends: log, then keep accepting; the peer sees a reset.
-      log::warn("accept failed", {{"error", ec.message()}});
+      accept_next();
+      return;
     }
-    accept_next();
+    // EMFILE and friends do not clear by trying again at once: the pending
+    // connection stays queued and accept fails again, a busy loop. Wait,
+    // longer each time, and say so once in a while rather than every time.
+    ++stats_.accept_errors;
+    accept_backoff_ = std::clamp(accept_backoff_ * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_accept_log_) {
+      log::warn("accept failed; backing off",
+                {{"error", ec.message()},
+                 {"retry_in_ms", std::to_string(accept_backoff_.count())},
+                 {"failures_since_last_log", std::to_string(accept_errors_unlogged_ + 1)}});
+      accept_errors_unlogged_ = 0;
+      next_accept_log_ = now + std::chrono::seconds(10);
+    } else {
+      ++accept_errors_unlogged_;
+    }
+    accept_timer_.expires_after(accept_backoff_);
+    accept_timer_.async_wait([this](const boost::system::error_code& wait_ec) {
+      if (!wait_ec && acceptor_.is_open()) accept_next();
+    });
   });
+}
+
+std::shared_ptr<socket_session> unix_listener::longest_stalled() {
+  std::shared_ptr<socket_session> victim;
+  std::optional<std::chrono::steady_clock::time_point> oldest;
+  std::lock_guard<std::mutex> guard(sessions_mutex_);
+  for (auto& [id, weak] : sessions_) {
+    auto s = weak.lock();
+    if (!s) continue;
+    const auto since = s->stalled_since();
+    if (since && (!oldest || *since < *oldest)) {
+      oldest = since;
+      victim = std::move(s);
+    }
+  }
+  return victim;
 }
 
 bool unix_listener::peer_allowed(int fd) const {
@@ -126,11 +163,19 @@ bool unix_listener::peer_allowed(int fd) const {
 void unix_listener::on_accepted(stream::socket socket) {
   boost::system::error_code ignored;
   if (static_cast<std::size_t>(stats_.active.load()) >= options_.max_connections) {
-    ++stats_.rejected_over_limit;
-    log::debug("connection refused: listen.max_connections reached",
-               {{"max_connections", std::to_string(options_.max_connections)}});
-    socket.close(ignored);
-    return;
+    // Full: the connection that has waited longest on its peer (idle, or
+    // trickling a frame, or not reading its replies) makes room. A producer
+    // that is busy with the daemon is never the one to go, so idle or
+    // hostile connections cannot lock producers out.
+    auto victim = longest_stalled();
+    if (!victim) {
+      ++stats_.rejected_over_limit;
+      log::debug("connection refused: listen.max_connections reached and every connection is busy",
+                 {{"max_connections", std::to_string(options_.max_connections)}});
+      socket.close(ignored);
+      return;
+    }
+    victim->evict();
   }
   if (!peer_allowed(socket.native_handle())) {
     ++stats_.rejected_peer_uid;
@@ -161,6 +206,7 @@ void unix_listener::stop() { close_then(&socket_session::abort); }
 void unix_listener::close_then(void (socket_session::*action)()) {
   asio::post(io_, [this, action] {
     boost::system::error_code ignored;
+    accept_timer_.cancel();
     acceptor_.close(ignored);
     std::lock_guard<std::mutex> guard(sessions_mutex_);
     for (auto& [id, weak] : sessions_)

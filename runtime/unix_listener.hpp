@@ -1,8 +1,10 @@
 #pragma once
 // Accepts producers on the Unix socket. Binding is careful: the socket file
-// is created 0600 inside a 0700 directory; a stale socket left by a dead
-// daemon is replaced, while a live daemon's socket or any non-socket file at
-// the path is refused.
+// is created 0600 (its directory made 0700 when missing); a stale socket left
+// by a dead daemon is replaced, while a live daemon's socket or any non-socket
+// file at the path is refused. At listen.max_connections a new connection
+// takes the place of the one stalled longest on its peer; accept failures
+// (out of file descriptors) back off instead of spinning.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -12,6 +14,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <caf/actor.hpp>
 
 #include "messages/connection_protocol.hpp"
@@ -53,6 +56,8 @@ class unix_listener {
   /// Stops accepting, then applies `action` to every live session.
   void close_then(void (socket_session::*action)());
   void on_accepted(boost::asio::local::stream_protocol::socket socket);
+  /// The session waiting longest on its peer; null when all wait on the daemon.
+  std::shared_ptr<socket_session> longest_stalled();
   bool peer_allowed(int fd) const;
 
   boost::asio::io_context& io_;
@@ -60,6 +65,10 @@ class unix_listener {
   listener_stats& stats_;
   actor_factory make_actor_;
   boost::asio::local::stream_protocol::acceptor acceptor_;
+  boost::asio::steady_timer accept_timer_;  // backs off after a failed accept
+  std::chrono::milliseconds accept_backoff_{0};
+  std::chrono::steady_clock::time_point next_accept_log_{};
+  std::uint64_t accept_errors_unlogged_ = 0;
   bool created_file_ = false;
   std::mutex sessions_mutex_;
   std::uint64_t next_session_id_ = 0;  // touched only on the io thread

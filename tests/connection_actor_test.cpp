@@ -1,6 +1,7 @@
 // The connection actor's protocol with a scripted socket: replies in order,
 // the exact Nack for each violation, close after it, and read requests that
 // carry the mid-frame flag the read timeout depends on.
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 
@@ -27,8 +28,19 @@ namespace {
 /// Records what the actor asked of its socket.
 class scripted_socket : public connection_io {
  public:
-  void write(byte_buffer bytes) override { record([&] { writes.push_back(std::move(bytes)); }); }
-  void read_more(bool mid_frame) override { record([&] { reads.push_back(mid_frame); }); }
+  void write(byte_buffer bytes) override {
+    record([&] {
+      writes.push_back(std::move(bytes));
+      if (writes.size() >= block_after_writes) blocked = true;
+    });
+  }
+  void read_more(bool mid_frame, std::uint64_t frames_done) override {
+    record([&] {
+      reads.push_back(mid_frame);
+      frames.push_back(frames_done);
+    });
+  }
+  bool write_blocked() const override { return blocked.load(); }
   void close() override { record([&] { closed = true; }); }
 
   /// Waits until `pred` holds (under the lock) or `limit` passes.
@@ -42,7 +54,11 @@ class scripted_socket : public connection_io {
   std::condition_variable changed;
   std::vector<byte_buffer> writes;
   std::vector<bool> reads;
+  std::vector<std::uint64_t> frames;
   bool closed = false;
+  /// A peer that stops reading its replies after this many.
+  std::size_t block_after_writes = SIZE_MAX;
+  std::atomic<bool> blocked{false};
 
  private:
   template <class F>
@@ -111,7 +127,7 @@ struct harness {
     return c.value().index;
   }
   ~harness() {
-    caf::anon_send_exit(conn, caf::exit_reason::user_shutdown);
+    if (conn) caf::anon_send_exit(conn, caf::exit_reason::user_shutdown);
     if (writer) caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
   }
   void send(const byte_buffer& bytes) { caf::anon_send(conn, socket_data_atom::value, bytes); }
@@ -290,4 +306,75 @@ TEST_CASE("end of input still gets every owed reply before the close", "[actor][
   caf::anon_send(h.writer, flush_atom::value);
   REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
   CHECK(h.socket->writes.size() == 3);
+}
+
+TEST_CASE("a closed connection leaves nothing behind in its shard writer", "[actor][connection]") {
+  harness h({}, true);
+  REQUIRE(h.socket->wait_for([&] { return h.socket->reads.size() == 1; }));
+  const caf::actor_addr addr = h.conn.address();  // a weak reference, as a monitor holds
+  auto* block = caf::actor_cast<caf::actor_control_block*>(addr);
+  {
+    caf::scoped_actor self{*h.sys};
+    self->monitor(h.conn);
+    caf::anon_send(h.conn, socket_closed_atom::value);
+    bool down = false;
+    self->receive([&](caf::down_msg&) { down = true; }, caf::after(std::chrono::seconds(5)) >> [] {});
+    REQUIRE(down);
+  }
+  h.conn = nullptr;
+  for (int i = 0; i < 400 && block->strong_refs.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(block->strong_refs.load() == 0);
+  // Only this test's own address is left: the writer, which lives as long as
+  // the daemon, keeps no reference that would pin the connection's memory.
+  CHECK(block->weak_refs.load() == 1);
+}
+
+TEST_CASE("a peer that does not read its replies is not read from either", "[actor][connection][backpressure]") {
+  harness h;
+  h.socket->block_after_writes = 3;
+  byte_buffer stream;
+  for (int i = 0; i < 50; ++i) append_frame(stream, message_type::health_check, durability::durable, {});
+  h.send(stream);
+  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 3; }));
+  // Blocked: the 47 frames already read wait, and nothing more is read.
+  CHECK_FALSE(h.socket->wait_for([&] { return h.socket->writes.size() > 3; }, std::chrono::milliseconds(100)));
+  CHECK(h.socket->reads.size() == 1);
+  h.socket->block_after_writes = SIZE_MAX;
+  h.socket->blocked = false;
+  caf::anon_send(h.conn, socket_writable_atom::value);
+  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 50 && h.socket->reads.size() == 2; }));
+}
+
+TEST_CASE("large frames share a memory budget: one waits until another's reply is written",
+          "[actor][connection][budget]") {
+  auto budget = std::make_shared<frame_budget>(100 * 1024);
+  connection_settings s;
+  s.budget = budget;
+  s.budget_above = 1024;
+  harness holder(s, true);  // its writer holds the request, and so the memory
+  harness waiter(s);
+  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
+  holder.send(big);
+  for (int i = 0; i < 400 && holder.writer_load().first < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(holder.writer_load().first == 1);
+  CHECK(budget->in_use() == 80 * 1024);
+
+  waiter.send(big);
+  CHECK_FALSE(waiter.socket->wait_for([&] { return !waiter.socket->writes.empty(); }, std::chrono::milliseconds(100)));
+  CHECK(budget->waits() > 0);
+  CHECK(budget->in_use() == 80 * 1024);
+
+  caf::anon_send(holder.writer, flush_atom::value);  // the holder's reply goes out and frees its share
+  REQUIRE(waiter.socket->wait_for([&] { return waiter.socket->writes.size() == 1; }));
+  CHECK(waiter.socket->writes[0] == encode_nack(nack_reason::internal_error));  // no writer: refused, after all
+  REQUIRE(holder.socket->wait_for([&] { return holder.socket->writes.size() == 1; }));
+  CHECK(budget->in_use() == 0);
+
+  // A connection that goes away mid-frame gives its share back.
+  waiter.send(byte_buffer(big.begin(), big.begin() + 100));
+  for (int i = 0; i < 400 && budget->in_use() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(budget->in_use() == 80 * 1024);
+  caf::anon_send(waiter.conn, socket_closed_atom::value);
+  for (int i = 0; i < 400 && budget->in_use() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(budget->in_use() == 0);
 }

@@ -23,10 +23,16 @@ frame_reader::status frame_reader::feed(byte_span& input) {
         }
         current_.header = h.value();
         current_.payload.clear();
+        if (current_.header.payload_len > admit_above_) {
+          phase_ = phase::admission;
+          return status::need_more;
+        }
         current_.payload.reserve(std::min<std::size_t>(h.value().payload_len, initial_payload_slice));
         phase_ = current_.header.payload_len == 0 ? phase::crc : phase::payload;
         break;
       }
+      case phase::admission:
+        return status::need_more;
       case phase::payload: {
         const std::size_t want = current_.header.payload_len - current_.payload.size();
         const std::size_t n = std::min(want, input.size());
@@ -52,6 +58,12 @@ frame_reader::status frame_reader::feed(byte_span& input) {
       }
     }
   }
+}
+
+void frame_reader::admit() {
+  if (phase_ != phase::admission) return;
+  current_.payload.reserve(current_.header.payload_len);
+  phase_ = phase::payload;
 }
 
 stream_frame frame_reader::take() {
