@@ -11,15 +11,21 @@
 
 namespace weir {
 
-namespace {
-
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
+namespace {
+
 constexpr int max_connections = 32;
 
+}  // namespace
+
+/// One admin connection. Every state of it waits on its peer (for a request,
+/// or for the peer to take the response), so at the connection cap the
+/// oldest session makes room: clients that connect and idle, send a header
+/// slowly or never read cannot lock an operator out.
 class admin_session : public std::enable_shared_from_this<admin_session> {
  public:
   admin_session(tcp::socket socket, admin_server& server) : stream_(std::move(socket)), server_(server) {
@@ -28,6 +34,7 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
   ~admin_session() { --server_.connections; }
 
   void read() {
+    since_ = std::chrono::steady_clock::now();
     parser_.emplace();
     parser_->header_limit(8 * 1024);
     parser_->body_limit(1024);
@@ -38,8 +45,15 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
     });
   }
 
+  std::chrono::steady_clock::time_point since() const { return since_; }
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().close(ignored);
+  }
+
  private:
   void respond() {
+    since_ = std::chrono::steady_clock::now();
     const auto& req = parser_->get();
     auto a = server_.handle(std::string(req.method_string()), std::string(req.target()));
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(a.status), req.version());
@@ -58,7 +72,10 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   admin_server& server_;
+  std::chrono::steady_clock::time_point since_{};
 };
+
+namespace {
 
 std::pair<std::string, std::string> split_address(const std::string& a) {
   const auto colon = a.rfind(':');
@@ -111,14 +128,27 @@ void admin_server::accept_next() {
   acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
     if (!ec) {
-      if (connections.load() >= max_connections) {
-        socket.close(ec);  // over the cap: the client retries later
-      } else {
-        std::make_shared<admin_session>(std::move(socket), *this)->read();
-      }
+      if (connections.load() >= max_connections) make_room();
+      auto session = std::make_shared<admin_session>(std::move(socket), *this);
+      sessions_[next_session_++] = session;
+      session->read();
     }
     accept_next();
   });
+}
+
+void admin_server::make_room() {
+  std::shared_ptr<admin_session> oldest;
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    auto s = it->second.lock();
+    if (!s) {
+      it = sessions_.erase(it);
+      continue;
+    }
+    if (!oldest || s->since() < oldest->since()) oldest = s;
+    ++it;
+  }
+  if (oldest) oldest->close();
 }
 
 admin_server::answer admin_server::handle(const std::string& method, const std::string& target) {

@@ -10,8 +10,11 @@
 //   GET /               the live dashboard (one self-contained page)
 //
 // Requests are small and bounded (8 KiB of headers, no body), connections are
-// capped, and an idle or slow client is dropped after 10 s.
+// capped (at the cap the connection waiting longest on its peer makes room),
+// and an idle or slow client is dropped after 10 s.
 #include <atomic>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -24,6 +27,8 @@
 #include "runtime/status_report.hpp"
 
 namespace weir {
+
+class admin_session;
 
 class admin_server {
  public:
@@ -50,6 +55,8 @@ class admin_server {
  private:
   void accept_next();
   void tick();
+  /// At the connection cap: closes the session that has waited longest on its peer.
+  void make_room();
 
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_{io_};
@@ -58,6 +65,8 @@ class admin_server {
   metrics::live_state live_;
   status_report status_;
   std::thread thread_;
+  std::map<std::uint64_t, std::weak_ptr<admin_session>> sessions_;  // admin thread only
+  std::uint64_t next_session_ = 0;
 };
 
 }  // namespace weir

@@ -19,6 +19,9 @@ socket_session::socket_session(socket_type socket, std::chrono::milliseconds rea
       stats_(stats),
       on_finished_(std::move(on_finished)) {
   ++stats_.active;
+  // Until its actor asks for the first read, a new connection waits on
+  // nobody in particular: it is a candidate to make room, the oldest first.
+  set_stalled(clock::now());
 }
 
 socket_session::~socket_session() {

@@ -274,7 +274,8 @@ TEST_CASE("the daemon repairs the WAB before it accepts connections", "[live][re
   std::ofstream(shard / "seg_00000003.wab", std::ios::binary)
       .write(reinterpret_cast<const char*>(image.data()), static_cast<std::streamsize>(image.size()));
 
-  daemon_process d(dir.path());
+  // A sink that is down: delivery would otherwise confirm and delete the repaired segment.
+  daemon_process d(dir.path(), {"--set", "sink.type=http", "--set", "sink.http.url=http://127.0.0.1:1/"});
   REQUIRE(d.wait_ready());
   CHECK(std::filesystem::file_size(shard / "seg_00000003.wab") == valid_size);
   CHECK(d.log().find("WAB recovered shards=2 segments=1 records=1 bytes=" + std::to_string(valid_size) +

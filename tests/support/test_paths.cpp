@@ -8,7 +8,12 @@ namespace weir::test {
 
 std::filesystem::path source_dir() { return WEIR_SOURCE_DIR; }
 
-std::filesystem::path binary(const std::string& name) { return std::filesystem::path(WEIR_BIN_DIR) / name; }
+std::filesystem::path binary(const std::string& name) {
+  // WEIR_TEST_BIN_DIR runs the live tests against another build's binaries
+  // (e.g. an older commit's, to see a test fail on the code it guards).
+  if (const char* dir = std::getenv("WEIR_TEST_BIN_DIR")) return std::filesystem::path(dir) / name;
+  return std::filesystem::path(WEIR_BIN_DIR) / name;
+}
 
 std::optional<std::filesystem::path> reference_conformance_dir() {
   std::filesystem::path dir;
