@@ -4,7 +4,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test test-asan clean
+.PHONY: all deps configure build run test test-asan soak clean
 
 all: build
 
@@ -27,6 +27,12 @@ test: build
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan:
 	$(MAKE) test BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo CMAKE_FLAGS=-DWEIR_SANITIZE=ON
+
+# Crash soak of the real daemon (tests/soak/): CYCLES rounds of kill -9,
+# SIGSTOP and kills during recovery under load; SEED=N repeats a run's faults.
+CYCLES ?= 1000
+soak: build
+	$(BUILD_DIR)/bin/weir-soak --cycles $(CYCLES) $(if $(SEED),--seed $(SEED))
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan
