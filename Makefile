@@ -36,3 +36,13 @@ soak: build
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan
+
+# libFuzzer targets (tests/fuzz/): a clang build of only what they need, in
+# its own directory, then each target for SECONDS seconds (tests/fuzz/run_fuzz.sh).
+.PHONY: fuzz
+SECONDS ?= 60
+FUZZ_BUILD_DIR ?= build-fuzz
+fuzz: deps
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD_DIR) -j 2
+	@bash tests/fuzz/run_fuzz.sh $(SECONDS) $(FUZZ_BUILD_DIR)
