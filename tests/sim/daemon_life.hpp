@@ -1,0 +1,89 @@
+#pragma once
+// One life of the daemon, from startup to crash: WAB recovery of every shard
+// directory over the sim file system (as runtime/wab_startup.cpp does it),
+// then the actors as runtime/pipeline.cpp wires them — per shard a drain,
+// an fsync_group and a shard_writer, one sink_runner with its workers — all
+// on CAF's test scheduler in one actor system, plus the simulated producers.
+// A crash ends the life: every actor is killed and the actor system goes.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "runtime/dead_letter_store.hpp"
+#include "runtime/delivery_status.hpp"
+#include "runtime/wab/confirm_cursor.hpp"
+#include "runtime/wab/recovery.hpp"
+#include "runtime/wab/wab_usage.hpp"
+#include "sim/producer_actor.hpp"
+#include "sim/sim_config.hpp"
+#include "sinks/sink.hpp"
+
+namespace caf::scheduler {
+class test_coordinator;
+}
+
+namespace weir::sim {
+
+/// Where the simulated daemon keeps its data (the layout of data_dir).
+struct sim_paths {
+  std::string root;
+  std::string shard_dir(std::uint16_t shard) const;
+  std::string quarantine() const { return root + "/quarantine"; }
+  std::string dead_letters() const { return root + "/dead_letter"; }
+};
+
+/// What startup recovery found in one shard directory.
+struct shard_start {
+  std::uint16_t shard = 0;
+  wab::shard_recovery recovery;
+  std::optional<wab::confirm_cursor> cursor;
+  std::uint64_t next_sequence = 1;
+};
+
+class daemon_life {
+ public:
+  /// Called when an actor exits: its name and the reason.
+  using exit_hook = std::function<void(const std::string&, const caf::error&)>;
+
+  /// Recovers the WAB and spawns every actor (none has run yet). Throws
+  /// wab::recovery_error like the daemon's startup.
+  daemon_life(const sim_config& cfg, const sim_paths& paths, std::shared_ptr<wab::file_io> io,
+              std::shared_ptr<sink_factory> sink, reply_observer* replies, exit_hook on_exit);
+  ~daemon_life();
+  daemon_life(const daemon_life&) = delete;
+  daemon_life& operator=(const daemon_life&) = delete;
+
+  caf::scheduler::test_coordinator& sched() { return *sched_; }
+  const caf::actor& writer(std::uint16_t shard) const { return writers_.at(shard); }
+  const caf::actor& producer(std::size_t i) const { return producers_.at(i); }
+  const std::vector<shard_start>& started() const { return started_; }
+  const std::shared_ptr<wab::wab_usage>& usage() const { return usage_; }
+
+  /// The crash: every actor is killed with whatever its mailbox held. The
+  /// file system must be frozen first, so that nothing they still do lands.
+  void kill();
+
+ private:
+  void recover(const sim_config& cfg, const sim_paths& paths, wab::file_io& io);
+  void watch(const caf::actor& a, std::string name);
+
+  exit_hook on_exit_;
+  std::unique_ptr<caf::actor_system_config> cfg_;
+  std::unique_ptr<caf::actor_system> sys_;
+  caf::scheduler::test_coordinator* sched_ = nullptr;
+  std::vector<shard_start> started_;
+  std::shared_ptr<wab::wab_usage> usage_;
+  std::shared_ptr<dead_letter_store> dead_letters_;
+  std::shared_ptr<delivery_status> status_ = std::make_shared<delivery_status>();
+  caf::actor runner_;
+  std::vector<caf::actor> writers_, fsyncs_, drains_, producers_;
+  bool killed_ = false;
+};
+
+}  // namespace weir::sim
