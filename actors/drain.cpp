@@ -70,8 +70,12 @@ class drain_state {
                  {{"dir", s_.shard_dir}, {"error", std::strerror(-rc)}});
     cursor_ = stored ? *stored : position{segments_.empty() ? 0 : segments_.begin()->first};
     stored_ = stored ? *stored : position{};
+    // Stepping over segments that are empty or delivered moves the cursor:
+    // it is made durable before any of them is deleted, or a crash could
+    // leave neither the segments nor a cursor past them, and their numbers
+    // (and so their record ids) would be handed out again.
     normalise_cursor();
-    delete_confirmed();
+    persist_cursor();
     read_ = cursor_;
     if (s_.stats) {
       std::uint64_t backlog = 0;
@@ -145,7 +149,7 @@ class drain_state {
 
   /// Moves the cursor on (normalised) and makes it durable: at once when a
   /// segment is wholly behind it (it must be on disk before the segment goes),
-  /// else at most every cursor_interval — each persist costs two syncs, and
+  /// else at most every cursor_interval — each persist costs a sync, and
   /// an older cursor only means redelivering a little more after a crash.
   void commit_cursor() {
     normalise_cursor();
@@ -155,27 +159,40 @@ class drain_state {
     if (read_ < cursor_) read_ = cursor_;
     if (cursor_ == stored_) return;
     const bool frees_segment = !segments_.empty() && segments_.begin()->first < cursor_.sequence;
-    if (!frees_segment) {
-      if (!persist_scheduled_) {
-        persist_scheduled_ = true;
-        self_->delayed_send(self_, cursor_interval, persist_atom::value);
-      }
-      return;
-    }
-    persist_cursor();
+    if (frees_segment) persist_cursor();
+    else schedule_persist();
+  }
+
+  void schedule_persist() {
+    if (persist_scheduled_) return;
+    persist_scheduled_ = true;
+    self_->delayed_send(self_, cursor_interval, persist_atom::value);
   }
 
  public:
+  /// Stores the cursor if it moved, then deletes every segment the stored
+  /// cursor has passed. Either failing is retried on the timer, not left to
+  /// the next delivery: with the WAB over its cap no record comes to move
+  /// the cursor, and the space held would never be freed.
   void persist_cursor() {
     persist_scheduled_ = false;
-    if (cursor_ == stored_) return;
-    if (int rc = cursor_file_->store(cursor_); rc < 0) {
-      // Not fatal: the next confirm tries again, and an old cursor only means redelivery.
-      log::error("cannot persist the confirm cursor", {{"dir", s_.shard_dir}, {"error", std::strerror(-rc)}});
-      return;
+    bool done = true;
+    if (cursor_ != stored_) {
+      if (int rc = cursor_file_->store(cursor_); rc < 0) {
+        // Not fatal: an old cursor only means redelivery.
+        report_trouble("cannot persist the confirm cursor", rc);
+        done = false;
+      } else {
+        stored_ = cursor_;
+      }
     }
-    stored_ = cursor_;
-    delete_confirmed();
+    if (done && !delete_confirmed()) done = false;
+    if (!done) {
+      schedule_persist();
+    } else if (in_trouble_) {
+      in_trouble_ = false;
+      log::info("confirm cursor stored and delivered segments deleted again", {{"dir", s_.shard_dir}});
+    }
   }
 
  private:
@@ -301,13 +318,16 @@ class drain_state {
     }
   }
 
-  void delete_confirmed() {
-    bool removed = false;
-    for (auto it = segments_.begin(); it != segments_.end() && it->first < cursor_.sequence;) {
+  /// Deletes the segments the stored cursor has passed (never one only the
+  /// in-memory cursor has); false when one could not be deleted.
+  bool delete_confirmed() {
+    bool removed = false, all = true;
+    for (auto it = segments_.begin(); it != segments_.end() && it->first < stored_.sequence;) {
       const std::string path = s_.shard_dir + "/" + wab::segment_file_name(it->first);
       if (fd_sequence_ == it->first) close_reader();
       if (int rc = s_.io->unlink(path); rc < 0 && rc != -ENOENT) {
-        log::error("cannot delete a confirmed WAB segment", {{"file", path}, {"error", std::strerror(-rc)}});
+        report_trouble("cannot delete a confirmed WAB segment " + path, rc);
+        all = false;
         break;
       }
       s_.usage->remove(it->second.end);
@@ -315,6 +335,17 @@ class drain_state {
       it = segments_.erase(it);
     }
     if (removed) s_.io->fsync_directory(s_.shard_dir);
+    return all;
+  }
+
+  /// One line when trouble starts or changes, not one per retry.
+  void report_trouble(const std::string& what, int rc) {
+    const std::string line = what + ": " + std::strerror(-rc);
+    if (in_trouble_ && line == last_trouble_) return;
+    in_trouble_ = true;
+    last_trouble_ = line;
+    log::error("WAB housekeeping failed; retrying every " + std::to_string(cursor_interval.count()) + " ms",
+               {{"dir", s_.shard_dir}, {"error", line}});
   }
 
   caf::event_based_actor* self_ = nullptr;
@@ -331,6 +362,8 @@ class drain_state {
   std::uint64_t linger_epoch_ = 0;
   bool linger_scheduled_ = false;
   bool persist_scheduled_ = false;
+  bool in_trouble_ = false;
+  std::string last_trouble_;
   std::unique_ptr<wab::cursor_file> cursor_file_;
   int fd_ = -1;
   std::uint64_t fd_sequence_ = 0;

@@ -48,11 +48,8 @@ wab_startup recover_wab(const config& cfg) {
     try {
       auto r = wab::recover_shard(*wab::default_file_io(), dir.string(), quarantine);
       const auto shard = *shard_number(dir.filename().string());
-      // The cursor may point past every segment left (the last one was
-      // delivered and deleted): numbering goes on from there, since a reused
-      // sequence would give new records the ids of delivered ones.
       const auto cursor = wab::load_cursor(*wab::default_file_io(), dir.string());
-      out.next_sequence[shard] = std::max(r.next_sequence, cursor ? cursor->sequence : 1);
+      out.next_sequence[shard] = wab::next_segment_sequence(r.next_sequence, cursor);
       for (const auto& seg : r.segments) {
         out.bytes += seg.valid_bytes;
         out.segment_records[shard][seg.sequence] = seg.records;

@@ -204,9 +204,15 @@ TEST_CASE("corruption in the middle: quarantine copy of the whole file and only 
   REQUIRE(fs::exists(copy));
   CHECK(read_file(copy) == image);
 
-  // A second corruption of the same name does not overwrite the first copy.
-  f.recover();
+  // A restart finds the same damage: its copy is there already.
+  CHECK(f.recover().quarantined_segments == 0);
+  CHECK_FALSE(fs::exists(f.quarantine / "shard_00__seg_00000002.wab.1"));
+  // Different damage under the same name does not overwrite the first copy.
+  image[bravo + 1] ^= 0x20;
+  write_file(f.segment(2), image);
+  CHECK(f.recover().quarantined_segments == 1);
   CHECK(fs::exists(f.quarantine / "shard_00__seg_00000002.wab.1"));
+  CHECK(read_file(copy) != image);
 }
 
 TEST_CASE("a damaged length field in a closed segment loses no record", "[wab][recovery]") {

@@ -64,6 +64,15 @@ class cursor_file {
   std::optional<confirm_cursor> loaded_;
 };
 
+/// The sequence a shard's next segment takes after startup recovery found
+/// `recovered_next` (its highest segment + 1). The cursor may point past every
+/// segment left — the last one was delivered and deleted — and numbering must
+/// go on after it: a reused sequence gives new records the ids of delivered
+/// ones. (Skipping a number costs nothing.)
+inline std::uint64_t next_segment_sequence(std::uint64_t recovered_next, const std::optional<confirm_cursor>& c) {
+  return c && c->sequence + 1 > recovered_next ? c->sequence + 1 : recovered_next;
+}
+
 /// One-shot helpers (tools, tests).
 std::optional<confirm_cursor> load_cursor(file_io& io, const std::string& shard_dir, bool* damaged = nullptr);
 int store_cursor(file_io& io, const std::string& shard_dir, const confirm_cursor& c);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "runtime/log.hpp"
 #include "runtime/wab/segment_format.hpp"
@@ -23,6 +24,35 @@ std::string quarantine_name(const std::string& quarantine_dir, const std::string
   std::string base = quarantine_dir + "/" + shard + "__" + file, name = base;
   for (int n = 1; fs::exists(name); ++n) name = base + "." + std::to_string(n);
   return name;
+}
+
+/// Whether the file at `path` holds exactly the `size` bytes of `fd`.
+bool same_content(file_io& io, int fd, std::uint64_t size, const std::string& path) {
+  const int other = io.open_existing(path);
+  if (other < 0) return false;
+  bool same = io.size(other) == static_cast<std::int64_t>(size);
+  byte_buffer a(1 << 20), b(1 << 20);
+  for (std::uint64_t at = 0; same && at < size;) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(a.size(), size - at));
+    const ssize_t got_a = pread_full(io, fd, a.data(), want, at), got_b = pread_full(io, other, b.data(), want, at);
+    same = got_a == static_cast<ssize_t>(want) && got_b == got_a && std::equal(a.begin(), a.begin() + got_a, b.begin());
+    at += want;
+  }
+  io.close(other);
+  return same;
+}
+
+/// A copy of this very file already in quarantine: a damaged segment stays
+/// in place, and each restart would otherwise add another copy of it.
+std::optional<std::string> existing_copy(file_io& io, int fd, std::uint64_t size, const std::string& quarantine_dir,
+                                         const std::string& shard, const std::string& file) {
+  const std::string base = quarantine_dir + "/" + shard + "__" + file;
+  std::string name = base;
+  for (int n = 1; fs::exists(name); ++n) {
+    if (same_content(io, fd, size, name)) return name;
+    name = base + "." + std::to_string(n);
+  }
+  return std::nullopt;
 }
 
 /// Copies `fd` (size bytes) into a new file at `to`, durably.
@@ -116,19 +146,24 @@ shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const st
     if (reader.damaged() > 0 || (bad_tail && !torn_write)) {
       // Damage, not a torn write: keep the file as it was for inspection
       // before anything is cut, and say what was lost.
-      const std::string to = quarantine_name(quarantine_dir, shard, seg.name);
-      copy_file(io, fd, static_cast<std::uint64_t>(size), to);
-      quarantine_changed = true;
-      ++result.quarantined_segments;
+      auto to = existing_copy(io, fd, static_cast<std::uint64_t>(size), quarantine_dir, shard, seg.name);
+      const bool copied_before = to.has_value();
+      if (!copied_before) {
+        to = quarantine_name(quarantine_dir, shard, seg.name);
+        copy_file(io, fd, static_cast<std::uint64_t>(size), *to);
+        quarantine_changed = true;
+        ++result.quarantined_segments;
+      }
       result.damaged_records += reader.damaged() - reader.recovered();
-      log::error("segment damaged; copied to quarantine, every record that checks is kept",
+      log::error(copied_before ? "segment damaged (its copy is already in quarantine); every record that checks is kept"
+                               : "segment damaged; copied to quarantine, every record that checks is kept",
                  {{"segment", path},
                   {"first_damage_offset", std::to_string(reader.first_damage().value_or(reader.valid_end()))},
                   {"damaged_records_skipped", std::to_string(reader.damaged())},
                   {"of_them_recovered", std::to_string(reader.recovered())},
                   {"records_kept", std::to_string(reader.records_read())},
                   {"damaged_tail_bytes", std::to_string(static_cast<std::uint64_t>(size) - reader.valid_end())},
-                  {"quarantine", to}});
+                  {"quarantine", *to}});
     }
     if (bad_tail) {
       if (int rc = io.truncate(fd, reader.valid_end()); rc < 0) {

@@ -64,6 +64,7 @@ append_result segment_writer::append(const std::vector<byte_span>& payloads, std
 }
 
 int segment_writer::sync() {
+  std::lock_guard<std::mutex> guard(sync_mutex_);
   if (sync_failed_) return -EIO;
   const int rc = io_->fdatasync(fd_);
   if (rc < 0) {

@@ -2,8 +2,10 @@
 // Appends records to one segment file. A group of records goes out in one
 // write; `sync()` makes everything written so far durable.
 //
-// Two threads share a writer: the shard writer appends, the fsync group
-// syncs. After a failed write the file is closed for appends (the records
+// Two threads share a writer: the shard writer appends (and syncs once, at
+// rotation), the fsync group syncs. Syncs are serialised: two fdatasync calls
+// racing on one file could each see "success" while only one of them learns
+// of a writeback error. After a failed write the file is closed for appends (the records
 // that landed whole are kept and may still be synced and acked). After a
 // failed sync it is finished for good: Linux reports a writeback error only
 // once, so a later sync that "succeeds" proves nothing, and nothing written
@@ -11,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,8 +47,8 @@ class segment_writer {
   /// write fails part-way, the records that landed whole are kept, the torn
   /// rest is cut off, and the file takes no more appends.
   append_result append(const std::vector<byte_span>& payloads, std::int64_t ingest_ts_ns);
-  /// fdatasync (syncing thread only). On failure returns -errno and finishes
-  /// the file: every later sync fails too.
+  /// fdatasync (any thread; serialised). On failure returns -errno and
+  /// finishes the file: every later sync fails too.
   int sync();
   /// Stops appends (rotation); syncing stays possible.
   void close_for_append() { append_closed_ = true; }
@@ -70,6 +73,7 @@ class segment_writer {
   std::uint64_t records_ = 0;                 // appending thread only
   std::atomic<bool> append_closed_{false};
   std::atomic<bool> sync_failed_{false};
+  std::mutex sync_mutex_;
   byte_buffer scratch_;
   std::vector<std::uint64_t> record_ends_;
 };

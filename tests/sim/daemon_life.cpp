@@ -94,7 +94,7 @@ void daemon_life::recover(const sim_config& cfg, const sim_paths& paths, wab::fi
     const std::string dir = paths.shard_dir(shard);
     s.recovery = wab::recover_shard(io, dir, paths.quarantine());
     s.cursor = wab::load_cursor(io, dir);
-    s.next_sequence = std::max(s.recovery.next_sequence, s.cursor ? s.cursor->sequence : 1);
+    s.next_sequence = wab::next_segment_sequence(s.recovery.next_sequence, s.cursor);
     for (const auto& seg : s.recovery.segments) usage_->add(seg.valid_bytes);
     started_.push_back(std::move(s));
   }
