@@ -54,6 +54,9 @@ int check_frame_vector(const nlohmann::json& v) {
 
 std::optional<std::filesystem::path> conformance_dir_or_warn() {
   auto dir = weir::test::reference_conformance_dir();
+  if (!dir && weir::test::in_ci())
+    FAIL("reference conformance vectors not found, and in CI they are always there (WEIR_CONFORMANCE_DIR or "
+         "shared/reference/conformance beside the repository)");
   if (!dir)
     WARN("SKIPPED: reference conformance vectors not found (set WEIR_CONFORMANCE_DIR or place "
          "shared/reference/conformance beside the repository); nothing was checked");
@@ -95,13 +98,16 @@ TEST_CASE("the coordinate_hello record id follows the reference formula", "[conf
   auto dir = conformance_dir_or_warn();
   if (!dir) return;
   const auto file = load_json(*dir / "wire_v1_tracked_vectors.json");
+  int found = 0;
   for (const auto& v : file["coordinate_vectors"]) {
     if (v["name"] != "coordinate_hello") continue;
+    ++found;
     const std::string hello = "hello";
     auto id = compute_record_id(v["segment"].get<std::string>(), v["index"].get<std::uint64_t>(),
                                 byte_span(reinterpret_cast<const std::uint8_t*>(hello.data()), hello.size()));
     CHECK(to_hex(id) == v["record_id_hex"].get<std::string>());
   }
+  CHECK(found == 1);
 }
 
 TEST_CASE("reference batch vectors (26) against the codec", "[conformance]") {

@@ -15,6 +15,11 @@ std::filesystem::path binary(const std::string& name) {
   return std::filesystem::path(WEIR_BIN_DIR) / name;
 }
 
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci && *ci && std::string(ci) != "false" && std::string(ci) != "0";
+}
+
 std::optional<std::filesystem::path> reference_conformance_dir() {
   std::filesystem::path dir;
   if (const char* env = std::getenv("WEIR_CONFORMANCE_DIR"))

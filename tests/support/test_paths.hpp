@@ -12,6 +12,10 @@ std::filesystem::path binary(const std::string& name);
 /// ../shared/reference/conformance beside the source tree; nullopt if absent.
 std::optional<std::filesystem::path> reference_conformance_dir();
 
+/// Whether the suite runs in CI (CI is set), where every input a test needs
+/// is present: a test must fail there instead of skipping.
+bool in_ci();
+
 /// A fresh directory under /tmp (short, so socket paths fit), removed on exit.
 class temp_dir {
  public:
