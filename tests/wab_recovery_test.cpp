@@ -295,7 +295,7 @@ TEST_CASE("an unreadable header moves the file to quarantine", "[wab][recovery]"
   image[0] = 'X';
   write_file(f.segment(3), image);
   write_file(f.segment(1), segment_image(0, 1, {"ok"}));
-  write_file(f.segment(5), byte_buffer(10, 0));  // shorter than a header
+  write_file(f.segment(5), byte_buffer{'W', 'W', 'A', 'B', 1, 0, 0, 0, 0, 0});  // a header cut short
   auto r = f.recover();
   REQUIRE(r.segments.size() == 1);
   CHECK(r.segments[0].sequence == 1);
@@ -320,4 +320,22 @@ TEST_CASE("garbage after valid records that is not zeros is corruption", "[wab][
   CHECK(r.records == 1);
   CHECK(r.quarantined_segments == 1);
   CHECK(read_payloads(f.segment(1)) == std::vector<std::string>{"kept"});
+}
+
+TEST_CASE("a newest segment whose creation was interrupted is removed and not quarantined", "[wab][recovery]") {
+  shard_fixture f;
+  write_file(f.segment(1), segment_image(0, 1, {"kept"}));
+  write_file(f.segment(2), byte_buffer{});            // created, nothing written yet
+  auto r = f.recover();
+  CHECK(r.quarantined_segments == 0);
+  CHECK_FALSE(fs::exists(f.segment(2)));
+  CHECK(r.next_sequence == 3);  // its number is not handed out again
+  CHECK(r.records == 1);
+
+  // The same bytes in an older segment are damage: quarantined.
+  write_file(f.segment(2), byte_buffer(segment_header_size, 0));
+  write_file(f.segment(3), segment_image(0, 3, {"newer"}));
+  r = f.recover();
+  CHECK(r.quarantined_segments == 1);
+  CHECK(fs::exists(f.quarantine / "shard_00__seg_00000002.wab"));
 }

@@ -120,6 +120,17 @@ shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const st
     std::uint8_t header[segment_header_size] = {};
     const ssize_t got = pread_full(io, fd, header, sizeof header, 0);
     auto decoded = decode_segment_header(byte_span(header, got > 0 ? static_cast<std::size_t>(got) : 0));
+    const bool all_zero = std::all_of(header, header + std::max<ssize_t>(got, 0), [](std::uint8_t b) { return b == 0; });
+    if (!decoded && was_open && static_cast<std::uint64_t>(size) <= segment_header_size && all_zero) {
+      // The daemon stopped while making this segment, before its header was
+      // synced: the writer appends only once that is done, so it never held
+      // a record. Not damage: it goes.
+      io.close(fd);
+      if (int rc = io.unlink(path); rc < 0) fail("cannot remove " + path, -rc);
+      log::warn("segment whose creation was interrupted removed", {{"segment", path}, {"bytes", std::to_string(size)}});
+      dir_changed = true;
+      continue;
+    }
     if (!decoded) {
       io.close(fd);
       const std::string to = quarantine_name(quarantine_dir, shard, seg.name);

@@ -23,7 +23,7 @@ struct options {
   std::chrono::milliseconds min_load{50}, max_load{400};
   std::chrono::milliseconds reply_timeout{1000};
   std::chrono::milliseconds ready_timeout{30000};
-  std::chrono::milliseconds catch_up_timeout{180000};
+  std::chrono::milliseconds catch_up_timeout{1800000};  // a cap; a sink making no progress for 20 s ends it first
 };
 
 /// Parses argv; prints usage and exits on --help or a bad flag.
