@@ -28,6 +28,16 @@ socket_session::~socket_session() {
   if (!finished_) --stats_.active;
 }
 
+void socket_session::attach(std::function<caf::actor(connection_io_ptr)> make_actor) {
+  // Not on the accepting thread: with several io threads, a read the new
+  // actor asked for could complete on another one before actor_ was set,
+  // and the peer's first bytes went to no actor. A session closed before
+  // this runs (the daemon stopping) gets no actor: none would be told.
+  asio::post(strand_, [self = shared_from_this(), make = std::move(make_actor)] {
+    if (!self->finished_) self->actor_ = make(self);
+  });
+}
+
 void socket_session::write(byte_buffer bytes) {
   const std::size_t n = bytes.size();
   // Counted here, on the actor's side, so that the actor sees the limit

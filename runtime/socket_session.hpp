@@ -39,8 +39,11 @@ class socket_session : public connection_io, public std::enable_shared_from_this
                  std::function<void()> on_finished);
   ~socket_session() override;
 
-  /// Binds the session to its actor; the actor asks for the first read.
-  void attach(caf::actor actor) { actor_ = std::move(actor); }
+  /// Makes the session's actor with `make_actor` and binds the session to
+  /// it, on the session's strand. The actor asks for the first read as soon
+  /// as it exists, and every handler that hands it bytes runs on the strand
+  /// after this one, so none can find the session without its actor.
+  void attach(std::function<caf::actor(connection_io_ptr)> make_actor);
 
   void write(byte_buffer bytes) override;
   void read_more(bool mid_frame, std::uint64_t frames_done) override;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 
 #include "runtime/data_dir.hpp"
@@ -51,6 +52,7 @@ unix_listener::unix_listener(asio::io_context& io, unix_listener_options options
       options_(std::move(options)),
       stats_(stats),
       make_actor_(std::move(make_actor)),
+      strand_(asio::make_strand(io)),
       acceptor_(io),
       accept_timer_(io) {}
 
@@ -101,11 +103,12 @@ void unix_listener::open() {
 }
 
 void unix_listener::start() {
-  asio::post(io_, [this] { accept_next(); });
+  asio::post(strand_, [this] { accept_next(); });
 }
 
 void unix_listener::accept_next() {
-  acceptor_.async_accept([this](const boost::system::error_code& ec, stream::socket socket) {
+  acceptor_.async_accept(asio::bind_executor(strand_, [this](const boost::system::error_code& ec,
+                                                             stream::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
     if (!ec) {
       accept_backoff_ = std::chrono::milliseconds(0);
@@ -130,10 +133,10 @@ void unix_listener::accept_next() {
       ++accept_errors_unlogged_;
     }
     accept_timer_.expires_after(accept_backoff_);
-    accept_timer_.async_wait([this](const boost::system::error_code& wait_ec) {
+    accept_timer_.async_wait(asio::bind_executor(strand_, [this](const boost::system::error_code& wait_ec) {
       if (!wait_ec && acceptor_.is_open()) accept_next();
-    });
-  });
+    }));
+  }));
 }
 
 std::shared_ptr<socket_session> unix_listener::longest_stalled() {
@@ -196,7 +199,7 @@ void unix_listener::on_accepted(stream::socket socket) {
     std::lock_guard<std::mutex> guard(sessions_mutex_);
     sessions_[id] = session;
   }
-  session->attach(make_actor_(session));
+  session->attach(make_actor_);
 }
 
 void unix_listener::wind_down() { close_then(&socket_session::request_shutdown); }
@@ -204,7 +207,7 @@ void unix_listener::wind_down() { close_then(&socket_session::request_shutdown);
 void unix_listener::stop() { close_then(&socket_session::abort); }
 
 void unix_listener::close_then(void (socket_session::*action)()) {
-  asio::post(io_, [this, action] {
+  asio::post(strand_, [this, action] {
     boost::system::error_code ignored;
     accept_timer_.cancel();
     acceptor_.close(ignored);

@@ -15,6 +15,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <caf/actor.hpp>
 
 #include "messages/connection_protocol.hpp"
@@ -64,6 +65,10 @@ class unix_listener {
   unix_listener_options options_;
   listener_stats& stats_;
   actor_factory make_actor_;
+  // The acceptor, its timer and the accept loop are used only on this strand:
+  // with several io threads, accepting, backing off and closing (wind_down
+  // then stop, each posted) would otherwise run at once on one acceptor.
+  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
   boost::asio::local::stream_protocol::acceptor acceptor_;
   boost::asio::steady_timer accept_timer_;  // backs off after a failed accept
   std::chrono::milliseconds accept_backoff_{0};
@@ -71,7 +76,7 @@ class unix_listener {
   std::uint64_t accept_errors_unlogged_ = 0;
   bool created_file_ = false;
   std::mutex sessions_mutex_;
-  std::uint64_t next_session_id_ = 0;  // touched only on the io thread
+  std::uint64_t next_session_id_ = 0;  // touched only on strand_
   std::unordered_map<std::uint64_t, std::weak_ptr<socket_session>> sessions_;
 };
 
