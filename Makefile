@@ -60,9 +60,12 @@ test-tsan:
 
 # Crash soak of the real daemon (tests/soak/): CYCLES rounds of kill -9,
 # SIGSTOP and kills during recovery under load; SEED=N repeats a run's faults.
+# Then a wide sweep of the deterministic simulation (make test sweeps 600).
 CYCLES ?= 1000
+SIM_SEEDS ?= 20000
 soak: build
 	$(BUILD_DIR)/bin/weir-soak --cycles $(CYCLES) $(if $(SEED),--seed $(SEED))
+	$(BUILD_DIR)/bin/weir-sim --seeds 1..$(SIM_SEEDS) --jobs $(JOBS)
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan build-tsan
