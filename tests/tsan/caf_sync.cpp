@@ -20,10 +20,9 @@
 //   blocking actor's fetch_more   acquire on its mailbox after the fetch
 //   a message's request_deletion  acquire on the message (whoever drops it, also
 //                                 unread when a mailbox closes, saw it sent)
-//   actor and ref_counted deref   release; and acquire when it is the last
-//                                 reference (an acq_rel count: whoever drops
-//                                 the last one destroys after every other
-//                                 holder is done)
+//   actor and ref_counted deref   CAF's code, rebuilt with TSan (its acq_rel
+//                                 decrements: whoever drops the last reference
+//                                 destroys after every other holder is done)
 //
 // This mirrors the ordering the atomics inside CAF provide, a little more
 // coarsely (a handler acquires every send to its actor made so far, as a
@@ -149,40 +148,28 @@ bool weir_tsan_ba_fetch_more(void* inbox) {
   return r;
 }
 
+// The reference counts. These three CAF functions are replaced outright by
+// the same code built with TSan (caf_sync_layout.cpp): their acq_rel
+// decrements then order every holder's last use before the destruction that
+// the final one runs. (Annotating around CAF's own copies cannot: whether a
+// drop is the last is decided inside them, after any annotation before.)
+
 // void caf::intrusive_ptr_release(actor_control_block*): the last strong
 // reference destroys the actor.
 #define ACB_RELEASE "_ZN3caf21intrusive_ptr_releaseEPNS_19actor_control_blockE"
 WEIR_CAF_WRAPPER(void, weir_tsan_acb_release, ACB_RELEASE, void* ctrl);
-void weir_tsan_acb_release(void* ctrl) {
-  WEIR_CAF_ORIGINAL(void (*)(void*), ACB_RELEASE);
-  const bool last = weir::tsan::last_strong_reference(ctrl);  // read before the release, which orders it
-  __tsan_release(ctrl);
-  if (last) __tsan_acquire(ctrl);
-  orig(ctrl);
-}
+void weir_tsan_acb_release(void* ctrl) { weir::tsan::release_strong(ctrl); }
 
 // void caf::intrusive_ptr_release_weak(actor_control_block*): the last weak
 // reference frees the actor's memory.
 #define ACB_RELEASE_WEAK "_ZN3caf26intrusive_ptr_release_weakEPNS_19actor_control_blockE"
 WEIR_CAF_WRAPPER(void, weir_tsan_acb_release_weak, ACB_RELEASE_WEAK, void* ctrl);
-void weir_tsan_acb_release_weak(void* ctrl) {
-  WEIR_CAF_ORIGINAL(void (*)(void*), ACB_RELEASE_WEAK);
-  const bool last = weir::tsan::last_weak_reference(ctrl);  // read before the release, which orders it
-  __tsan_release(ctrl);
-  if (last) __tsan_acquire(ctrl);
-  orig(ctrl);
-}
+void weir_tsan_acb_release_weak(void* ctrl) { weir::tsan::release_weak(ctrl); }
 
 // void caf::ref_counted::deref() const: messages and other shared CAF objects.
 #define RC_DEREF "_ZNK3caf11ref_counted5derefEv"
 WEIR_CAF_WRAPPER(void, weir_tsan_rc_deref, RC_DEREF, const void* self);
-void weir_tsan_rc_deref(const void* self) {
-  WEIR_CAF_ORIGINAL(void (*)(const void*), RC_DEREF);
-  const bool last = weir::tsan::last_reference(self);  // read before the release, which orders it
-  __tsan_release(const_cast<void*>(self));
-  if (last) __tsan_acquire(const_cast<void*>(self));
-  orig(self);
-}
+void weir_tsan_rc_deref(const void* self) { weir::tsan::deref(self); }
 
 // void caf::memory_managed::request_deletion(bool) const: how a mailbox
 // element is destroyed, whether its message was handled or dropped unread

@@ -21,12 +21,36 @@ void* element_sync(void* element_ptr) {
   return p ? const_cast<caf::memory_managed*>(static_cast<const caf::memory_managed*>(p.get())) : nullptr;
 }
 
-bool last_strong_reference(void* ctrl) { return static_cast<caf::actor_control_block*>(ctrl)->strong_refs.load() == 1; }
+void release_strong(void* ctrl) {
+  auto* x = static_cast<caf::actor_control_block*>(ctrl);
+  if (x->strong_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    x->data_dtor(x->get());
+    caf::intrusive_ptr_release_weak(x);
+  }
+}
 
-bool last_weak_reference(void* ctrl) { return static_cast<caf::actor_control_block*>(ctrl)->weak_refs.load() == 1; }
+void release_weak(void* ctrl) {
+  auto* x = static_cast<caf::actor_control_block*>(ctrl);
+  if (x->weak_refs == 1 || x->weak_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) x->block_dtor(x);
+}
 
-bool last_reference(const void* ref_counted) {
-  return static_cast<const caf::ref_counted*>(ref_counted)->get_reference_count() == 1;
+namespace {
+
+// ref_counted::rc_ is protected (and mutable, which a pointer to member does
+// not carry): a pointer to it, taken in a derived class.
+struct count_of : caf::ref_counted {
+  static constexpr auto member = &count_of::rc_;
+};
+
+}  // namespace
+
+void deref(const void* ref_counted) {
+  auto* x = static_cast<const caf::ref_counted*>(ref_counted);
+  if (x->unique()) {
+    x->request_deletion(false);
+    return;
+  }
+  if ((const_cast<caf::ref_counted*>(x)->*count_of::member).fetch_sub(1, std::memory_order_acq_rel) == 1) x->request_deletion(true);
 }
 
 }  // namespace weir::tsan

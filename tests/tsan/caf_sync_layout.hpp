@@ -1,5 +1,5 @@
 #pragma once
-// The addresses caf_sync.cpp synchronises on (kept apart from it: that file
+// What caf_sync.cpp needs from CAF's types (kept apart from it: that file
 // defines functions under CAF's own symbol names and includes no CAF header).
 namespace weir::tsan {
 
@@ -10,11 +10,11 @@ void* blocking_actor_sync(void* self);
 /// The caf::memory_managed base of the message held by a mailbox_element_ptr
 /// (passed by address), as request_deletion sees it; null if none.
 void* element_sync(void* element_ptr);
-/// Whether the caller holds the only strong / weak reference to the actor
-/// control block `ctrl` (then dropping it destroys the actor / frees it).
-bool last_strong_reference(void* ctrl);
-bool last_weak_reference(void* ctrl);
-/// Whether the caller holds the only reference to a caf::ref_counted.
-bool last_reference(const void* ref_counted);
+/// caf::intrusive_ptr_release(actor_control_block*),
+/// caf::intrusive_ptr_release_weak(actor_control_block*) and
+/// caf::ref_counted::deref(), as CAF 0.17 implements them.
+void release_strong(void* ctrl);
+void release_weak(void* ctrl);
+void deref(const void* ref_counted);
 
 }  // namespace weir::tsan
