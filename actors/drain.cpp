@@ -21,6 +21,7 @@
 #include "runtime/metrics.hpp"
 #include "runtime/wab/confirm_cursor.hpp"
 #include "runtime/wab/segment_reader.hpp"
+#include "runtime/wab/wall_clock.hpp"
 
 namespace weir {
 
@@ -29,11 +30,6 @@ namespace {
 using position = wab::confirm_cursor;  // (segment, offset, index) of a record
 
 constexpr std::chrono::milliseconds cursor_interval{200};
-
-std::int64_t wall_clock_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct segment_state {
   std::uint64_t end = wab::segment_header_size;  // bytes known written, at a record boundary
@@ -216,7 +212,7 @@ class drain_state {
     }
     if (!open_reader(it->first)) return false;
     std::optional<wab::resync_window> window;
-    if (fd_header_) window = wab::resync_window_for(*fd_header_, wall_clock_ns());
+    if (fd_header_) window = wab::resync_window_for(*fd_header_, wab::wall_clock_ns());
     wab::segment_reader reader(*s_.io, fd_, it->second.end, read_.offset, read_.index, window);
     const std::string segment = shard_name_ + "/" + wab::segment_file_name(read_.sequence);
     bool any = false;

@@ -18,17 +18,15 @@
 #include "runtime/log.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/wab/segment_writer.hpp"
+#include "runtime/wab/wall_clock.hpp"
 
 namespace weir {
 
 namespace {
 
-constexpr std::chrono::seconds retry_interval{1};
+using wab::wall_clock_ns;
 
-std::int64_t wall_clock_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+constexpr std::chrono::seconds retry_interval{1};
 
 std::vector<byte_span> records_of(const ingest_request& req) {
   if (req.what() != ingest_kind::batch) return {byte_span(req.body)};

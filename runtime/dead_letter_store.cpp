@@ -1,5 +1,7 @@
 #include "runtime/dead_letter_store.hpp"
 
+#include "runtime/wab/wall_clock.hpp"
+
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -104,8 +106,7 @@ dead_letter_store::result dead_letter_store::store(const std::vector<dead_letter
   // A batch whose letters alone exceed the whole space is taken into an empty
   // store: refusing it would stop delivery for good, whatever the operator frees.
   if (bytes_ > 0 && bytes_ + need + wab::segment_header_size > max_bytes_) return result::full;
-  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now = wab::wall_clock_ns();
   // An operator may have removed the file being appended to: letters written
   // to an unlinked file would be lost, so start a new one.
   std::error_code ec;

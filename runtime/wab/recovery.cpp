@@ -9,6 +9,7 @@
 #include "runtime/log.hpp"
 #include "runtime/wab/segment_format.hpp"
 #include "runtime/wab/segment_reader.hpp"
+#include "runtime/wab/wall_clock.hpp"
 
 namespace weir::wab {
 
@@ -201,8 +202,7 @@ shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const st
 }
 
 shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir) {
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  return recover_shard(io, shard_dir, quarantine_dir, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+  return recover_shard(io, shard_dir, quarantine_dir, wall_clock_ns());
 }
 
 }  // namespace weir::wab
