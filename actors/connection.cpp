@@ -129,6 +129,7 @@ class connection_state {
   bool admit_payload() {
     const std::uint64_t n = reader_->declared_payload();
     if (!settings_.budget->try_acquire(n)) {
+      io_->hold_frame(frames_done_);
       if (!budget_retry_scheduled_) {
         budget_retry_scheduled_ = true;
         self_->delayed_send(self_, budget_retry_interval, budget_retry_atom::value);

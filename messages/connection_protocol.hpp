@@ -12,7 +12,7 @@
 //                                                      below half the write limit again
 //   daemon -> actor:  (shutdown_atom)                  stop reading; close once the owed
 //                                                      replies are written
-//   actor -> socket:  connection_io::write / read_more / close, each posted to
+//   actor -> socket:  connection_io::write / read_more / hold_frame / close, each posted to
 //                     the socket's own thread, so the actor never blocks.
 #include <memory>
 
@@ -39,6 +39,10 @@ class connection_io {
   /// higher `frames_done`: a peer that takes longer than
   /// listen.read_timeout_ms over one frame (a slowloris) is closed silently.
   virtual void read_more(bool mid_frame, std::uint64_t frames_done) = 0;
+  /// The actor holds the start of a frame it cannot take yet (its payload
+  /// waits for frame memory) and reads nothing: the frame's deadline runs all
+  /// the same, so waiting for memory other peers hold is no way around it.
+  virtual void hold_frame(std::uint64_t frames_done) = 0;
   /// True while more reply bytes wait for the peer than the write limit: the
   /// actor then reads nothing more (a peer that sends but never reads cannot
   /// grow the daemon), and socket_writable_atom says when to go on.

@@ -56,6 +56,12 @@ void socket_session::read_more(bool mid_frame, std::uint64_t frames_done) {
   asio::post(strand_, [self = shared_from_this(), mid_frame, frames_done] { self->do_read(mid_frame, frames_done); });
 }
 
+void socket_session::hold_frame(std::uint64_t frames_done) {
+  asio::post(strand_, [self = shared_from_this(), frames_done] {
+    if (!self->finished_) self->keep_frame_deadline(frames_done);
+  });
+}
+
 void socket_session::close() {
   asio::post(strand_, [self = shared_from_this()] {
     self->close_requested_ = true;
@@ -87,7 +93,11 @@ std::optional<socket_session::clock::time_point> socket_session::stalled_since()
   return clock::time_point(clock::duration(ns));
 }
 
-void socket_session::arm_frame_deadline() {
+/// The clock runs from the first byte of a frame, not from the last read: a
+/// peer trickling a byte a second cannot keep a slot forever.
+void socket_session::keep_frame_deadline(std::uint64_t frames_done) {
+  if (deadline_armed_ && frames_done == deadline_frames_) return;
+  deadline_frames_ = frames_done;
   deadline_armed_ = true;
   frame_started_ = clock::now();
   timer_.expires_after(read_timeout_);
@@ -101,12 +111,7 @@ void socket_session::arm_frame_deadline() {
 void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
   if (finished_ || close_requested_) return;
   if (mid_frame) {
-    // The clock runs from the first byte of a frame, not from the last
-    // read: a peer trickling a byte a second cannot keep a slot forever.
-    if (!deadline_armed_ || frames_done != deadline_frames_) {
-      deadline_frames_ = frames_done;
-      arm_frame_deadline();
-    }
+    keep_frame_deadline(frames_done);
     set_stalled(frame_started_);
   } else {
     if (deadline_armed_) timer_.cancel();

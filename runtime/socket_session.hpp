@@ -47,6 +47,7 @@ class socket_session : public connection_io, public std::enable_shared_from_this
 
   void write(byte_buffer bytes) override;
   void read_more(bool mid_frame, std::uint64_t frames_done) override;
+  void hold_frame(std::uint64_t frames_done) override;
   bool write_blocked() const override { return write_blocked_.load(std::memory_order_acquire); }
   void close() override;
 
@@ -66,7 +67,7 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   void do_read(bool mid_frame, std::uint64_t frames_done);
   void do_write();
   void finish();
-  void arm_frame_deadline();
+  void keep_frame_deadline(std::uint64_t frames_done);
   void set_stalled(clock::time_point at) { stalled_since_ns_.store(at.time_since_epoch().count(), std::memory_order_relaxed); }
 
   socket_type socket_;

@@ -40,6 +40,7 @@ class scripted_socket : public connection_io {
       frames.push_back(frames_done);
     });
   }
+  void hold_frame(std::uint64_t frames_done) override { record([&] { holds.push_back(frames_done); }); }
   bool write_blocked() const override { return blocked.load(); }
   void close() override { record([&] { closed = true; }); }
 
@@ -55,6 +56,7 @@ class scripted_socket : public connection_io {
   std::vector<byte_buffer> writes;
   std::vector<bool> reads;
   std::vector<std::uint64_t> frames;
+  std::vector<std::uint64_t> holds;  // frames_done of each hold_frame call
   bool closed = false;
   /// A peer that stops reading its replies after this many.
   std::size_t block_after_writes = SIZE_MAX;
@@ -360,9 +362,10 @@ TEST_CASE("large frames share a memory budget: one waits until another's reply i
   CHECK(budget->in_use() == 80 * 1024);
 
   waiter.send(big);
-  // Polled, not assumed after a fixed 100 ms: a slow run (ThreadSanitizer, a
-  // loaded machine) may take longer to get the waiter to ask.
-  for (int i = 0; i < 400 && budget->waits() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // While it waits for memory it reads nothing, and its frame's deadline
+  // runs all the same: it asks the socket to hold the frame.
+  REQUIRE(waiter.socket->wait_for([&] { return !waiter.socket->holds.empty(); }));
+  CHECK(waiter.socket->holds.front() == 0);
   CHECK(budget->waits() > 0);
   CHECK_FALSE(waiter.socket->wait_for([&] { return !waiter.socket->writes.empty(); }, std::chrono::milliseconds(100)));
   CHECK(budget->in_use() == 80 * 1024);
