@@ -8,7 +8,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "messages/ingest_protocol.hpp"
-#include "runtime/metrics.hpp"
+#include "observability/metrics.hpp"
 #include "messages/wire/batch.hpp"
 #include "messages/wire/frame_reader.hpp"
 

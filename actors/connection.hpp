@@ -27,7 +27,7 @@
 
 #include "config/config.hpp"
 #include "messages/connection_protocol.hpp"
-#include "runtime/frame_budget.hpp"
+#include "actors/frame_budget.hpp"
 
 namespace weir {
 

@@ -17,11 +17,11 @@
 #include "messages/atoms.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/wire/coordinate.hpp"
-#include "runtime/log.hpp"
-#include "runtime/metrics.hpp"
-#include "runtime/wab/confirm_cursor.hpp"
-#include "runtime/wab/segment_reader.hpp"
-#include "runtime/wab/wall_clock.hpp"
+#include "observability/log.hpp"
+#include "observability/metrics.hpp"
+#include "wab/confirm_cursor.hpp"
+#include "wab/segment_reader.hpp"
+#include "wab/wall_clock.hpp"
 
 namespace weir {
 

@@ -25,8 +25,8 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
-#include "runtime/wab/file_io.hpp"
-#include "runtime/wab/wab_usage.hpp"
+#include "wab/file_io.hpp"
+#include "wab/wab_usage.hpp"
 
 namespace weir {
 

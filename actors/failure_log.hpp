@@ -7,7 +7,7 @@
 #include <caf/exit_reason.hpp>
 #include <caf/scheduled_actor.hpp>
 
-#include "runtime/log.hpp"
+#include "observability/log.hpp"
 
 namespace weir {
 

@@ -11,9 +11,9 @@
 
 #include "actors/failure_log.hpp"
 #include "messages/ingest_protocol.hpp"
-#include "runtime/log.hpp"
-#include "runtime/metrics.hpp"
-#include "runtime/wab/segment_writer.hpp"
+#include "observability/log.hpp"
+#include "observability/metrics.hpp"
+#include "wab/segment_writer.hpp"
 
 namespace weir {
 

@@ -15,10 +15,10 @@
 #include "messages/wire/batch.hpp"
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame.hpp"
-#include "runtime/log.hpp"
-#include "runtime/metrics.hpp"
-#include "runtime/wab/segment_writer.hpp"
-#include "runtime/wab/wall_clock.hpp"
+#include "observability/log.hpp"
+#include "observability/metrics.hpp"
+#include "wab/segment_writer.hpp"
+#include "wab/wall_clock.hpp"
 
 namespace weir {
 

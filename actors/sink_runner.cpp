@@ -13,8 +13,8 @@
 #include "actors/sink_worker.hpp"
 #include "actors/failure_log.hpp"
 #include "messages/drain_protocol.hpp"
-#include "runtime/log.hpp"
-#include "runtime/metrics.hpp"
+#include "observability/log.hpp"
+#include "observability/metrics.hpp"
 
 namespace weir {
 

@@ -22,8 +22,8 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
-#include "runtime/dead_letter_store.hpp"
-#include "runtime/delivery_status.hpp"
+#include "wab/dead_letter_store.hpp"
+#include "observability/delivery_status.hpp"
 #include "sinks/sink.hpp"
 
 namespace weir {

@@ -9,7 +9,7 @@
 
 #include "actors/failure_log.hpp"
 #include "messages/drain_protocol.hpp"
-#include "runtime/metrics.hpp"
+#include "observability/metrics.hpp"
 
 namespace weir {
 

@@ -12,7 +12,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
-#include "runtime/dead_letter_store.hpp"
+#include "wab/dead_letter_store.hpp"
 #include "sinks/sink.hpp"
 
 namespace weir {

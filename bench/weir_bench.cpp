@@ -21,7 +21,7 @@
 #include "bench/load_driver.hpp"
 #include "bench/report.hpp"
 #include "bench/scenario.hpp"
-#include "runtime/version.hpp"
+#include "observability/version.hpp"
 
 namespace {
 

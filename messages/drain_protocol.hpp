@@ -20,7 +20,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 
-#include "sinks/sink.hpp"
+#include "messages/sink_record.hpp"
 
 namespace weir {
 

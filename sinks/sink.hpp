@@ -5,47 +5,15 @@
 //
 // A sink object is used by one thread at a time; the sink runner creates one
 // per concurrent commit slot from a sink_factory.
-#include <chrono>
-#include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "messages/wire/bytes.hpp"
+#include "messages/sink_record.hpp"
 
 namespace weir {
 
 struct config;
-
-struct sink_record {
-  std::string id;        // lowercase hex SHA-256: the AckTracked record id
-  std::uint16_t shard = 0;
-  std::string segment;   // "shard_NN/seg_SSSSSSSS.wab"
-  std::uint64_t index = 0;
-  std::int64_t ts_ns = 0;  // ingest time
-  byte_buffer payload;
-};
-
-/// What became of one commit.
-struct commit_result {
-  enum class outcome {
-    committed,  // every record not listed in `rejected` is stored
-    transient,  // nothing may be assumed stored; retry the whole batch later
-  };
-  outcome kind = outcome::committed;
-  std::string error;  // why, for a transient failure (never contains secrets)
-  /// Records the sink refused for good (position in the batch, reason); they
-  /// go to the dead letters. Only meaningful with `committed`.
-  std::vector<std::pair<std::size_t, std::string>> rejected;
-  /// The sink asked for this much quiet before the next try (HTTP Retry-After).
-  std::optional<std::chrono::milliseconds> retry_after;
-
-  static commit_result ok() { return {}; }
-  static commit_result retry(std::string why) { return {outcome::transient, std::move(why), {}, std::nullopt}; }
-};
-
-enum class sink_health { healthy, degraded, down };
 
 class sink {
  public:

@@ -17,7 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "messages/wire/frame.hpp"
-#include "runtime/wab/segment_format.hpp"
+#include "wab/segment_format.hpp"
 #include "support/daemon_process.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"

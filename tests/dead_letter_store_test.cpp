@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "runtime/dead_letter_store.hpp"
-#include "runtime/wab/file_io.hpp"
+#include "wab/dead_letter_store.hpp"
+#include "wab/file_io.hpp"
 #include "support/test_paths.hpp"
 
 using namespace weir;
@@ -25,6 +25,7 @@ sink_record record_of(std::size_t payload_bytes, std::uint64_t index) {
 
 TEST_CASE("dead letters: a batch larger than the whole space is taken by an empty store", "[dead-letter]") {
   weir::test::temp_dir dir;
+  std::filesystem::create_directory(dir / "dead_letter");
   dead_letter_store store(wab::default_file_io(), (dir / "dead_letter").string(), 1024 * 1024);
   // Three 400 KiB letters in one batch: more than the 1 MiB space on their own.
   std::vector<sink_record> records{record_of(400 * 1024, 1), record_of(400 * 1024, 2), record_of(400 * 1024, 3)};
@@ -46,6 +47,7 @@ TEST_CASE("dead letters: a batch larger than the whole space is taken by an empt
 
 TEST_CASE("dead letters: a store with letters refuses a batch that would pass the limit", "[dead-letter]") {
   weir::test::temp_dir dir;
+  std::filesystem::create_directory(dir / "dead_letter");
   dead_letter_store store(wab::default_file_io(), (dir / "dead_letter").string(), 1024 * 1024);
   auto first = record_of(600 * 1024, 1), second = record_of(600 * 1024, 2);
   std::string error;

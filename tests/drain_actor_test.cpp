@@ -14,8 +14,8 @@
 #include "actors/drain.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/wire/coordinate.hpp"
-#include "runtime/wab/confirm_cursor.hpp"
-#include "runtime/wab/segment_writer.hpp"
+#include "wab/confirm_cursor.hpp"
+#include "wab/segment_writer.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 

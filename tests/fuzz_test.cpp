@@ -14,8 +14,8 @@
 #include "messages/wire/batch.hpp"
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame_reader.hpp"
-#include "runtime/wab/segment_reader.hpp"
-#include "runtime/wab/segment_writer.hpp"
+#include "wab/segment_reader.hpp"
+#include "wab/segment_writer.hpp"
 #include "support/test_paths.hpp"
 #include "support/vectors.hpp"
 

@@ -17,7 +17,7 @@
 #include "messages/wire/batch.hpp"
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame.hpp"
-#include "runtime/wab/segment_format.hpp"
+#include "wab/segment_format.hpp"
 #include "support/faulty_file_io.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"

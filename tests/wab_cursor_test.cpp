@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "runtime/wab/confirm_cursor.hpp"
+#include "wab/confirm_cursor.hpp"
 #include "support/test_paths.hpp"
 
 using namespace weir;

@@ -1,14 +1,15 @@
 // Segment reading and startup recovery on crafted files: a clean segment, a
 // torn tail, a zero-filled tail, corruption in the middle, a bad header.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 
-#include "runtime/wab/recovery.hpp"
-#include "runtime/wab/segment_format.hpp"
-#include "runtime/wab/segment_reader.hpp"
+#include "wab/recovery.hpp"
+#include "wab/segment_format.hpp"
+#include "wab/segment_reader.hpp"
 #include "support/test_paths.hpp"
 
 using namespace weir;
@@ -157,6 +158,11 @@ TEST_CASE("a torn final write is truncated at the last valid record", "[wab][rec
   CHECK(r.truncated_segments == 1);
   CHECK(r.quarantined_segments == 0);
   CHECK(read_file(f.segment(1)) == good);
+  // A routine repair: one warning for the caller to log, naming the segment.
+  REQUIRE(r.events.size() == 1);
+  CHECK(r.events[0].level == recovery_event::severity::warning);
+  CHECK(r.events[0].what == "segment tail truncated at the last valid record");
+  CHECK(r.events[0].fields.at(0) == std::pair<std::string, std::string>("segment", f.segment(1).string()));
 }
 
 TEST_CASE("a zero-filled tail is cut off and is not corruption", "[wab][recovery]") {
@@ -197,6 +203,11 @@ TEST_CASE("corruption in the middle: quarantine copy of the whole file and only 
   CHECK(r.damaged_records == 1);
   CHECK(r.quarantined_segments == 1);
   CHECK(r.truncated_segments == 0);
+  // Damage is an error event, with what was lost.
+  REQUIRE(r.events.size() == 1);
+  CHECK(r.events[0].level == recovery_event::severity::error);
+  CHECK(std::count(r.events[0].fields.begin(), r.events[0].fields.end(),
+                   std::pair<std::string, std::string>("damaged_records_skipped", "1")) == 1);
   // The file stays as it was; a reader with a resync window steps over the damage.
   CHECK(read_file(f.segment(2)) == image);
   CHECK(read_indexed(f.segment(2)) == std::vector<indexed>{{1, "alpha"}, {3, "charlie"}});

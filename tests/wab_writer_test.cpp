@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include "messages/wire/coordinate.hpp"
-#include "runtime/wab/recovery.hpp"
-#include "runtime/wab/segment_reader.hpp"
-#include "runtime/wab/segment_writer.hpp"
+#include "wab/recovery.hpp"
+#include "wab/segment_reader.hpp"
+#include "wab/segment_writer.hpp"
 #include "support/faulty_file_io.hpp"
 #include "support/test_paths.hpp"
 

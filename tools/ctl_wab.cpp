@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/dead_letter_store.hpp"
-#include "runtime/wab/confirm_cursor.hpp"
-#include "runtime/wab/file_io.hpp"
-#include "runtime/wab/segment_format.hpp"
-#include "runtime/wab/segment_reader.hpp"
+#include "wab/dead_letter_store.hpp"
+#include "wab/confirm_cursor.hpp"
+#include "wab/file_io.hpp"
+#include "wab/segment_format.hpp"
+#include "wab/segment_reader.hpp"
 #include "tools/ctl_commands.hpp"
 #include "weir/client.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "messages/wire/frame.hpp"
-#include "runtime/version.hpp"
+#include "observability/version.hpp"
 #include "tools/ctl_commands.hpp"
 #include "weir/client.hpp"
 

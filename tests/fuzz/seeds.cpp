@@ -11,8 +11,8 @@
 #include "config/loader.hpp"
 #include "config/schema.hpp"
 #include "messages/wire/frame.hpp"
-#include "runtime/wab/file_io.hpp"
-#include "runtime/wab/segment_writer.hpp"
+#include "wab/file_io.hpp"
+#include "wab/segment_writer.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
 

@@ -10,10 +10,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/wab/file_io.hpp"
-#include "runtime/wab/recovery.hpp"
-#include "runtime/wab/segment_format.hpp"
-#include "runtime/wab/segment_reader.hpp"
+#include "wab/file_io.hpp"
+#include "wab/recovery.hpp"
+#include "wab/segment_format.hpp"
+#include "wab/segment_reader.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
 

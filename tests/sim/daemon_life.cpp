@@ -12,7 +12,7 @@
 #include "actors/shard_writer.hpp"
 #include "actors/sink_runner.hpp"
 #include "messages/ingest_protocol.hpp"
-#include "runtime/wab/segment_format.hpp"
+#include "wab/segment_format.hpp"
 
 namespace weir::sim {
 
@@ -82,7 +82,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
   for (std::size_t p = 0; p < cfg.producers; ++p) producers_.push_back(sys_->spawn<producer_actor>(replies, p));
 }
 
-/// The startup of runtime/wab_startup.cpp, over the sim file system: every
+/// The startup of daemon/wab_startup.cpp, over the sim file system: every
 /// shard recovered, numbering continuing after both the highest segment
 /// found and the cursor (a reused sequence would give new records the ids of
 /// delivered ones), the live bytes counted against the cap.

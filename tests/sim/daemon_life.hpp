@@ -1,7 +1,7 @@
 #pragma once
 // One life of the daemon, from startup to crash: WAB recovery of every shard
-// directory over the sim file system (as runtime/wab_startup.cpp does it),
-// then the actors as runtime/pipeline.cpp wires them — per shard a drain,
+// directory over the sim file system (as daemon/wab_startup.cpp does it),
+// then the actors as daemon/pipeline.cpp wires them — per shard a drain,
 // an fsync_group and a shard_writer, one sink_runner with its workers — all
 // on CAF's test scheduler in one actor system, plus the simulated producers.
 // A crash ends the life: every actor is killed and the actor system goes.
@@ -15,11 +15,11 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
-#include "runtime/dead_letter_store.hpp"
-#include "runtime/delivery_status.hpp"
-#include "runtime/wab/confirm_cursor.hpp"
-#include "runtime/wab/recovery.hpp"
-#include "runtime/wab/wab_usage.hpp"
+#include "wab/dead_letter_store.hpp"
+#include "observability/delivery_status.hpp"
+#include "wab/confirm_cursor.hpp"
+#include "wab/recovery.hpp"
+#include "wab/wab_usage.hpp"
 #include "sim/producer_actor.hpp"
 #include "sim/sim_config.hpp"
 #include "sinks/sink.hpp"

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "runtime/dead_letter_store.hpp"
-#include "runtime/wab/segment_format.hpp"
+#include "wab/dead_letter_store.hpp"
+#include "wab/segment_format.hpp"
 
 namespace weir::sim {
 

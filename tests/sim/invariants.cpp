@@ -6,7 +6,7 @@
 #include "messages/wire/batch.hpp"
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame.hpp"
-#include "runtime/wab/segment_format.hpp"
+#include "wab/segment_format.hpp"
 #include "sim/segment_scan.hpp"
 
 namespace weir::sim {

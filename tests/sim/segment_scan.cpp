@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "runtime/wab/segment_reader.hpp"
+#include "wab/segment_reader.hpp"
 
 namespace weir::sim {
 

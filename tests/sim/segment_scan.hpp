@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/wab/file_io.hpp"
-#include "runtime/wab/segment_format.hpp"
+#include "wab/file_io.hpp"
+#include "wab/segment_format.hpp"
 
 namespace weir::sim {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "runtime/wab/confirm_cursor.hpp"
+#include "wab/confirm_cursor.hpp"
 
 namespace weir::sim {
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/wab/file_io.hpp"
+#include "wab/file_io.hpp"
 #include "sim/fault_plan.hpp"
 #include "sim/sim_rng.hpp"
 

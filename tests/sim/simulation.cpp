@@ -10,8 +10,8 @@
 #include <caf/scheduler/test_coordinator.hpp>
 #include <caf/send.hpp>
 
-#include "runtime/log.hpp"
-#include "runtime/wab/segment_format.hpp"
+#include "observability/log.hpp"
+#include "wab/segment_format.hpp"
 #include "sim/daemon_life.hpp"
 #include "sim/invariants.hpp"
 #include "sim/scratch_dir.hpp"

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "runtime/wab/file_io.hpp"
+#include "wab/file_io.hpp"
 
 namespace weir::test {
 

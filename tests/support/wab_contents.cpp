@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "runtime/wab/file_io.hpp"
-#include "runtime/wab/segment_format.hpp"
-#include "runtime/wab/segment_reader.hpp"
+#include "wab/file_io.hpp"
+#include "wab/segment_format.hpp"
+#include "wab/segment_reader.hpp"
 
 namespace weir::test {
 

@@ -1,0 +1,181 @@
+#include "daemon/daemon.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include "actors/connection.hpp"
+#include "messages/ingest_protocol.hpp"
+#include "daemon/admin_server.hpp"
+#include "daemon/data_dir.hpp"
+#include "observability/metrics.hpp"
+#include "daemon/pipeline.hpp"
+#include "daemon/process_limits.hpp"
+#include "observability/log.hpp"
+#include "daemon/startup_error.hpp"
+#include "daemon/unix_listener.hpp"
+#include "observability/version.hpp"
+#include "wab/file_io.hpp"
+#include "daemon/wab_startup.hpp"
+
+namespace weir {
+
+namespace {
+
+std::size_t scheduler_threads(const config& cfg) {
+  if (cfg.runtime.scheduler_threads > 0) return static_cast<std::size_t>(cfg.runtime.scheduler_threads);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::min(cores, 4u);
+}
+
+/// Blocks the signals the daemon handles so that every thread started after
+/// this inherits the mask and only sigwait() in the main thread sees them.
+sigset_t block_shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  // A file size limit (ulimit -f) must surface as a failed write, which is
+  // answered and logged, not kill the daemon.
+  ::signal(SIGXFSZ, SIG_IGN);
+  return set;
+}
+
+/// Keys that validate but whose feature this version does not serve yet:
+/// refusing beats silently ignoring an operator's intent.
+void refuse_unserved_features(const config& cfg) {
+  if (!cfg.listen.tcp.empty())
+    throw startup_error("listen.tcp = " + cfg.listen.tcp +
+                        ": the TCP+TLS listener is not available in this version; use listen.unix");
+  if (!cfg.cluster.listen.empty())
+    throw startup_error("cluster.listen = " + cfg.cluster.listen +
+                        ": clustering is not available in this version");
+}
+
+}  // namespace
+
+int run_daemon(const config& cfg) {
+  refuse_unserved_features(cfg);
+  const auto started = std::chrono::steady_clock::now();
+  configure_allocator();
+  ensure_open_file_limit(cfg.listen.max_connections, cfg.ingest.shards);
+  const sigset_t signals = block_shutdown_signals();
+  ::umask(0077);
+
+  ensure_private_directory(cfg.data_dir, "data_dir");
+  data_dir_lock lock(cfg.data_dir);
+  // Before any socket exists: nothing is accepted on a WAB not yet repaired.
+  const wab_startup recovered = recover_wab(cfg);
+  auto usage = std::make_shared<wab::wab_usage>(static_cast<std::uint64_t>(cfg.limits.wab_max_bytes));
+  usage->add(recovered.bytes);
+  metrics exported(cfg.data_dir, static_cast<std::uint16_t>(cfg.ingest.shards));
+  exported.recovered(recovered.records, recovered.quarantined);
+
+  // Sessions (and the stats they update) are released by connection actors,
+  // which the actor system outlives: declare them first so they die last.
+  listener_stats stats;
+  boost::asio::io_context io;
+
+  caf::actor_system_config caf_cfg;
+  caf_cfg.set("scheduler.max-threads", scheduler_threads(cfg));
+  caf_cfg.set("scheduler.policy", caf::atom("sharing"));
+  caf_cfg.add_message_types<caf::id_block::weir>();
+  caf::actor_system system{caf_cfg};
+  pipeline shards(system, cfg, recovered, wab::default_file_io(), usage, &exported);
+
+  auto work = boost::asio::make_work_guard(io);
+  connection_settings conn = connection_settings_from(cfg);
+  conn.stats = &exported;
+
+  // Bound before the producer socket, so a taken port fails the start cleanly.
+  std::unique_ptr<admin_server> admin;
+  if (!cfg.admin.listen.empty())
+    admin = std::make_unique<admin_server>(cfg.admin.listen, exported,
+                                           metrics::live_state{&stats, usage.get(), shards.delivery().get(),
+                                                               shards.dead_letters().get(), shards.sink_type(),
+                                                               conn.budget.get()});
+
+  std::unique_ptr<unix_listener> listener;
+  if (!cfg.listen.unix_path.empty()) {
+    unix_listener_options opts{cfg.listen.unix_path,
+                               static_cast<std::size_t>(cfg.listen.max_connections),
+                               std::chrono::milliseconds(cfg.listen.read_timeout_ms),
+                               cfg.listen.peer_uid_check};
+    listener = std::make_unique<unix_listener>(
+        io, opts, stats, [&](connection_io_ptr io_ptr) {
+          connection_settings pinned = conn;
+          pinned.writer = shards.writer_for_new_connection();
+          return spawn_connection(system, io_ptr, pinned);
+        });
+    listener->open();
+    listener->start();
+  }
+
+  memory_trimmer trimmer(io, std::chrono::seconds(10));
+  trimmer.start();
+  std::vector<std::thread> io_threads;
+  for (std::int64_t i = 0; i < cfg.runtime.io_threads; ++i) io_threads.emplace_back([&io] { io.run(); });
+  if (admin) admin->start();
+
+  const auto startup_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  log::info("weir-server ready",
+            {{"version", std::string(version_string)},
+             {"socket", cfg.listen.unix_path},
+             {"data_dir", cfg.data_dir},
+             {"shards", std::to_string(cfg.ingest.shards)},
+             {"ack_mode", cfg.ingest.ack_mode == ack_mode::strict ? "strict" : "ordered"},
+             {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
+             {"startup_ms", std::to_string(startup_ms.count())}});
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+
+  // Stop accepting; every connection stops reading, writes the replies it
+  // owes (Durable ones after their sync) and closes. Then the writers write
+  // and sync what is left and seal their segments. All of it within
+  // shutdown_timeout_ms; past that, connections are cut (their unanswered
+  // records are neither acked nor lost: they are on disk or never written).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.shutdown_timeout_ms);
+  if (listener) listener->wind_down();
+  while (stats.active.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (stats.active.load() > 0) {
+    log::warn("shutdown_timeout_ms reached with connections still owed replies; closing them",
+              {{"connections", std::to_string(stats.active.load())},
+               {"shutdown_timeout_ms", std::to_string(cfg.shutdown_timeout_ms)}});
+  }
+  if (listener) listener->stop();
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  if (!shards.shut_down(std::max(left, std::chrono::milliseconds(1000))))
+    log::warn("WAB writers did not finish their final sync in time");
+  trimmer.stop();
+  work.reset();
+  auto joined = std::async(std::launch::async, [&] {
+    for (auto& t : io_threads) t.join();
+  });
+  if (joined.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    io.stop();
+    joined.wait();
+  }
+  if (listener) listener->remove_socket_file();
+  if (admin) admin->stop();
+  log::info("stopped", {{"connections_served", std::to_string(stats.accepted.load())}});
+  return 0;
+}
+
+}  // namespace weir

@@ -1,0 +1,145 @@
+#include "daemon/pipeline.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include "actors/drain.hpp"
+#include "actors/fsync_group.hpp"
+#include "actors/shard_writer.hpp"
+#include "actors/sink_runner.hpp"
+#include "messages/atoms.hpp"
+#include "daemon/data_dir.hpp"
+#include "daemon/startup_error.hpp"
+#include "wab/segment_format.hpp"
+#include "sinks/sink.hpp"
+
+namespace weir {
+
+namespace {
+
+sink_runner_settings runner_settings(const config& cfg) {
+  sink_runner_settings s;
+  s.concurrency = static_cast<std::uint32_t>(cfg.sink.concurrency);
+  s.retry_initial_ms = static_cast<std::uint32_t>(cfg.drain.retry.initial_ms);
+  s.retry_multiplier = cfg.drain.retry.multiplier;
+  s.retry_max_ms = static_cast<std::uint32_t>(cfg.drain.retry.max_ms);
+  s.retry_jitter = cfg.drain.retry.jitter;
+  s.health_interval_ms = static_cast<std::uint32_t>(cfg.sink.health_interval_ms);
+  return s;
+}
+
+drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const std::string& dir,
+                                  std::uint64_t first_sequence) {
+  drain_settings s;
+  s.shard = shard;
+  s.shard_dir = dir;
+  s.first_live_sequence = first_sequence;
+  s.batch_max_records = static_cast<std::uint32_t>(cfg.drain.batch_max_records);
+  s.batch_max_bytes = static_cast<std::uint64_t>(cfg.drain.batch_max_bytes);
+  s.linger_ms = static_cast<std::uint32_t>(cfg.drain.linger_ms);
+  s.max_in_flight = static_cast<std::uint32_t>(std::max<std::int64_t>(1, cfg.sink.concurrency));
+  return s;
+}
+
+shard_writer_settings writer_settings_for(const config& cfg, std::uint16_t shard, const std::string& dir,
+                                          std::uint64_t first_sequence) {
+  shard_writer_settings s;
+  s.shard = shard;
+  s.shard_dir = dir;
+  s.first_sequence = first_sequence;
+  s.segment_max_bytes = static_cast<std::uint64_t>(cfg.wab.segment_max_bytes);
+  s.min_free_bytes = static_cast<std::uint64_t>(cfg.wab.min_free_bytes);
+  s.max_group_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
+  return s;
+}
+
+fsync_group_settings fsync_settings_for(const config& cfg, std::uint16_t shard) {
+  fsync_group_settings s;
+  s.policy = cfg.group_commit.policy;
+  s.max_delay_us = static_cast<std::uint32_t>(cfg.group_commit.max_delay_us);
+  s.max_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
+  s.shard = shard;
+  return s;
+}
+
+/// Asks each actor to finish and waits for every done_atom, within `deadline`.
+bool stop_all(caf::scoped_actor& self, const std::vector<caf::actor>& actors,
+              std::chrono::steady_clock::time_point deadline) {
+  for (auto& a : actors) self->send(a, shutdown_atom::value);
+  for (std::size_t i = 0; i < actors.size(); ++i) {
+    bool in_time = true;
+    const auto left = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+                               std::chrono::milliseconds(0));
+    self->receive([](done_atom) {}, caf::after(left) >> [&] { in_time = false; });
+    if (!in_time) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup& recovered,
+                   std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats)
+    : sys_(sys) {
+  std::shared_ptr<sink_factory> factory;
+  try {
+    factory = make_sink_factory(cfg);
+  } catch (const std::exception& e) {
+    throw startup_error(e.what());
+  }
+  sink_type_ = factory->type();
+  ensure_private_directory(cfg.data_dir + "/dead_letter", "data_dir");
+  dead_letters_ = std::make_shared<dead_letter_store>(io, cfg.data_dir + "/dead_letter",
+                                                      static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));
+  auto rs = runner_settings(cfg);
+  rs.stats = stats;
+  runner_ = spawn_sink_runner(sys, rs, factory, dead_letters_, delivery_);
+
+  for (std::int64_t i = 0; i < cfg.ingest.shards; ++i) {
+    const auto shard = static_cast<std::uint16_t>(i);
+    const std::string dir = cfg.data_dir + "/wab/" + wab::shard_dir_name(shard);
+    auto seq = recovered.next_sequence.find(shard);
+    const std::uint64_t first_sequence = seq == recovered.next_sequence.end() ? 1 : seq->second;
+
+    shard_metrics* shard_stats = stats ? &stats->shard(shard) : nullptr;
+    auto ds = drain_settings_for(cfg, shard, dir, first_sequence);
+    ds.io = io;
+    ds.usage = usage;
+    ds.stats = shard_stats;
+    if (auto r = recovered.segment_records.find(shard); r != recovered.segment_records.end()) ds.recovered_records = r->second;
+    drains_.push_back(spawn_drain(sys, ds, runner_));
+    auto ws = writer_settings_for(cfg, shard, dir, first_sequence);
+    ws.io = io;
+    ws.usage = usage;
+    ws.drain = drains_.back();
+    ws.stats = shard_stats;
+    auto fs = fsync_settings_for(cfg, shard);
+    fs.stats = shard_stats;
+    writers_.push_back(spawn_shard_writer(sys, std::move(ws), spawn_fsync_group(sys, fs)));
+  }
+}
+
+pipeline::~pipeline() {
+  for (auto& w : writers_) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  for (auto& d : drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+  if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
+}
+
+caf::actor pipeline::writer_for_new_connection() {
+  return writers_[next_.fetch_add(1, std::memory_order_relaxed) % writers_.size()];
+}
+
+bool pipeline::shut_down(std::chrono::milliseconds timeout) {
+  caf::scoped_actor self{sys_};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const bool writers = stop_all(self, writers_, deadline);
+  const bool drains = stop_all(self, drains_, deadline);
+  for (auto& w : writers_) self->send_exit(w, caf::exit_reason::user_shutdown);
+  for (auto& d : drains_) self->send_exit(d, caf::exit_reason::user_shutdown);
+  // In-flight commits are abandoned: their batches are redelivered after a restart.
+  self->send_exit(runner_, caf::exit_reason::user_shutdown);
+  return writers && drains;
+}
+
+}  // namespace weir

@@ -1,0 +1,59 @@
+#pragma once
+// Every actor between the sockets and the sink, per shard a shard_writer, an
+// fsync_group and a drain, and one sink_runner for the sink. Connections are
+// pinned round-robin to a shard for their whole life, which keeps each
+// connection's records in order in one shard's WAB.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "config/config.hpp"
+#include "wab/dead_letter_store.hpp"
+#include "observability/metrics.hpp"
+#include "observability/delivery_status.hpp"
+#include "wab/file_io.hpp"
+#include "wab/wab_usage.hpp"
+#include "daemon/wab_startup.hpp"
+
+namespace weir {
+
+class pipeline {
+ public:
+  /// Throws startup_error when the sink cannot be set up from the configuration.
+  /// `stats` may be null (tests); it must outlive the pipeline.
+  pipeline(caf::actor_system& sys, const config& cfg, const wab_startup& recovered,
+           std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats = nullptr);
+  /// Stops every actor still running (an aborted startup): the actor system
+  /// cannot end while they live.
+  ~pipeline();
+  pipeline(const pipeline&) = delete;
+  pipeline& operator=(const pipeline&) = delete;
+
+  /// The writer the next connection is pinned to.
+  caf::actor writer_for_new_connection();
+
+  /// Writes and syncs everything queued, seals the open segments and stops
+  /// the writers, then the drains and the sink. Returns false when that took
+  /// longer than `timeout`.
+  bool shut_down(std::chrono::milliseconds timeout);
+
+  const std::shared_ptr<delivery_status>& delivery() const { return delivery_; }
+  const std::shared_ptr<dead_letter_store>& dead_letters() const { return dead_letters_; }
+  const std::string& sink_type() const { return sink_type_; }
+
+ private:
+  caf::actor_system& sys_;
+  std::vector<caf::actor> writers_, drains_;
+  caf::actor runner_;
+  std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();
+  std::shared_ptr<dead_letter_store> dead_letters_;
+  std::string sink_type_;
+  std::atomic<std::uint64_t> next_{0};
+};
+
+}  // namespace weir

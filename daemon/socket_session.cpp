@@ -1,0 +1,185 @@
+#include "daemon/socket_session.hpp"
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <caf/send.hpp>
+
+namespace weir {
+
+namespace asio = boost::asio;
+
+socket_session::socket_session(socket_type socket, std::chrono::milliseconds read_timeout,
+                               listener_stats& stats, std::function<void()> on_finished)
+    : socket_(std::move(socket)),
+      strand_(socket_.get_executor()),
+      timer_(strand_),
+      read_timeout_(read_timeout),
+      stats_(stats),
+      on_finished_(std::move(on_finished)) {
+  ++stats_.active;
+  // Until its actor asks for the first read, a new connection waits on
+  // nobody in particular: it is a candidate to make room, the oldest first.
+  set_stalled(clock::now());
+}
+
+socket_session::~socket_session() {
+  if (!finished_) --stats_.active;
+}
+
+void socket_session::attach(std::function<caf::actor(connection_io_ptr)> make_actor) {
+  // Not on the accepting thread: with several io threads, a read the new
+  // actor asked for could complete on another one before actor_ was set,
+  // and the peer's first bytes went to no actor. A session closed before
+  // this runs (the daemon stopping) gets no actor: none would be told.
+  asio::post(strand_, [self = shared_from_this(), make = std::move(make_actor)] {
+    if (!self->finished_) self->actor_ = make(self);
+  });
+}
+
+void socket_session::write(byte_buffer bytes) {
+  const std::size_t n = bytes.size();
+  // Counted here, on the actor's side, so that the actor sees the limit
+  // before it takes the next frame.
+  if (write_backlog_.fetch_add(n, std::memory_order_acq_rel) + n > write_limit &&
+      !write_blocked_.exchange(true, std::memory_order_acq_rel))
+    set_stalled(clock::now());
+  asio::post(strand_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
+    if (self->finished_) return;
+    self->write_queue_.push_back(std::move(b));
+    if (!self->writing_) self->do_write();
+  });
+}
+
+void socket_session::read_more(bool mid_frame, std::uint64_t frames_done) {
+  asio::post(strand_, [self = shared_from_this(), mid_frame, frames_done] { self->do_read(mid_frame, frames_done); });
+}
+
+void socket_session::hold_frame(std::uint64_t frames_done) {
+  asio::post(strand_, [self = shared_from_this(), frames_done] {
+    if (!self->finished_) self->keep_frame_deadline(frames_done);
+  });
+}
+
+void socket_session::close() {
+  asio::post(strand_, [self = shared_from_this()] {
+    self->close_requested_ = true;
+    if (!self->writing_) self->finish();
+  });
+}
+
+void socket_session::request_shutdown() {
+  asio::post(strand_, [self = shared_from_this()] {
+    if (self->actor_) caf::anon_send(self->actor_, shutdown_atom::value);
+  });
+}
+
+void socket_session::abort() {
+  asio::post(strand_, [self = shared_from_this()] { self->finish(); });
+}
+
+void socket_session::evict() {
+  asio::post(strand_, [self = shared_from_this()] {
+    if (self->finished_) return;
+    ++self->stats_.evicted;
+    self->finish();
+  });
+}
+
+std::optional<socket_session::clock::time_point> socket_session::stalled_since() const {
+  const auto ns = stalled_since_ns_.load(std::memory_order_relaxed);
+  if (ns == 0) return std::nullopt;
+  return clock::time_point(clock::duration(ns));
+}
+
+/// The clock runs from the first byte of a frame, not from the last read: a
+/// peer trickling a byte a second cannot keep a slot forever.
+void socket_session::keep_frame_deadline(std::uint64_t frames_done) {
+  if (deadline_armed_ && frames_done == deadline_frames_) return;
+  deadline_frames_ = frames_done;
+  deadline_armed_ = true;
+  frame_started_ = clock::now();
+  timer_.expires_after(read_timeout_);
+  timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->finished_) return;  // re-armed, cancelled, or closed already
+    ++self->stats_.idle_timeouts;
+    self->finish();
+  });
+}
+
+void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
+  if (finished_ || close_requested_) return;
+  if (mid_frame) {
+    keep_frame_deadline(frames_done);
+    set_stalled(frame_started_);
+  } else {
+    if (deadline_armed_) timer_.cancel();
+    deadline_armed_ = false;
+    set_stalled(clock::now());
+  }
+  socket_.async_read_some(
+      asio::buffer(read_buf_),
+      asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,
+                                                                std::size_t n) {
+        if (self->finished_) return;
+        self->stalled_since_ns_.store(0, std::memory_order_relaxed);  // the daemon has work now
+        if (ec == asio::error::eof && self->actor_) {
+          // A producer may half-close after its last frame and still wait
+          // for the replies; the actor closes once they are written.
+          caf::anon_send(self->actor_, socket_eof_atom::value);
+          return;
+        }
+        if (ec) {
+          self->finish();
+          return;
+        }
+        caf::anon_send(self->actor_, socket_data_atom::value,
+                       byte_buffer(self->read_buf_.begin(), self->read_buf_.begin() + n));
+      }));
+}
+
+void socket_session::do_write() {
+  if (write_queue_.empty()) {
+    writing_ = false;
+    if (close_requested_) finish();
+    return;
+  }
+  writing_ = true;
+  asio::async_write(socket_, asio::buffer(write_queue_.front()),
+                    asio::bind_executor(strand_, [self = shared_from_this()](
+                                                     const boost::system::error_code& ec, std::size_t) {
+                      if (self->finished_) return;
+                      const std::size_t n = self->write_queue_.front().size();
+                      self->write_queue_.pop_front();
+                      if (ec) {
+                        self->finish();
+                        return;
+                      }
+                      const std::size_t left = self->write_backlog_.fetch_sub(n, std::memory_order_acq_rel) - n;
+                      if (left <= write_limit / 2 && self->write_blocked_.load(std::memory_order_acquire) &&
+                          self->write_blocked_.exchange(false, std::memory_order_acq_rel)) {
+                        self->stalled_since_ns_.store(0, std::memory_order_relaxed);
+                        if (self->actor_) caf::anon_send(self->actor_, socket_writable_atom::value);
+                      }
+                      self->do_write();
+                    }));
+}
+
+void socket_session::finish() {
+  if (finished_) return;
+  finished_ = true;
+  --stats_.active;  // the slot frees when the socket closes, not when the actor lets go
+  stalled_since_ns_.store(0, std::memory_order_relaxed);
+  timer_.cancel();
+  boost::system::error_code ignored;
+  socket_.shutdown(socket_type::shutdown_both, ignored);
+  socket_.close(ignored);
+  write_queue_.clear();
+  write_queue_.shrink_to_fit();
+  if (actor_) caf::anon_send(actor_, socket_closed_atom::value);
+  actor_ = caf::actor{};  // the actor holds this session; do not hold it back
+  if (on_finished_) on_finished_();
+}
+
+}  // namespace weir

@@ -1,0 +1,93 @@
+#pragma once
+// The Asio side of one client connection: it reads and writes bytes on the
+// socket's strand and forwards them to the connection actor, which owns all
+// protocol state. It never blocks and never waits on the actor.
+//
+// It also keeps the peer honest about time and memory: a frame must arrive
+// whole within the read timeout of its first byte (not per read), and reply
+// bytes the peer does not read are bounded (the actor stops reading while
+// they are over the write limit). And it says how long it has been stalled on
+// its peer, so that at the connection limit the listener can close the
+// connection that waits longest for its peer instead of refusing a new one.
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <caf/actor.hpp>
+
+#include "messages/connection_protocol.hpp"
+#include "observability/listener_stats.hpp"
+
+namespace weir {
+
+class socket_session : public connection_io, public std::enable_shared_from_this<socket_session> {
+ public:
+  using socket_type = boost::asio::local::stream_protocol::socket;
+  using clock = std::chrono::steady_clock;
+
+  /// Reply bytes queued for a peer beyond which the actor stops reading.
+  static constexpr std::size_t write_limit = 256 * 1024;
+
+  socket_session(socket_type socket, std::chrono::milliseconds read_timeout, listener_stats& stats,
+                 std::function<void()> on_finished);
+  ~socket_session() override;
+
+  /// Makes the session's actor with `make_actor` and binds the session to
+  /// it, on the session's strand. The actor asks for the first read as soon
+  /// as it exists, and every handler that hands it bytes runs on the strand
+  /// after this one, so none can find the session without its actor.
+  void attach(std::function<caf::actor(connection_io_ptr)> make_actor);
+
+  void write(byte_buffer bytes) override;
+  void read_more(bool mid_frame, std::uint64_t frames_done) override;
+  void hold_frame(std::uint64_t frames_done) override;
+  bool write_blocked() const override { return write_blocked_.load(std::memory_order_acquire); }
+  void close() override;
+
+  /// Asks the actor to finish: no new frames, owed replies written, then close.
+  void request_shutdown();
+  /// Closes at once, without flushing; used when shutdown runs out of time.
+  void abort();
+  /// Closes at once to make room for a new connection.
+  void evict();
+
+  /// Since when the session has waited on its peer (for the rest of a frame,
+  /// for a next frame, or for the peer to read its replies); nullopt while it
+  /// waits on the daemon.
+  std::optional<clock::time_point> stalled_since() const;
+
+ private:
+  void do_read(bool mid_frame, std::uint64_t frames_done);
+  void do_write();
+  void finish();
+  void keep_frame_deadline(std::uint64_t frames_done);
+  void set_stalled(clock::time_point at) { stalled_since_ns_.store(at.time_since_epoch().count(), std::memory_order_relaxed); }
+
+  socket_type socket_;
+  boost::asio::strand<socket_type::executor_type> strand_;
+  boost::asio::steady_timer timer_;
+  std::chrono::milliseconds read_timeout_;
+  listener_stats& stats_;
+  std::function<void()> on_finished_;
+  caf::actor actor_;
+  std::array<std::uint8_t, 64 * 1024> read_buf_{};
+  std::deque<byte_buffer> write_queue_;
+  bool writing_ = false;
+  bool close_requested_ = false;
+  bool finished_ = false;
+  bool deadline_armed_ = false;
+  std::uint64_t deadline_frames_ = 0;  // frames_done when the deadline was armed
+  clock::time_point frame_started_{};
+  std::atomic<std::size_t> write_backlog_{0};
+  std::atomic<bool> write_blocked_{false};
+  std::atomic<clock::rep> stalled_since_ns_{0};  // 0: waiting on the daemon
+};
+
+}  // namespace weir

@@ -1,0 +1,227 @@
+#include "daemon/unix_listener.hpp"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <algorithm>
+#include <filesystem>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+
+#include "daemon/data_dir.hpp"
+#include "observability/log.hpp"
+#include "daemon/socket_session.hpp"
+#include "daemon/startup_error.hpp"
+
+namespace weir {
+
+namespace asio = boost::asio;
+using stream = asio::local::stream_protocol;
+
+namespace {
+
+std::string key_and_path(const std::string& path) { return "listen.unix = " + path; }
+
+sockaddr_un address_of(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return addr;
+}
+
+/// True when a daemon answers on the socket at `path`.
+bool someone_listens(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const sockaddr_un addr = address_of(path);
+  const bool live = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return live;
+}
+
+}  // namespace
+
+unix_listener::unix_listener(asio::io_context& io, unix_listener_options options,
+                             listener_stats& stats, actor_factory make_actor)
+    : io_(io),
+      options_(std::move(options)),
+      stats_(stats),
+      make_actor_(std::move(make_actor)),
+      strand_(asio::make_strand(io)),
+      acceptor_(io),
+      accept_timer_(io) {}
+
+unix_listener::~unix_listener() { remove_socket_file(); }
+
+void unix_listener::open() {
+  const std::string& path = options_.path;
+  if (path.size() >= sizeof(sockaddr_un::sun_path))
+    throw startup_error(key_and_path(path) + ": path longer than the " +
+                        std::to_string(sizeof(sockaddr_un::sun_path) - 1) +
+                        "-byte limit of a Unix socket address");
+  const auto parent = std::filesystem::path(path).parent_path().string();
+  if (!parent.empty()) ensure_private_directory(parent, "listen.unix parent directory");
+
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode))
+      throw startup_error(key_and_path(path) +
+                          ": a file that is not a socket exists at this path; refusing to remove it");
+    if (someone_listens(path))
+      throw startup_error(key_and_path(path) + ": another daemon is already listening on this socket");
+    if (::unlink(path.c_str()) != 0)
+      throw startup_error(key_and_path(path) + ": cannot remove stale socket: " + std::strerror(errno));
+    log::info("removed stale socket left by a previous daemon", {{"path", path}});
+  } else if (errno != ENOENT) {
+    throw startup_error(key_and_path(path) + ": " + std::strerror(errno));
+  }
+
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw startup_error(key_and_path(path) + ": socket(): " + std::strerror(errno));
+  const sockaddr_un addr = address_of(path);
+  // The socket file must never exist, even briefly, with a wider mode.
+  const mode_t old_umask = ::umask(0177);
+  const int bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  const int bind_errno = errno;
+  ::umask(old_umask);
+  if (bound != 0) {
+    ::close(fd);
+    throw startup_error(key_and_path(path) + ": bind(): " + std::strerror(bind_errno));
+  }
+  created_file_ = true;
+  if (::chmod(path.c_str(), 0600) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw startup_error(key_and_path(path) + ": " + std::strerror(err));
+  }
+  acceptor_.assign(stream(), fd);
+}
+
+void unix_listener::start() {
+  asio::post(strand_, [this] { accept_next(); });
+}
+
+void unix_listener::accept_next() {
+  acceptor_.async_accept(asio::bind_executor(strand_, [this](const boost::system::error_code& ec,
+                                                             stream::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+    if (!ec) {
+      accept_backoff_ = std::chrono::milliseconds(0);
+      on_accepted(std::move(socket));
+      accept_next();
+      return;
+    }
+    // EMFILE and friends do not clear by trying again at once: the pending
+    // connection stays queued and accept fails again, a busy loop. Wait,
+    // longer each time, and say so once in a while rather than every time.
+    ++stats_.accept_errors;
+    accept_backoff_ = std::clamp(accept_backoff_ * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_accept_log_) {
+      log::warn("accept failed; backing off",
+                {{"error", ec.message()},
+                 {"retry_in_ms", std::to_string(accept_backoff_.count())},
+                 {"failures_since_last_log", std::to_string(accept_errors_unlogged_ + 1)}});
+      accept_errors_unlogged_ = 0;
+      next_accept_log_ = now + std::chrono::seconds(10);
+    } else {
+      ++accept_errors_unlogged_;
+    }
+    accept_timer_.expires_after(accept_backoff_);
+    accept_timer_.async_wait(asio::bind_executor(strand_, [this](const boost::system::error_code& wait_ec) {
+      if (!wait_ec && acceptor_.is_open()) accept_next();
+    }));
+  }));
+}
+
+std::shared_ptr<socket_session> unix_listener::longest_stalled() {
+  std::shared_ptr<socket_session> victim;
+  std::optional<std::chrono::steady_clock::time_point> oldest;
+  std::lock_guard<std::mutex> guard(sessions_mutex_);
+  for (auto& [id, weak] : sessions_) {
+    auto s = weak.lock();
+    if (!s) continue;
+    const auto since = s->stalled_since();
+    if (since && (!oldest || *since < *oldest)) {
+      oldest = since;
+      victim = std::move(s);
+    }
+  }
+  return victim;
+}
+
+bool unix_listener::peer_allowed(int fd) const {
+  if (!options_.peer_uid_check) return true;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;  // fail closed
+  return cred.uid == ::geteuid();
+}
+
+void unix_listener::on_accepted(stream::socket socket) {
+  boost::system::error_code ignored;
+  if (static_cast<std::size_t>(stats_.active.load()) >= options_.max_connections) {
+    // Full: the connection that has waited longest on its peer (idle, or
+    // trickling a frame, or not reading its replies) makes room. A producer
+    // that is busy with the daemon is never the one to go, so idle or
+    // hostile connections cannot lock producers out.
+    auto victim = longest_stalled();
+    if (!victim) {
+      ++stats_.rejected_over_limit;
+      log::debug("connection refused: listen.max_connections reached and every connection is busy",
+                 {{"max_connections", std::to_string(options_.max_connections)}});
+      socket.close(ignored);
+      return;
+    }
+    victim->evict();
+  }
+  if (!peer_allowed(socket.native_handle())) {
+    ++stats_.rejected_peer_uid;
+    log::warn("connection refused: peer uid differs from the daemon's (listen.peer_uid_check)");
+    socket.close(ignored);
+    return;
+  }
+  ++stats_.accepted;
+  const std::uint64_t id = next_session_id_++;
+  // The registry entry goes when the session ends, whichever side ends it.
+  auto forget = [this, id] {
+    std::lock_guard<std::mutex> guard(sessions_mutex_);
+    sessions_.erase(id);
+  };
+  auto session = std::make_shared<socket_session>(std::move(socket), options_.read_timeout, stats_,
+                                                  std::move(forget));
+  {
+    std::lock_guard<std::mutex> guard(sessions_mutex_);
+    sessions_[id] = session;
+  }
+  session->attach(make_actor_);
+}
+
+void unix_listener::wind_down() { close_then(&socket_session::request_shutdown); }
+
+void unix_listener::stop() { close_then(&socket_session::abort); }
+
+void unix_listener::close_then(void (socket_session::*action)()) {
+  asio::post(strand_, [this, action] {
+    boost::system::error_code ignored;
+    accept_timer_.cancel();
+    acceptor_.close(ignored);
+    std::lock_guard<std::mutex> guard(sessions_mutex_);
+    for (auto& [id, weak] : sessions_)
+      if (auto s = weak.lock()) ((*s).*action)();
+  });
+}
+
+void unix_listener::remove_socket_file() {
+  if (created_file_) {
+    ::unlink(options_.path.c_str());
+    created_file_ = false;
+  }
+}
+
+}  // namespace weir

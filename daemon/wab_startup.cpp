@@ -1,0 +1,79 @@
+#include "daemon/wab_startup.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "daemon/data_dir.hpp"
+#include "observability/log.hpp"
+#include "daemon/startup_error.hpp"
+#include "wab/confirm_cursor.hpp"
+#include "wab/file_io.hpp"
+#include "wab/recovery.hpp"
+#include "wab/segment_format.hpp"
+
+namespace weir {
+
+namespace {
+
+/// 7 for "shard_07"; nullopt for anything else.
+std::optional<std::uint16_t> shard_number(const std::string& dir_name) {
+  if (dir_name.rfind("shard_", 0) != 0 || dir_name.size() <= 6) return std::nullopt;
+  unsigned long n = 0;
+  for (char c : dir_name.substr(6)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<unsigned long>(c - '0');
+    if (n > 0xffff) return std::nullopt;
+  }
+  return static_cast<std::uint16_t>(n);
+}
+
+}  // namespace
+
+wab_startup recover_wab(const config& cfg) {
+  const std::string wab_dir = cfg.data_dir + "/wab", quarantine = cfg.data_dir + "/quarantine";
+  ensure_private_directory(wab_dir, "data_dir");
+  ensure_private_directory(quarantine, "data_dir");
+  for (std::int64_t shard = 0; shard < cfg.ingest.shards; ++shard)
+    ensure_private_directory(wab_dir + "/" + wab::shard_dir_name(static_cast<std::uint16_t>(shard)), "data_dir");
+  std::vector<std::filesystem::path> shard_dirs;
+  for (const auto& entry : std::filesystem::directory_iterator(wab_dir))
+    if (entry.is_directory() && shard_number(entry.path().filename().string()))
+      shard_dirs.push_back(entry.path());
+  std::sort(shard_dirs.begin(), shard_dirs.end());
+
+  wab_startup out;
+  for (const auto& dir : shard_dirs) {
+    try {
+      auto r = wab::recover_shard(*wab::default_file_io(), dir.string(), quarantine);
+      for (const auto& e : r.events)
+        log::write(e.level == wab::recovery_event::severity::error ? log_level::error : log_level::warn, e.what,
+                   e.fields);
+      const auto shard = *shard_number(dir.filename().string());
+      const auto cursor = wab::load_cursor(*wab::default_file_io(), dir.string());
+      out.next_sequence[shard] = wab::next_segment_sequence(r.next_sequence, cursor);
+      for (const auto& seg : r.segments) {
+        out.bytes += seg.valid_bytes;
+        out.segment_records[shard][seg.sequence] = seg.records;
+      }
+      out.records += r.records;
+      out.segments += r.segments.size();
+      out.truncated += r.truncated_segments;
+      out.quarantined += r.quarantined_segments;
+      out.damaged_records += r.damaged_records;
+    } catch (const wab::recovery_error& e) {
+      throw startup_error(std::string("WAB recovery failed: ") + e.what());
+    }
+  }
+  log::info("WAB recovered", {{"shards", std::to_string(shard_dirs.size())},
+                              {"segments", std::to_string(out.segments)},
+                              {"records", std::to_string(out.records)},
+                              {"bytes", std::to_string(out.bytes)},
+                              {"truncated_segments", std::to_string(out.truncated)},
+                              {"quarantined_segments", std::to_string(out.quarantined)},
+                              {"damaged_records_lost", std::to_string(out.damaged_records)}});
+  return out;
+}
+
+}  // namespace weir

@@ -1,0 +1,249 @@
+#include "observability/metrics.hpp"
+
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <prometheus/gauge.h>
+#include <prometheus/text_serializer.h>
+
+#include "wab/dead_letter_store.hpp"
+#include "observability/delivery_status.hpp"
+#include "observability/listener_stats.hpp"
+#include "wab/segment_format.hpp"
+#include "wab/wab_usage.hpp"
+
+namespace weir {
+
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+constexpr std::array<const char*, tier_count> tier_names{"buffered", "durable", "replicated", "none"};
+constexpr std::array<std::uint8_t, 10> nack_reasons{1, 2, 3, 4, 5, 6, 7, 8, 9, 11};
+
+MetricFamily family(const char* name, const char* help, MetricType type) {
+  MetricFamily f;
+  f.name = name;
+  f.help = help;
+  f.type = type;
+  return f;
+}
+
+ClientMetric value(double v, MetricType type, std::vector<ClientMetric::Label> labels = {}) {
+  ClientMetric m;
+  m.label = std::move(labels);
+  if (type == MetricType::Counter) m.counter.value = v;
+  else m.gauge.value = v;
+  return m;
+}
+
+MetricFamily single(const char* name, const char* help, MetricType type, double v) {
+  auto f = family(name, help, type);
+  f.metric.push_back(value(v, type));
+  return f;
+}
+
+/// One gauge per state, 1 for the current one.
+MetricFamily one_hot(const char* name, const char* help, const std::vector<std::string>& states,
+                     const std::string& current) {
+  auto f = family(name, help, MetricType::Gauge);
+  for (const auto& s : states) f.metric.push_back(value(s == current ? 1 : 0, MetricType::Gauge, {{"state", s}}));
+  return f;
+}
+
+double resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
+double cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+double open_fds() {
+  std::error_code ec;
+  double n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec))
+    ++n;
+  return n;
+}
+
+}  // namespace
+
+const char* nack_label(std::uint8_t reason) {
+  switch (reason) {
+    case 1: return "bad_magic";
+    case 2: return "version_mismatch";
+    case 3: return "bad_header_crc";
+    case 4: return "payload_too_large";
+    case 5: return "bad_payload_crc";
+    case 6: return "internal_error";
+    case 7: return "empty_payload";
+    case 8: return "unknown_message";
+    case 9: return "reserved_flags_set";
+    case 11: return "bad_batch_framing";
+  }
+  return "other";
+}
+
+metrics::metrics(std::string data_dir, std::uint16_t shards) : data_dir_(std::move(data_dir)) {
+  auto& accepted = prometheus::BuildCounter().Name("weir_records_accepted_total")
+                       .Help("Records taken in for writing to the WAB").Register(*registry_);
+  auto& acked = prometheus::BuildCounter().Name("weir_records_ack_total")
+                    .Help("Records acked, by the tier they asked for").Register(*registry_);
+  auto& nacked = prometheus::BuildCounter().Name("weir_records_nack_total")
+                     .Help("Records or frames refused, by tier and Nack reason").Register(*registry_);
+  for (std::size_t t = 0; t < tier_count; ++t) {
+    tiers_[t] = std::make_unique<tier_metrics>();
+    tiers_[t]->accepted = &accepted.Add({{"tier", tier_names[t]}});
+    tiers_[t]->acked = &acked.Add({{"tier", tier_names[t]}});
+    for (auto r : nack_reasons) tiers_[t]->nack[r] = &nacked.Add({{"tier", tier_names[t]}, {"reason", nack_label(r)}});
+  }
+  auto& fsync = prometheus::BuildHistogram().Name("weir_wab_fsync_duration_seconds")
+                    .Help("Duration of each WAB fdatasync").Register(*registry_);
+  auto& group = prometheus::BuildHistogram().Name("weir_wab_group_commit_records")
+                    .Help("Durable records released by one fdatasync").Register(*registry_);
+  auto& failures = prometheus::BuildCounter().Name("weir_wab_fsync_failures_total")
+                       .Help("Failed WAB fdatasyncs (the segment is retired)").Register(*registry_);
+  for (std::uint16_t s = 0; s < shards; ++s) {
+    auto m = std::make_unique<shard_metrics>();
+    const std::string label = std::to_string(s);
+    m->fsync_duration = &fsync.Add({{"shard", label}}, prometheus::Histogram::BucketBoundaries{
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1});
+    m->group_commit_records = &group.Add({{"shard", label}}, prometheus::Histogram::BucketBoundaries{
+        1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096});
+    m->fsync_failures = &failures.Add({{"shard", label}});
+    shards_.push_back(std::move(m));
+  }
+  sink_commit_duration_ = &prometheus::BuildHistogram().Name("weir_sink_commit_duration_seconds")
+                               .Help("Duration of each sink commit (one batch)").Register(*registry_)
+                               .Add({}, prometheus::Histogram::BucketBoundaries{
+                                   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10});
+  sink_records_ = &prometheus::BuildCounter().Name("weir_sink_commit_records_total")
+                       .Help("Records through sink commits, by outcome").Register(*registry_);
+  for (const char* o : {"committed", "retried", "dead_lettered"}) sink_records_->Add({{"outcome", o}});
+  recovery_replayed_ = &prometheus::BuildCounter().Name("weir_recovery_records_replayed_total")
+                            .Help("Records found in the WAB by startup recovery").Register(*registry_).Add({});
+  recovery_quarantined_ = &prometheus::BuildCounter().Name("weir_recovery_segments_quarantined_total")
+                               .Help("Segments startup recovery copied to quarantine").Register(*registry_).Add({});
+}
+
+std::pair<std::uint64_t, std::uint64_t> metrics::shard_files(std::uint16_t shard) const {
+  std::error_code ec;
+  std::uint64_t files = 0, bytes = 0;
+  const std::string dir = data_dir_ + "/wab/" + wab::shard_dir_name(shard);
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    if (!wab::parse_segment_file_name(it->path().filename().string())) continue;
+    ++files;
+    bytes += it->file_size(ec);
+  }
+  return {files, bytes};
+}
+
+prometheus::Counter& metrics::sink_records(const char* outcome) { return sink_records_->Add({{"outcome", outcome}}); }
+
+void metrics::recovered(std::uint64_t records, std::uint64_t quarantined_segments) {
+  recovery_replayed_->Increment(static_cast<double>(records));
+  recovery_quarantined_->Increment(static_cast<double>(quarantined_segments));
+}
+
+std::string metrics::render(const live_state& live) {
+  std::lock_guard<std::mutex> guard(render_mutex_);
+  auto families = registry_->Collect();
+
+  auto latency = family("weir_ack_latency_seconds", "Time from a push's decoding to its reply, by tier",
+                        MetricType::Histogram);
+  for (std::size_t t = 0; t < 3; ++t) latency.metric.push_back(tiers_[t]->ack_latency.snapshot({{"tier", tier_names[t]}}));
+  families.push_back(std::move(latency));
+  auto delivery = family("weir_delivery_latency_seconds", "Time from a record's write to its sink commit",
+                         MetricType::Histogram);
+  delivery.metric.push_back(delivery_latency_.snapshot({}));
+  families.push_back(std::move(delivery));
+
+  auto segments = family("weir_wab_segments", "Segment files in each shard's WAB directory", MetricType::Gauge);
+  auto lag = family("weir_drain_lag_records", "Records written and not yet confirmed by the sink", MetricType::Gauge);
+  for (std::uint16_t s = 0; s < shards(); ++s) {
+    const auto& m = *shards_[s];
+    const std::string label = std::to_string(s);
+    segments.metric.push_back(value(static_cast<double>(shard_files(s).first), MetricType::Gauge, {{"shard", label}}));
+    const double pending = static_cast<double>(m.appended.load() + m.backlog.load()) - static_cast<double>(m.confirmed.load());
+    lag.metric.push_back(value(std::max(0.0, pending), MetricType::Gauge, {{"shard", label}}));
+  }
+  families.push_back(std::move(segments));
+  families.push_back(std::move(lag));
+
+  if (live.usage) {
+    families.push_back(single("weir_wab_bytes", "Live WAB bytes, all shards (what limits.wab_max_bytes caps)",
+                              MetricType::Gauge, static_cast<double>(live.usage->bytes())));
+    families.push_back(single("weir_wab_max_bytes", "limits.wab_max_bytes", MetricType::Gauge,
+                              static_cast<double>(live.usage->cap())));
+    families.push_back(single("weir_wab_cap_rejections_total", "Records refused because the WAB was over its cap",
+                              MetricType::Counter, static_cast<double>(live.usage->rejections())));
+  }
+  if (live.listener) {
+    families.push_back(single("weir_connections_active", "Open producer connections", MetricType::Gauge,
+                              static_cast<double>(live.listener->active.load())));
+    families.push_back(single("weir_connection_idle_timeout_total",
+                              "Connections closed because a frame did not arrive whole within listen.read_timeout_ms",
+                              MetricType::Counter, static_cast<double>(live.listener->idle_timeouts.load())));
+    auto rejected = family("weir_connections_rejected_total", "Connections refused at accept, by reason",
+                           MetricType::Counter);
+    rejected.metric.push_back(value(static_cast<double>(live.listener->rejected_over_limit.load()),
+                                    MetricType::Counter, {{"reason", "over_limit"}}));
+    rejected.metric.push_back(value(static_cast<double>(live.listener->rejected_peer_uid.load()),
+                                    MetricType::Counter, {{"reason", "peer_uid"}}));
+    families.push_back(std::move(rejected));
+    families.push_back(single("weir_connections_evicted_total",
+                              "Connections closed at listen.max_connections to make room for a new one "
+                              "(the one waiting longest on its peer)",
+                              MetricType::Counter, static_cast<double>(live.listener->evicted.load())));
+    families.push_back(single("weir_accept_errors_total", "Failed accept() calls (out of file descriptors...)",
+                              MetricType::Counter, static_cast<double>(live.listener->accept_errors.load())));
+  }
+  if (live.frames) {
+    families.push_back(single("weir_frame_memory_bytes", "Memory held for large frame payloads, all connections",
+                              MetricType::Gauge, static_cast<double>(live.frames->in_use())));
+    families.push_back(single("weir_frame_memory_waits_total",
+                              "Times a connection waited because limits.frame_memory_bytes was spent",
+                              MetricType::Counter, static_cast<double>(live.frames->waits())));
+  }
+  if (live.delivery) {
+    families.push_back(one_hot("weir_drain_state", "What delivery is doing (one-hot)",
+                               {"idle", "delivering", "retrying", "dead_letter_full"},
+                               std::string(name_of(live.delivery->state.load()))));
+    static const std::vector<std::string> healths{"healthy", "degraded", "down"};
+    families.push_back(one_hot("weir_sink_health", "The sink's health (one-hot)", healths,
+                               healths.at(std::min<std::size_t>(live.delivery->health.load(), 2))));
+  }
+  if (live.dead_letters)
+    families.push_back(single("weir_dead_letter_bytes", "Bytes held in the dead-letter directory", MetricType::Gauge,
+                              static_cast<double>(live.dead_letters->bytes())));
+  if (!live.sink_type.empty()) {
+    auto info = family("weir_sink_info", "The configured sink", MetricType::Gauge);
+    info.metric.push_back(value(1, MetricType::Gauge, {{"sink_type", live.sink_type}}));
+    families.push_back(std::move(info));
+  }
+  families.push_back(single("process_resident_memory_bytes", "Resident memory", MetricType::Gauge, resident_bytes()));
+  families.push_back(single("process_cpu_seconds_total", "User and system CPU time", MetricType::Counter, cpu_seconds()));
+  families.push_back(single("process_open_fds", "Open file descriptors", MetricType::Gauge, open_fds()));
+
+  std::ostringstream out;
+  prometheus::TextSerializer{}.Serialize(out, families);
+  return out.str();
+}
+
+}  // namespace weir

@@ -1,0 +1,109 @@
+#pragma once
+// Every Prometheus metric weir exports. Counters and histograms the daemon
+// updates are resolved once at startup (no family lookup, no lock on the
+// per-record path: prometheus-cpp counters are atomics, per-record
+// histograms are atomic_histograms); gauges that mirror live state are filled
+// in at scrape time from the objects that own that state.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "observability/atomic_histogram.hpp"
+
+namespace weir {
+
+/// Memory shared by many users under a cap, as a scrape reads it (the frame
+/// memory of actors/frame_budget.hpp): the owner lives in a higher layer.
+class shared_memory_gauge {
+ public:
+  virtual ~shared_memory_gauge() = default;
+  virtual std::uint64_t in_use() const = 0;
+  /// Times a user found the memory spent and had to wait.
+  virtual std::uint64_t waits() const = 0;
+};
+
+struct listener_stats;
+struct delivery_status;
+class dead_letter_store;
+namespace wab {
+class wab_usage;
+}
+
+/// The `tier` label: the durability a push asked for; `none` for frames
+/// refused before a tier applies (bad header, bad batch framing).
+enum class tier_label : std::uint8_t { buffered, durable, replicated, none };
+inline constexpr std::size_t tier_count = 4;
+
+struct tier_metrics {
+  prometheus::Counter* accepted = nullptr;  // records taken in for writing
+  prometheus::Counter* acked = nullptr;     // records acked
+  std::array<prometheus::Counter*, 12> nack{};  // records refused, by Nack reason byte (1..11)
+  atomic_histogram ack_latency{latency_buckets()};  // frame decoded -> reply queued
+};
+
+struct shard_metrics {
+  prometheus::Histogram* fsync_duration = nullptr;
+  prometheus::Histogram* group_commit_records = nullptr;
+  prometheus::Counter* fsync_failures = nullptr;
+  std::atomic<std::uint64_t> appended{0};   // records written this run
+  std::atomic<std::uint64_t> backlog{0};    // unconfirmed records found at startup
+  std::atomic<std::uint64_t> confirmed{0};  // records the sink confirmed this run
+  std::atomic<std::uint64_t> fsyncs{0}, synced_records{0};  // for records per fsync over a window
+  std::atomic<bool> offline{false};         // no segment can be created: pushes are refused
+  std::atomic<bool> writer_up{false};       // the shard's writer actor is running
+};
+
+class metrics {
+ public:
+  metrics(std::string data_dir, std::uint16_t shards);
+  metrics(const metrics&) = delete;
+  metrics& operator=(const metrics&) = delete;
+
+  tier_metrics& tier(tier_label t) { return *tiers_[static_cast<std::size_t>(t)]; }
+  shard_metrics& shard(std::uint16_t s) { return *shards_.at(s); }
+  std::uint16_t shards() const { return static_cast<std::uint16_t>(shards_.size()); }
+  prometheus::Histogram& sink_commit_duration() { return *sink_commit_duration_; }
+  prometheus::Counter& sink_records(const char* outcome);  // committed | retried | dead_lettered
+  atomic_histogram& delivery_latency() { return delivery_latency_; }
+  void recovered(std::uint64_t records, std::uint64_t quarantined_segments);
+
+  /// What the scrape reads from the rest of the daemon (any may be null).
+  struct live_state {
+    const listener_stats* listener = nullptr;
+    const wab::wab_usage* usage = nullptr;
+    const delivery_status* delivery = nullptr;
+    const dead_letter_store* dead_letters = nullptr;
+    std::string sink_type;
+    const shared_memory_gauge* frames = nullptr;
+  };
+  /// Segment files of a shard and their total size, read from its directory.
+  std::pair<std::uint64_t, std::uint64_t> shard_files(std::uint16_t shard) const;
+
+  /// The Prometheus text exposition; safe from any thread.
+  std::string render(const live_state& live);
+
+ private:
+  std::string data_dir_;
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+  std::array<std::unique_ptr<tier_metrics>, tier_count> tiers_;
+  std::vector<std::unique_ptr<shard_metrics>> shards_;
+  prometheus::Histogram* sink_commit_duration_ = nullptr;
+  prometheus::Family<prometheus::Counter>* sink_records_ = nullptr;
+  prometheus::Counter* recovery_replayed_ = nullptr;
+  prometheus::Counter* recovery_quarantined_ = nullptr;
+  atomic_histogram delivery_latency_{latency_buckets()};
+  std::mutex render_mutex_;
+};
+
+/// Lowercase name of a Nack reason byte, as in the `reason` label.
+const char* nack_label(std::uint8_t reason);
+
+}  // namespace weir

@@ -1,0 +1,140 @@
+#include "observability/status_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "wab/dead_letter_store.hpp"
+#include "observability/delivery_status.hpp"
+#include "observability/listener_stats.hpp"
+#include "observability/version.hpp"
+#include "wab/wab_usage.hpp"
+
+namespace weir {
+
+namespace {
+
+/// The bucket bound under which a `q` share of the observations fell, in ms.
+double quantile_ms(const std::vector<std::uint64_t>& newer, const std::vector<std::uint64_t>& older, double q) {
+  if (newer.empty() || older.size() != newer.size()) return 0;
+  const double total = static_cast<double>(newer.back() - older.back());
+  if (total <= 0) return 0;
+  const auto bounds = latency_buckets();
+  for (std::size_t i = 0; i < newer.size(); ++i)
+    if (static_cast<double>(newer[i] - older[i]) >= q * total) return i < bounds.size() ? bounds[i] * 1000 : bounds.back() * 1000;
+  return bounds.back() * 1000;
+}
+
+}  // namespace
+
+status_report::status_report(metrics& stats, metrics::live_state live) : stats_(stats), live_(std::move(live)) {
+  sample();
+}
+
+status_report::totals status_report::now() const {
+  totals t;
+  t.at = std::chrono::steady_clock::now();
+  for (auto tl : {tier_label::buffered, tier_label::durable, tier_label::replicated}) {
+    t.accepted += stats_.tier(tl).accepted->Value();
+    t.acked += stats_.tier(tl).acked->Value();
+  }
+  for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
+    t.delivered += static_cast<double>(stats_.shard(s).confirmed.load());
+    t.fsyncs += static_cast<double>(stats_.shard(s).fsyncs.load());
+    t.synced += static_cast<double>(stats_.shard(s).synced_records.load());
+  }
+  for (auto tl : {tier_label::buffered, tier_label::durable}) {
+    const auto snap = stats_.tier(tl).ack_latency.snapshot({});
+    if (t.latency.empty()) t.latency.assign(snap.histogram.bucket.size(), 0);
+    for (std::size_t i = 0; i < snap.histogram.bucket.size(); ++i) t.latency[i] += snap.histogram.bucket[i].cumulative_count;
+  }
+  return t;
+}
+
+void status_report::sample() {
+  auto t = now();
+  std::lock_guard<std::mutex> guard(mutex_);
+  samples_.push_back(std::move(t));
+  while (samples_.size() > 61) samples_.pop_front();
+}
+
+std::optional<std::string> status_report::not_ready() const {
+  for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
+    if (!stats_.shard(s).writer_up.load()) return "the writer of WAB shard " + std::to_string(s) + " is not running";
+    if (stats_.shard(s).offline.load()) return "WAB shard " + std::to_string(s) + " cannot create a segment";
+  }
+  if (live_.usage && live_.usage->over_cap())
+    return "the WAB is over limits.wab_max_bytes (" + std::to_string(live_.usage->bytes()) + " bytes)";
+  return std::nullopt;
+}
+
+std::string status_report::json() const {
+  using nlohmann::json;
+  const totals current = now();
+  json rates = json::object(), per_fsync = json::object(), latency = json::object();
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    for (int window : {1, 10, 60}) {
+      // The newest sample at least `window` seconds old (or the oldest there is).
+      const totals* then = samples_.empty() ? nullptr : &samples_.front();
+      for (auto it = samples_.rbegin(); it != samples_.rend(); ++it)
+        if (current.at - it->at >= std::chrono::seconds(window)) {
+          then = &*it;
+          break;
+        }
+      const std::string key = std::to_string(window) + "s";
+      const double dt = then ? std::chrono::duration<double>(current.at - then->at).count() : 0;
+      auto rate = [&](double a, double b) { return dt > 0 ? (a - b) / dt : 0.0; };
+      rates["ingest"][key] = then ? rate(current.accepted, then->accepted) : 0.0;
+      rates["acked"][key] = then ? rate(current.acked, then->acked) : 0.0;
+      rates["delivered"][key] = then ? rate(current.delivered, then->delivered) : 0.0;
+      const double fsyncs = then ? current.fsyncs - then->fsyncs : 0;
+      per_fsync[key] = fsyncs > 0 ? (current.synced - then->synced) / fsyncs : 0.0;
+      latency[key] = {{"p50", then ? quantile_ms(current.latency, then->latency, 0.5) : 0.0},
+                      {"p99", then ? quantile_ms(current.latency, then->latency, 0.99) : 0.0}};
+    }
+  }
+  json shards = json::array();
+  for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
+    const auto& m = stats_.shard(s);
+    const auto appended = m.appended.load(), backlog = m.backlog.load(), confirmed = m.confirmed.load();
+    const auto files = stats_.shard_files(s);
+    shards.push_back({{"shard", s},
+                      {"segments", files.first},
+                      {"bytes", files.second},
+                      {"appended", appended},
+                      {"confirmed", confirmed},
+                      {"lag_records", appended + backlog > confirmed ? appended + backlog - confirmed : 0},
+                      {"offline", m.offline.load()}});
+  }
+  const auto reason = not_ready();
+  json j = {{"version", std::string(version_string)},
+            {"uptime_s", std::chrono::duration<double>(current.at - started_).count()},
+            {"ready", !reason},
+            {"not_ready_reason", reason ? *reason : ""},
+            {"shards", shards},
+            {"rates", rates},
+            {"ack_latency_ms", latency},
+            {"records_per_fsync", per_fsync},
+            {"cluster", {{"members", json::array()}, {"enabled", false}}}};
+  if (live_.listener)
+    j["connections"] = {{"active", live_.listener->active.load()}, {"accepted", live_.listener->accepted.load()}};
+  if (live_.usage)
+    j["wab"] = {{"bytes", live_.usage->bytes()},
+                {"max_bytes", live_.usage->cap()},
+                {"over_cap", live_.usage->over_cap()},
+                {"cap_rejections", live_.usage->rejections()}};
+  if (live_.delivery) {
+    static const char* healths[] = {"healthy", "degraded", "down"};
+    j["drain"] = {{"state", std::string(name_of(live_.delivery->state.load()))},
+                  {"backoff_ms", live_.delivery->backoff_ms.load()},
+                  {"retries", live_.delivery->retries.load()},
+                  {"last_error", live_.delivery->last_error()}};
+    j["sink"] = {{"type", live_.sink_type},
+                 {"health", healths[std::min<int>(live_.delivery->health.load(), 2)]},
+                 {"committed_records", live_.delivery->committed_records.load()},
+                 {"dead_lettered", live_.delivery->dead_lettered.load()}};
+  }
+  if (live_.dead_letters) j["dead_letter_bytes"] = live_.dead_letters->bytes();
+  return j.dump();
+}
+
+}  // namespace weir

@@ -1,0 +1,3 @@
+#pragma once
+// Goes down, as it should.
+#include "wab/goes_up.hpp"

@@ -1,0 +1,62 @@
+#pragma once
+// Startup recovery of one shard directory, before any socket accepts:
+//   - a segment whose header cannot be read is moved whole to quarantine/;
+//   - the newest segment (the one open when the daemon stopped) may end in
+//     a torn final write or a zero-filled tail: it is truncated at the last
+//     valid record;
+//   - any other damage — in the middle of a segment, or at the end of a
+//     closed one — is never taken for a torn write: the whole file is copied
+//     to quarantine/ first, the reader resynchronises on the next record whose
+//     CRC checks (losing at most the damaged record, and not even that when
+//     only its length was hit), and only bytes after the last good record are cut.
+// Every repair is fsynced (file, then directory) before recovery returns.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wab/file_io.hpp"
+
+namespace weir::wab {
+
+struct recovered_segment {
+  std::uint64_t sequence = 0;
+  std::string path;
+  std::uint64_t records = 0;
+  std::uint64_t valid_bytes = 0;  // file size after repair
+};
+
+/// A repair an operator must hear of. Recovery does not log (the WAB library
+/// has no logger); the caller reports each event.
+struct recovery_event {
+  enum class severity { warning, error };
+  severity level = severity::warning;
+  std::string what;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+struct shard_recovery {
+  std::vector<recovered_segment> segments;  // in sequence order
+  std::uint64_t next_sequence = 1;          // for the next segment the shard creates
+  std::uint64_t records = 0;
+  std::uint64_t truncated_segments = 0;
+  std::uint64_t quarantined_segments = 0;
+  std::uint64_t damaged_records = 0;  // skipped and not recoverable
+  std::vector<recovery_event> events;  // in the order they happened
+};
+
+struct recovery_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Recovers `shard_dir`; quarantined copies go to `quarantine_dir` as
+/// "<shard-dir-name>__<file>" (".1", ".2"... on a name collision).
+/// `now_ns` bounds the ingest times a record can carry (see resync_window).
+/// Throws recovery_error when the directory itself cannot be read or repaired.
+shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir,
+                             std::int64_t now_ns);
+/// The same, at the wall clock's now.
+shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir);
+
+}  // namespace weir::wab

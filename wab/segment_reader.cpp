@@ -1,0 +1,183 @@
+#include "wab/segment_reader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+namespace weir::wab {
+
+namespace {
+
+constexpr std::int64_t one_day_ns = 86'400'000'000'000;
+/// A search reads the file in windows of this size.
+constexpr std::size_t search_window = 64 * 1024;
+
+}  // namespace
+
+const char* name_of(scan_stop s) {
+  switch (s) {
+    case scan_stop::none: return "none";
+    case scan_stop::end_of_file: return "end_of_file";
+    case scan_stop::zero_tail: return "zero_tail";
+    case scan_stop::torn_tail: return "torn_tail";
+    case scan_stop::corrupt: return "corrupt";
+    case scan_stop::io_error: return "io_error";
+  }
+  return "?";
+}
+
+resync_window resync_window_for(const segment_header& header, std::int64_t now_ns) {
+  return {header.created_at_ns - one_day_ns, std::max(now_ns, header.created_at_ns) + one_day_ns};
+}
+
+segment_reader::segment_reader(file_io& io, int fd, std::uint64_t file_size, std::uint64_t start_offset,
+                               std::uint64_t start_index, std::optional<resync_window> resync)
+    : io_(io),
+      fd_(fd),
+      size_(file_size),
+      offset_(start_offset),
+      index_(start_index),
+      resync_(resync),
+      // Plausible-looking garbage is rare, but a file crafted to be full of it
+      // must not make a search quadratic: past this much CRC work, give up.
+      search_budget_(4 * file_size + 64ull * 1024 * 1024) {}
+
+std::optional<bool> segment_reader::zeros_from(std::uint64_t from) {
+  std::array<std::uint8_t, 64 * 1024> buf;
+  while (from < size_) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size_ - from));
+    const ssize_t got = pread_full(io_, fd_, buf.data(), want, from);
+    if (got < 0) {
+      error_ = static_cast<int>(-got);
+      return std::nullopt;
+    }
+    if (got == 0) break;
+    if (!std::all_of(buf.begin(), buf.begin() + got, [](std::uint8_t b) { return b == 0; })) return false;
+    from += static_cast<std::uint64_t>(got);
+  }
+  return true;
+}
+
+std::optional<byte_buffer> segment_reader::checked_payload(std::uint64_t at, const header_fields& h) {
+  byte_buffer payload(h.length);
+  const ssize_t got = pread_full(io_, fd_, payload.data(), h.length, at + record_header_size);
+  if (got < 0) {
+    error_ = static_cast<int>(-got);
+    return std::nullopt;
+  }
+  if (static_cast<std::uint64_t>(got) != h.length || record_crc(h.ts, payload) != h.crc) return std::nullopt;
+  return payload;
+}
+
+std::optional<std::uint64_t> segment_reader::find_next_record(std::uint64_t from) {
+  std::vector<std::uint8_t> window;
+  std::uint64_t window_at = 0;
+  // The smallest record is a header and one byte.
+  for (std::uint64_t at = from; at + record_header_size < size_; ++at) {
+    if (at < window_at || at + record_header_size > window_at + window.size()) {
+      window_at = at;
+      window.resize(static_cast<std::size_t>(std::min<std::uint64_t>(search_window, size_ - at)));
+      const ssize_t got = pread_full(io_, fd_, window.data(), window.size(), at);
+      if (got < 0) {
+        error_ = static_cast<int>(-got);
+        return std::nullopt;
+      }
+      window.resize(static_cast<std::size_t>(got));
+      if (window.size() < record_header_size) return std::nullopt;
+    }
+    const std::uint8_t* h = window.data() + (at - window_at);
+    const header_fields f{load_le32(h), load_le32(h + 4), static_cast<std::int64_t>(load_le64(h + 8))};
+    if (f.length == 0 || f.length > max_record_payload || at + record_header_size + f.length > size_) continue;
+    if (f.ts < resync_->min_ts_ns || f.ts > resync_->max_ts_ns) continue;
+    if (f.length > search_budget_) return std::nullopt;
+    search_budget_ -= f.length;
+    if (checked_payload(at, f)) return at;
+    if (error_ != 0) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<stored_record> segment_reader::skip_damage(std::uint64_t next, const header_fields& bad) {
+  ++damaged_;
+  if (!first_damage_) first_damage_ = offset_;
+  std::optional<stored_record> out;
+  // Only the length may be wrong: the gap up to the next record is then the
+  // payload, and the record's own CRC says whether that is so.
+  const std::uint64_t gap = next - offset_;
+  if (gap > record_header_size && gap - record_header_size <= max_record_payload) {
+    header_fields inferred = bad;
+    inferred.length = static_cast<std::uint32_t>(gap - record_header_size);
+    if (auto payload = checked_payload(offset_, inferred)) {
+      ++recovered_;
+      ++returned_;
+      out = stored_record{index_, offset_, bad.ts, std::move(*payload)};
+    }
+  }
+  ++index_;
+  offset_ = next;
+  return out;
+}
+
+void segment_reader::stop_at_bad_record(std::uint64_t checked_up_to, bool zero_length) {
+  // Zeros from here to the end mean the final write never completed (or a
+  // zero-filled tail); anything else is damage in the middle.
+  if (!zero_length && checked_up_to >= size_) return finish(scan_stop::torn_tail);
+  auto zeros = zeros_from(zero_length ? offset_ : checked_up_to);
+  if (!zeros) return finish(scan_stop::io_error);
+  if (zero_length) return finish(*zeros ? scan_stop::zero_tail : scan_stop::corrupt);
+  finish(*zeros ? scan_stop::torn_tail : scan_stop::corrupt);
+}
+
+std::optional<stored_record> segment_reader::next() {
+  while (stop_ == scan_stop::none) {
+    if (offset_ >= size_) {
+      finish(scan_stop::end_of_file);
+      break;
+    }
+    std::uint8_t h[record_header_size] = {};
+    const ssize_t got = pread_full(io_, fd_, h, sizeof h, offset_);
+    if (got < 0) {
+      error_ = static_cast<int>(-got);
+      finish(scan_stop::io_error);
+      break;
+    }
+    if (static_cast<std::size_t>(got) < sizeof h) {
+      // Too short for any record: nothing to search.
+      finish(std::all_of(h, h + got, [](std::uint8_t b) { return b == 0; }) ? scan_stop::zero_tail
+                                                                            : scan_stop::torn_tail);
+      break;
+    }
+    const header_fields f{load_le32(h), load_le32(h + 4), static_cast<std::int64_t>(load_le64(h + 8))};
+    const std::uint64_t end = offset_ + record_header_size + f.length;
+    const bool plausible = f.length != 0 && f.length <= max_record_payload && end <= size_;
+    if (plausible) {
+      auto payload = checked_payload(offset_, f);
+      if (payload) {
+        stored_record r{index_, offset_, f.ts, std::move(*payload)};
+        offset_ = end;
+        ++index_;
+        ++returned_;
+        return r;
+      }
+      if (error_ != 0) {
+        finish(scan_stop::io_error);
+        break;
+      }
+    }
+    if (resync_) {
+      const auto next_good = find_next_record(offset_ + 1);
+      if (error_ != 0) {
+        finish(scan_stop::io_error);
+        break;
+      }
+      if (next_good) {
+        if (auto recovered = skip_damage(*next_good, f)) return recovered;
+        continue;
+      }
+    }
+    stop_at_bad_record(f.length > max_record_payload ? offset_ + record_header_size : end, f.length == 0);
+  }
+  return std::nullopt;
+}
+
+}  // namespace weir::wab

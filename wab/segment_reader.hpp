@@ -1,0 +1,109 @@
+#pragma once
+// Iterates the records of one segment file and says precisely why it
+// stopped: a clean end, a zero-filled tail, a torn final write, corruption
+// with valid data after it, or an I/O error.
+//
+// With a resync window the reader also reads past damage: at a record that
+// does not check it searches forward for the next offset holding a record
+// whose header is plausible (length within bounds, timestamp inside the
+// window) and whose CRC checks, and goes on from there. The damaged record
+// costs one index, so the records after it keep theirs; when only its length
+// field was damaged, the bytes up to the next record still carry its CRC and
+// it is recovered whole. Without a window the reader stops at the damage.
+#include <cstdint>
+#include <optional>
+
+#include "wab/file_io.hpp"
+#include "wab/segment_format.hpp"
+
+namespace weir::wab {
+
+struct stored_record {
+  std::uint64_t index = 0;   // 1-based position in the segment
+  std::uint64_t offset = 0;  // of the record header in the file
+  std::int64_t ingest_ts_ns = 0;
+  byte_buffer payload;
+};
+
+enum class scan_stop {
+  none,         // still reading
+  end_of_file,  // the last record ends exactly at the end of the file
+  zero_tail,    // only zero bytes follow the last record
+  torn_tail,    // the final write did not complete; nothing valid follows
+  corrupt,      // a bad record with data after it that is not zeros
+  io_error,
+};
+
+const char* name_of(scan_stop s);
+
+/// Ingest times a record of this segment can plausibly carry: what makes a
+/// search through damaged bytes cheap, since a random 8-byte timestamp almost
+/// never falls inside it.
+struct resync_window {
+  std::int64_t min_ts_ns = 0;
+  std::int64_t max_ts_ns = 0;
+};
+
+/// A day either side of the segment's life (clocks step), up to `now_ns`.
+resync_window resync_window_for(const segment_header& header, std::int64_t now_ns);
+
+class segment_reader {
+ public:
+  /// Reads records from `start_offset` (default: just past the header). The
+  /// caller has checked the header: a file shorter than `start_offset` yields
+  /// no record.
+  segment_reader(file_io& io, int fd, std::uint64_t file_size,
+                 std::uint64_t start_offset = segment_header_size, std::uint64_t start_index = 1,
+                 std::optional<resync_window> resync = std::nullopt);
+
+  std::optional<stored_record> next();
+
+  scan_stop stop() const { return stop_; }
+  /// Offset just past the last valid record: where a repaired file ends.
+  std::uint64_t valid_end() const { return offset_; }
+  std::uint64_t records_read() const { return returned_; }
+  /// Index the record at valid_end() has.
+  std::uint64_t next_index() const { return index_; }
+  int error() const { return error_; }
+  /// Damaged records read past (resync only): lost, or recovered whole.
+  std::uint64_t damaged() const { return damaged_; }
+  std::uint64_t recovered() const { return recovered_; }
+  /// Offset of the first damaged record, when there was one.
+  std::optional<std::uint64_t> first_damage() const { return first_damage_; }
+
+ private:
+  struct header_fields {
+    std::uint32_t length;
+    std::uint32_t crc;
+    std::int64_t ts;
+  };
+
+  /// Whether every byte from `from` to the end of the file is zero.
+  std::optional<bool> zeros_from(std::uint64_t from);
+  /// Classifies a record at offset_ that does not check and nothing valid follows.
+  void stop_at_bad_record(std::uint64_t checked_up_to, bool zero_length);
+  /// The payload of a record at `at` if its CRC checks; nullopt otherwise (error_ set on I/O failure).
+  std::optional<byte_buffer> checked_payload(std::uint64_t at, const header_fields& h);
+  /// The first offset after `from` holding a record that checks; nullopt when
+  /// none does (or the search budget ran out, or I/O failed: error_ set).
+  std::optional<std::uint64_t> find_next_record(std::uint64_t from);
+  /// Reads past the damaged record at offset_ to the next good one at `next`;
+  /// returns the damaged record itself when it can be recovered.
+  std::optional<stored_record> skip_damage(std::uint64_t next, const header_fields& bad);
+  void finish(scan_stop s) { stop_ = s; }
+
+  file_io& io_;
+  int fd_;
+  std::uint64_t size_;
+  std::uint64_t offset_;
+  std::uint64_t index_;
+  std::uint64_t returned_ = 0;
+  std::optional<resync_window> resync_;
+  std::uint64_t search_budget_;  // payload bytes a search may still CRC
+  std::uint64_t damaged_ = 0, recovered_ = 0;
+  std::optional<std::uint64_t> first_damage_;
+  scan_stop stop_ = scan_stop::none;
+  int error_ = 0;
+};
+
+}  // namespace weir::wab

@@ -1,0 +1,81 @@
+#pragma once
+// Appends records to one segment file. A group of records goes out in one
+// write; `sync()` makes everything written so far durable.
+//
+// Two threads share a writer: the shard writer appends (and syncs once, at
+// rotation), the fsync group syncs. Syncs are serialised: two fdatasync calls
+// racing on one file could each see "success" while only one of them learns
+// of a writeback error. After a failed write the file is closed for appends (the records
+// that landed whole are kept and may still be synced and acked). After a
+// failed sync it is finished for good: Linux reports a writeback error only
+// once, so a later sync that "succeeds" proves nothing, and nothing written
+// before the failure may ever be acked.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "messages/wire/outcome.hpp"
+#include "wab/file_io.hpp"
+#include "wab/segment_format.hpp"
+
+namespace weir::wab {
+
+struct append_result {
+  std::uint64_t first_index = 0;  // index of the group's first record
+  std::uint64_t end_offset = 0;   // file offset just past the last record that landed
+  std::size_t landed = 0;         // records written whole, in order from the first
+  int error = 0;                  // 0, or -errno of the write that failed
+};
+
+class segment_writer {
+ public:
+  /// Creates `<shard_dir>/seg_<sequence>.wab` (or `file_name` when given) with
+  /// its header and fsyncs the directory. Returns -errno on failure, leaving
+  /// no file behind.
+  static outcome<std::shared_ptr<segment_writer>, int> create(std::shared_ptr<file_io> io,
+                                                              const std::string& shard_dir,
+                                                              std::uint16_t shard, std::uint64_t sequence,
+                                                              std::int64_t now_ns, std::string file_name = {});
+  ~segment_writer();
+  segment_writer(const segment_writer&) = delete;
+  segment_writer& operator=(const segment_writer&) = delete;
+
+  /// Writes the records with one write call (appending thread only). When the
+  /// write fails part-way, the records that landed whole are kept, the torn
+  /// rest is cut off, and the file takes no more appends.
+  append_result append(const std::vector<byte_span>& payloads, std::int64_t ingest_ts_ns);
+  /// fdatasync (any thread; serialised). On failure returns -errno and
+  /// finishes the file: every later sync fails too.
+  int sync();
+  /// Stops appends (rotation); syncing stays possible.
+  void close_for_append() { append_closed_ = true; }
+
+  bool append_closed() const { return append_closed_; }
+  bool sync_failed() const { return sync_failed_; }
+  std::uint64_t size() const { return size_; }
+  std::uint64_t records() const { return records_; }
+  std::uint64_t sequence() const { return sequence_; }
+  /// "shard_NN/seg_SSSSSSSS.wab": the segment string of record ids.
+  const std::string& name() const { return name_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  segment_writer(std::shared_ptr<file_io> io, int fd, std::string path, std::string name, std::uint64_t sequence);
+
+  std::shared_ptr<file_io> io_;
+  int fd_;
+  std::string path_, name_;
+  std::uint64_t sequence_;
+  std::uint64_t size_ = segment_header_size;  // appending thread only
+  std::uint64_t records_ = 0;                 // appending thread only
+  std::atomic<bool> append_closed_{false};
+  std::atomic<bool> sync_failed_{false};
+  std::mutex sync_mutex_;
+  byte_buffer scratch_;
+  std::vector<std::uint64_t> record_ends_;
+};
+
+}  // namespace weir::wab
