@@ -18,9 +18,6 @@ namespace {
 
 using budget_retry_atom = caf::atom_constant<caf::atom("budgetretr")>;
 
-/// How long a connection waits before asking for frame memory again.
-constexpr std::chrono::milliseconds budget_retry_interval{5};
-
 struct reply_slot {
   bool ready = false;
   bool close_after = false;
@@ -132,7 +129,7 @@ class connection_state {
       io_->hold_frame(frames_done_);
       if (!budget_retry_scheduled_) {
         budget_retry_scheduled_ = true;
-        self_->delayed_send(self_, budget_retry_interval, budget_retry_atom::value);
+        self_->delayed_send(self_, std::chrono::milliseconds(settings_.budget_retry_ms), budget_retry_atom::value);
       }
       return false;
     }
@@ -308,16 +305,6 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self, conn
 }
 
 }  // namespace
-
-connection_settings connection_settings_from(const config& cfg) {
-  connection_settings s;
-  s.payload_cap = static_cast<std::uint32_t>(cfg.limits.max_payload_bytes);
-  s.max_batch_records = static_cast<std::uint32_t>(cfg.limits.max_batch_records);
-  s.mode = cfg.ingest.ack_mode;
-  s.max_inflight = static_cast<std::uint32_t>(cfg.ingest.max_inflight);
-  s.budget = std::make_shared<frame_budget>(static_cast<std::uint64_t>(cfg.limits.frame_memory_bytes));
-  return s;  // the writer is chosen per connection
-}
 
 caf::actor spawn_connection(caf::actor_system& sys, connection_io_ptr io,
                             const connection_settings& settings) {

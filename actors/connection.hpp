@@ -43,10 +43,10 @@ struct connection_settings {
   std::shared_ptr<frame_budget> budget;
   /// Payloads up to this size need no share of the budget.
   std::uint32_t budget_above = 64 * 1024;
+  /// A connection waiting for its share asks again this often.
+  std::uint32_t budget_retry_ms = 5;
   metrics* stats = nullptr;  // may be null (tests)
 };
-
-connection_settings connection_settings_from(const config& cfg);
 
 caf::actor spawn_connection(caf::actor_system& sys, connection_io_ptr io,
                             const connection_settings& settings);

@@ -29,7 +29,6 @@ namespace {
 
 using position = wab::confirm_cursor;  // (segment, offset, index) of a record
 
-constexpr std::chrono::milliseconds cursor_interval{200};
 
 struct segment_state {
   std::uint64_t end = wab::segment_header_size;  // bytes known written, at a record boundary
@@ -145,7 +144,7 @@ class drain_state {
 
   /// Moves the cursor on (normalised) and makes it durable: at once when a
   /// segment is wholly behind it (it must be on disk before the segment goes),
-  /// else at most every cursor_interval — each persist costs a sync, and
+  /// else at most every cursor_persist_ms — each persist costs a sync, and
   /// an older cursor only means redelivering a little more after a crash.
   void commit_cursor() {
     normalise_cursor();
@@ -162,7 +161,7 @@ class drain_state {
   void schedule_persist() {
     if (persist_scheduled_) return;
     persist_scheduled_ = true;
-    self_->delayed_send(self_, cursor_interval, persist_atom::value);
+    self_->delayed_send(self_, std::chrono::milliseconds(s_.cursor_persist_ms), persist_atom::value);
   }
 
  public:
@@ -340,7 +339,7 @@ class drain_state {
     if (in_trouble_ && line == last_trouble_) return;
     in_trouble_ = true;
     last_trouble_ = line;
-    log::error("WAB housekeeping failed; retrying every " + std::to_string(cursor_interval.count()) + " ms",
+    log::error("WAB housekeeping failed; retrying every " + std::to_string(s_.cursor_persist_ms) + " ms",
                {{"dir", s_.shard_dir}, {"error", line}});
   }
 

@@ -41,6 +41,7 @@ struct drain_settings {
   std::uint32_t batch_max_records = 1000;
   std::uint64_t batch_max_bytes = 4ull * 1024 * 1024;
   std::uint32_t linger_ms = 5;
+  std::uint32_t cursor_persist_ms = 200;  // longest the stored cursor trails delivery
   std::uint32_t max_in_flight = 4;
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;

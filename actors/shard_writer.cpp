@@ -26,7 +26,6 @@ namespace {
 
 using wab::wall_clock_ns;
 
-constexpr std::chrono::seconds retry_interval{1};
 
 std::vector<byte_span> records_of(const ingest_request& req) {
   if (req.what() != ingest_kind::batch) return {byte_span(req.body)};
@@ -234,12 +233,14 @@ class shard_writer_state {
     if (settings_.stats) settings_.stats->offline = false;
   }
 
+  std::chrono::milliseconds retry_interval() const { return std::chrono::milliseconds(settings_.segment_retry_ms); }
+
   /// Every push is refused until a retry (on a timer, not waiting for a push) succeeds.
   void go_offline(const std::string& why) {
-    retry_at_ = std::chrono::steady_clock::now() + retry_interval;
+    retry_at_ = std::chrono::steady_clock::now() + retry_interval();
     if (!retry_scheduled_) {
       retry_scheduled_ = true;
-      self_->delayed_send(self_, retry_interval, retry_open_atom::value);
+      self_->delayed_send(self_, retry_interval(), retry_open_atom::value);
     }
     if (!offline_ || why != offline_reason_)
       log::error("WAB shard offline; every push to it is refused until this clears",

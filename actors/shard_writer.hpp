@@ -39,7 +39,8 @@ struct shard_writer_settings {
   std::uint64_t first_sequence = 1;  // sequence of the first segment this run creates
   std::uint64_t segment_max_bytes = 64ull * 1024 * 1024;
   std::uint32_t max_group_records = 4096;  // a group is written once it holds this many
-  std::uint64_t max_group_bytes = 4ull * 1024 * 1024;
+  std::uint64_t max_group_bytes = 4ull * 1024 * 1024;  // ... or this many bytes
+  std::uint32_t segment_retry_ms = 1000;  // an offline shard tries to start a segment this often
   /// A segment is started only with this much free on its disk.
   std::uint64_t min_free_bytes = 1024 * 1024;
   std::shared_ptr<wab::file_io> io;

@@ -121,7 +121,7 @@ class sink_runner_state {
     ++status_->retries;
     ++failures_;
     const bool full = out.what == commit_outcome::kind::dead_letter_full;
-    const auto wait = full ? std::chrono::milliseconds(1000) : backoff(out.retry_after_ms);
+    const auto wait = full ? std::chrono::milliseconds(settings_.dead_letter_recheck_ms) : backoff(out.retry_after_ms);
     status_->state = full ? delivery_state::dead_letter_full : delivery_state::retrying;
     status_->backoff_ms = static_cast<std::uint64_t>(wait.count());
     status_->set_error(out.error);

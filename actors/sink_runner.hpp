@@ -13,7 +13,7 @@
 //               nothing is dispatched until the backoff is over, and the failed
 //               batch goes first, so per-shard order holds with concurrency 1)
 //               -> dead_letter_full (a refused record has nowhere to go:
-//               rechecked every second) -> delivering ...
+//               rechecked every dead_letter_recheck_ms) -> delivering ...
 // Backoff: drain.retry.initial_ms x multiplier^(failures-1), capped at
 // max_ms, +-jitter; a Retry-After from the sink replaces it. Forever.
 #include <cstdint>
@@ -37,6 +37,7 @@ struct sink_runner_settings {
   std::uint32_t retry_max_ms = 30000;
   double retry_jitter = 0.2;
   std::uint32_t health_interval_ms = 5000;
+  std::uint32_t dead_letter_recheck_ms = 1000;  // with the dead letters full, try again this often
   metrics* stats = nullptr;  // may be null (tests)
   actor_thread worker_thread = actor_thread::own;
 };

@@ -34,6 +34,7 @@ struct config {
     std::int64_t max_batch_records;
     std::int64_t wab_max_bytes;
     std::int64_t frame_memory_bytes;
+    std::int64_t frame_memory_retry_ms;
   } limits;
 
   struct {
@@ -45,12 +46,14 @@ struct config {
   struct {
     std::int64_t segment_max_bytes;
     std::int64_t min_free_bytes;
+    std::int64_t segment_retry_ms;
   } wab;
 
   struct {
     commit_policy policy;
     std::int64_t max_delay_us;
     std::int64_t max_records;
+    std::int64_t max_bytes;
   } group_commit;
 
   struct {
@@ -64,6 +67,8 @@ struct config {
       double jitter;
     } retry;
     std::int64_t dead_letter_max_bytes;
+    std::int64_t dead_letter_recheck_ms;
+    std::int64_t cursor_persist_ms;
   } drain;
 
   struct {

@@ -212,6 +212,8 @@ std::vector<setting> make_settings() {
                         64 * GiB, "256MiB",
                         "Memory all connections together may hold for frame payloads over 64KiB, from "
                         "header to reply; a connection that finds it spent waits."));
+  s.push_back(integer("limits.frame_memory_retry_ms", WEIR_FIELD(limits.frame_memory_retry_ms), 1, 1000, "5",
+                      "How often a connection waiting for frame memory asks for it again."));
 
   s.push_back(integer("ingest.shards", WEIR_FIELD(ingest.shards), 1, 256, "2",
                       "Independent WAB shards; each connection is pinned to one."));
@@ -228,7 +230,9 @@ std::vector<setting> make_settings() {
                         4 * GiB, "64MiB", "A segment is sealed and a new one started at this size."));
   s.push_back(byte_size("wab.min_free_bytes", WEIR_FIELD(wab.min_free_bytes), 0, 1024 * GiB, "16MiB",
                         "A segment is started only with this much free on the WAB's disk; below it "
-                        "the shard refuses pushes (not ready) and retries every second."));
+                        "the shard refuses pushes (not ready) and retries every wab.segment_retry_ms."));
+  s.push_back(integer("wab.segment_retry_ms", WEIR_FIELD(wab.segment_retry_ms), 10, 600000, "1000",
+                      "How often an offline shard (no segment could be started) tries again."));
 
   s.push_back(choice("group_commit.policy", WEIR_FIELD(group_commit.policy),
                      std::vector<std::pair<std::string, commit_policy>>{
@@ -241,6 +245,9 @@ std::vector<setting> make_settings() {
                       1000000, "1000", "Longest wait before a sync under the deadline policy."));
   s.push_back(integer("group_commit.max_records", WEIR_FIELD(group_commit.max_records), 1,
                       1000000, "4096", "Records that trigger a sync at once under any policy."));
+  s.push_back(byte_size("group_commit.max_bytes", WEIR_FIELD(group_commit.max_bytes), 4 * KiB, 1 * GiB, "4MiB",
+                        "Queued bytes that make a shard writer write its group at once instead of "
+                        "taking more from its mailbox first."));
 
   s.push_back(integer("drain.batch_max_records", WEIR_FIELD(drain.batch_max_records), 1, 100000,
                       "1000", "Most records in one sink commit."));
@@ -259,6 +266,11 @@ std::vector<setting> make_settings() {
   s.push_back(byte_size("drain.dead_letter_max_bytes", WEIR_FIELD(drain.dead_letter_max_bytes),
                         1 * MiB, 64 * TiB, "1GiB",
                         "Dead-letter space; when full, delivery stops until space frees."));
+  s.push_back(integer("drain.dead_letter_recheck_ms", WEIR_FIELD(drain.dead_letter_recheck_ms), 10, 600000,
+                      "1000", "With the dead letters full, how often delivery tries again."));
+  s.push_back(integer("drain.cursor_persist_ms", WEIR_FIELD(drain.cursor_persist_ms), 1, 60000, "200",
+                      "Longest time the confirm cursor trails delivery before it is stored (each store "
+                      "costs an fdatasync; delivered segments are deleted only behind a stored cursor)."));
 
   s.push_back(choice("sink.type", WEIR_FIELD(sink.type),
                      std::vector<std::pair<std::string, std::string>>{{"noop", "noop"},

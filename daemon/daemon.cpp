@@ -15,7 +15,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "actors/connection.hpp"
+#include "daemon/actor_settings.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "daemon/admin_server.hpp"
 #include "daemon/data_dir.hpp"
@@ -97,7 +97,7 @@ int run_daemon(const config& cfg) {
   pipeline shards(system, cfg, recovered, wab::default_file_io(), usage, &exported);
 
   auto work = boost::asio::make_work_guard(io);
-  connection_settings conn = connection_settings_from(cfg);
+  connection_settings conn = connection_settings_for(cfg);
   conn.stats = &exported;
 
   // Bound before the producer socket, so a taken port fails the start cleanly.

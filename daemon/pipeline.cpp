@@ -4,10 +4,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
-#include "actors/drain.hpp"
-#include "actors/fsync_group.hpp"
-#include "actors/shard_writer.hpp"
-#include "actors/sink_runner.hpp"
+#include "daemon/actor_settings.hpp"
 #include "messages/atoms.hpp"
 #include "daemon/data_dir.hpp"
 #include "daemon/startup_error.hpp"
@@ -17,51 +14,6 @@
 namespace weir {
 
 namespace {
-
-sink_runner_settings runner_settings(const config& cfg) {
-  sink_runner_settings s;
-  s.concurrency = static_cast<std::uint32_t>(cfg.sink.concurrency);
-  s.retry_initial_ms = static_cast<std::uint32_t>(cfg.drain.retry.initial_ms);
-  s.retry_multiplier = cfg.drain.retry.multiplier;
-  s.retry_max_ms = static_cast<std::uint32_t>(cfg.drain.retry.max_ms);
-  s.retry_jitter = cfg.drain.retry.jitter;
-  s.health_interval_ms = static_cast<std::uint32_t>(cfg.sink.health_interval_ms);
-  return s;
-}
-
-drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const std::string& dir,
-                                  std::uint64_t first_sequence) {
-  drain_settings s;
-  s.shard = shard;
-  s.shard_dir = dir;
-  s.first_live_sequence = first_sequence;
-  s.batch_max_records = static_cast<std::uint32_t>(cfg.drain.batch_max_records);
-  s.batch_max_bytes = static_cast<std::uint64_t>(cfg.drain.batch_max_bytes);
-  s.linger_ms = static_cast<std::uint32_t>(cfg.drain.linger_ms);
-  s.max_in_flight = static_cast<std::uint32_t>(std::max<std::int64_t>(1, cfg.sink.concurrency));
-  return s;
-}
-
-shard_writer_settings writer_settings_for(const config& cfg, std::uint16_t shard, const std::string& dir,
-                                          std::uint64_t first_sequence) {
-  shard_writer_settings s;
-  s.shard = shard;
-  s.shard_dir = dir;
-  s.first_sequence = first_sequence;
-  s.segment_max_bytes = static_cast<std::uint64_t>(cfg.wab.segment_max_bytes);
-  s.min_free_bytes = static_cast<std::uint64_t>(cfg.wab.min_free_bytes);
-  s.max_group_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
-  return s;
-}
-
-fsync_group_settings fsync_settings_for(const config& cfg, std::uint16_t shard) {
-  fsync_group_settings s;
-  s.policy = cfg.group_commit.policy;
-  s.max_delay_us = static_cast<std::uint32_t>(cfg.group_commit.max_delay_us);
-  s.max_records = static_cast<std::uint32_t>(cfg.group_commit.max_records);
-  s.shard = shard;
-  return s;
-}
 
 /// Asks each actor to finish and waits for every done_atom, within `deadline`.
 bool stop_all(caf::scoped_actor& self, const std::vector<caf::actor>& actors,
@@ -92,7 +44,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
   ensure_private_directory(cfg.data_dir + "/dead_letter", "data_dir");
   dead_letters_ = std::make_shared<dead_letter_store>(io, cfg.data_dir + "/dead_letter",
                                                       static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));
-  auto rs = runner_settings(cfg);
+  auto rs = runner_settings_for(cfg);
   rs.stats = stats;
   runner_ = spawn_sink_runner(sys, rs, factory, dead_letters_, delivery_);
 

@@ -1,0 +1,29 @@
+#pragma once
+// The one place where configuration becomes actor settings: each actor's
+// settings struct says what it needs, and these functions fill it from the
+// config keys (docs/architecture.md, "Configuration, by actor"). What is wired
+// at runtime — the file I/O, the WAB usage, the next actor, metrics — is set
+// by the pipeline and the daemon, not here.
+#include <cstdint>
+#include <string>
+
+#include "actors/connection.hpp"
+#include "actors/drain.hpp"
+#include "actors/fsync_group.hpp"
+#include "actors/shard_writer.hpp"
+#include "actors/sink_runner.hpp"
+#include "config/config.hpp"
+
+namespace weir {
+
+/// The writer is chosen per connection; the frame budget is made here, once,
+/// and shared by every connection.
+connection_settings connection_settings_for(const config& cfg);
+shard_writer_settings writer_settings_for(const config& cfg, std::uint16_t shard, const std::string& shard_dir,
+                                          std::uint64_t first_sequence);
+fsync_group_settings fsync_settings_for(const config& cfg, std::uint16_t shard);
+drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const std::string& shard_dir,
+                                  std::uint64_t first_sequence);
+sink_runner_settings runner_settings_for(const config& cfg);
+
+}  // namespace weir

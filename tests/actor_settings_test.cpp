@@ -1,0 +1,96 @@
+// Every protocol knob reaches the actor that reads it: a value set with --set
+// comes out in that actor's settings (daemon/actor_settings.cpp is the only
+// place that maps keys to settings), and the defaults are the documented ones.
+#include <catch2/catch.hpp>
+
+#include "config/loader.hpp"
+#include "daemon/actor_settings.hpp"
+
+using namespace weir;
+
+namespace {
+
+config with(std::vector<std::string> overrides) {
+  config_sources src;
+  src.file_required = false;
+  src.overrides = std::move(overrides);
+  return load_config(src);
+}
+
+}  // namespace
+
+TEST_CASE("protocol knobs have their documented defaults in the actors' settings", "[config][settings]") {
+  const auto cfg = with({});
+  CHECK(connection_settings_for(cfg).budget_retry_ms == 5);
+  CHECK(connection_settings_for(cfg).budget->capacity() == 256ull * 1024 * 1024);
+  const auto w = writer_settings_for(cfg, 3, "d", 7);
+  CHECK(w.segment_retry_ms == 1000);
+  CHECK(w.max_group_bytes == 4ull * 1024 * 1024);
+  CHECK(w.max_group_records == 4096);
+  CHECK(w.shard == 3);
+  CHECK(w.first_sequence == 7);
+  CHECK(drain_settings_for(cfg, 0, "d", 1).cursor_persist_ms == 200);
+  CHECK(runner_settings_for(cfg).dead_letter_recheck_ms == 1000);
+  CHECK(runner_settings_for(cfg).health_interval_ms == 5000);
+}
+
+TEST_CASE("every protocol knob set in the config reaches its actor", "[config][settings]") {
+  const auto cfg = with({"limits.frame_memory_retry_ms=17", "limits.frame_memory_bytes=1MiB",
+                         "limits.max_payload_bytes=512KiB", "limits.max_batch_records=9", "ingest.ack_mode=strict",
+                         "ingest.max_inflight=33", "wab.segment_retry_ms=250", "wab.segment_max_bytes=128KiB",
+                         "wab.min_free_bytes=2MiB", "group_commit.max_bytes=64KiB", "group_commit.max_records=77",
+                         "group_commit.policy=deadline", "group_commit.max_delay_us=450", "drain.cursor_persist_ms=35",
+                         "drain.batch_max_records=12", "drain.batch_max_bytes=96KiB", "drain.linger_ms=8",
+                         "drain.dead_letter_recheck_ms=321", "drain.retry.initial_ms=11", "drain.retry.multiplier=3",
+                         "drain.retry.max_ms=999", "drain.retry.jitter=0.5", "sink.health_interval_ms=1234",
+                         "sink.concurrency=6"});
+  const auto c = connection_settings_for(cfg);
+  CHECK(c.budget_retry_ms == 17);
+  CHECK(c.budget->capacity() == 1024 * 1024);
+  CHECK(c.payload_cap == 512 * 1024);
+  CHECK(c.max_batch_records == 9);
+  CHECK(c.mode == ack_mode::strict);
+  CHECK(c.max_inflight == 33);
+
+  const auto w = writer_settings_for(cfg, 0, "d", 1);
+  CHECK(w.segment_retry_ms == 250);
+  CHECK(w.segment_max_bytes == 128 * 1024);
+  CHECK(w.min_free_bytes == 2 * 1024 * 1024);
+  CHECK(w.max_group_bytes == 64 * 1024);
+  CHECK(w.max_group_records == 77);
+
+  const auto f = fsync_settings_for(cfg, 0);
+  CHECK(f.policy == commit_policy::deadline);
+  CHECK(f.max_delay_us == 450);
+  CHECK(f.max_records == 77);
+
+  const auto d = drain_settings_for(cfg, 0, "d", 1);
+  CHECK(d.cursor_persist_ms == 35);
+  CHECK(d.batch_max_records == 12);
+  CHECK(d.batch_max_bytes == 96 * 1024);
+  CHECK(d.linger_ms == 8);
+  CHECK(d.max_in_flight == 6);
+
+  const auto r = runner_settings_for(cfg);
+  CHECK(r.dead_letter_recheck_ms == 321);
+  CHECK(r.retry_initial_ms == 11);
+  CHECK(r.retry_multiplier == 3.0);
+  CHECK(r.retry_max_ms == 999);
+  CHECK(r.retry_jitter == 0.5);
+  CHECK(r.health_interval_ms == 1234);
+  CHECK(r.concurrency == 6);
+}
+
+TEST_CASE("protocol knobs out of range are refused naming the key", "[config][settings][errors]") {
+  for (const char* bad : {"wab.segment_retry_ms=0", "drain.cursor_persist_ms=0", "drain.dead_letter_recheck_ms=1",
+                          "group_commit.max_bytes=1KiB", "limits.frame_memory_retry_ms=0"}) {
+    const std::string key = std::string(bad).substr(0, std::string(bad).find('='));
+    INFO(bad);
+    try {
+      with({bad});
+      FAIL("accepted");
+    } catch (const config_error& e) {
+      CHECK(std::string(e.what()).find(key) != std::string::npos);
+    }
+  }
+}
