@@ -5,7 +5,7 @@
 #include <deque>
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "messages/ingest_protocol.hpp"
 #include "observability/metrics.hpp"
@@ -15,8 +15,6 @@
 namespace weir {
 
 namespace {
-
-using budget_retry_atom = caf::atom_constant<caf::atom("budgetretr")>;
 
 struct reply_slot {
   bool ready = false;
@@ -41,7 +39,9 @@ class connection_state {
  public:
   static inline const char* name = "connection";
 
-  void init(caf::event_based_actor* self, connection_io_ptr io, connection_settings s) {
+  using pointer = connection_actor::stateful_pointer<connection_state>;
+
+  void init(pointer self, connection_io_ptr io, connection_settings s) {
     self_ = self;
     io_ = std::move(io);
     settings_ = std::move(s);
@@ -59,7 +59,7 @@ class connection_state {
   /// Ends the actor. The writer's monitor list would keep this actor's
   /// memory until the writer itself ends: take the entry out.
   void finish() {
-    if (settings_.writer) self_->demonitor(settings_.writer);
+    if (settings_.writer) self_->demonitor(settings_.writer.address());
     self_->quit();
   }
 
@@ -211,7 +211,7 @@ class connection_state {
     if (settings_.stats) settings_.stats->tier(slot.tier).accepted->Increment(records);
     ingest_request req;
     req.tag = first_tag_ + replies_.size();
-    req.kind = static_cast<std::uint8_t>(kind);
+    req.kind = kind;
     req.durable = tier == wire::tier::durable;
     req.body = std::move(frame.payload);
     req.bounds = std::move(bounds);
@@ -273,7 +273,7 @@ class connection_state {
     }
   }
 
-  caf::event_based_actor* self_ = nullptr;
+  pointer self_ = nullptr;
   connection_io_ptr io_;
   connection_settings settings_;
   std::optional<wire::frame_reader> reader_;
@@ -288,8 +288,8 @@ class connection_state {
   bool budget_retry_scheduled_ = false;
 };
 
-caf::behavior connection_actor(caf::stateful_actor<connection_state>* self, connection_io_ptr io,
-                               connection_settings settings) {
+connection_actor::behavior_type connection_behavior(connection_state::pointer self, connection_io_ptr io,
+                                                    connection_settings settings) {
   self->state.init(self, std::move(io), std::move(settings));
   self->set_down_handler([=](caf::down_msg&) { self->state.on_writer_down(); });
   self->state.start();
@@ -306,9 +306,9 @@ caf::behavior connection_actor(caf::stateful_actor<connection_state>* self, conn
 
 }  // namespace
 
-caf::actor spawn_connection(caf::actor_system& sys, connection_io_ptr io,
+connection_actor spawn_connection(caf::actor_system& sys, connection_io_ptr io,
                             const connection_settings& settings) {
-  return sys.spawn(connection_actor, std::move(io), settings);
+  return sys.spawn(connection_behavior, std::move(io), settings);
 }
 
 }  // namespace weir

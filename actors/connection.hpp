@@ -4,6 +4,7 @@
 // replies strictly in submission order. In `strict` mode it takes no new
 // frame while a reply is owed; in `ordered` mode up to `max_inflight`.
 //
+// Interface:    connection_actor (messages/connection_protocol.hpp)
 // Messages in:  (socket_data_atom, byte_buffer), (socket_closed_atom)
 //               ingest_reply                    from the shard_writer / fsync_group
 //               (shutdown_atom)                 stop reading; close once every
@@ -21,12 +22,12 @@
 // as the daemon and would otherwise keep every closed connection's memory.
 #include <cstdint>
 
-#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "config/config.hpp"
 #include "messages/connection_protocol.hpp"
+#include "messages/ingest_protocol.hpp"
 #include "actors/frame_budget.hpp"
 
 namespace weir {
@@ -38,7 +39,7 @@ struct connection_settings {
   std::uint32_t max_batch_records = 1024;
   ack_mode mode = ack_mode::ordered;
   std::uint32_t max_inflight = 256;
-  caf::actor writer;  // this connection's shard_writer, for the connection's life
+  shard_writer_actor writer;  // this connection's shard_writer, for the connection's life
   /// Shared by all connections; null: unlimited (tests).
   std::shared_ptr<frame_budget> budget;
   /// Payloads up to this size need no share of the budget.
@@ -48,7 +49,7 @@ struct connection_settings {
   metrics* stats = nullptr;  // may be null (tests)
 };
 
-caf::actor spawn_connection(caf::actor_system& sys, connection_io_ptr io,
+connection_actor spawn_connection(caf::actor_system& sys, connection_io_ptr io,
                             const connection_settings& settings);
 
 }  // namespace weir

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -46,7 +46,9 @@ class drain_state {
  public:
   static inline const char* name = "drain";
 
-  void init(caf::event_based_actor* self, drain_settings s, caf::actor runner) {
+  using pointer = drain_actor::stateful_pointer<drain_state>;
+
+  void init(pointer self, drain_settings s, batch_consumer_actor runner) {
     self_ = self;
     s_ = std::move(s);
     runner_ = std::move(runner);
@@ -343,9 +345,9 @@ class drain_state {
                {{"dir", s_.shard_dir}, {"error", line}});
   }
 
-  caf::event_based_actor* self_ = nullptr;
+  pointer self_ = nullptr;
   drain_settings s_;
-  caf::actor runner_;
+  batch_consumer_actor runner_;
   std::string shard_name_;
   std::map<std::uint64_t, segment_state> segments_;
   position cursor_, read_;
@@ -368,7 +370,7 @@ class drain_state {
   ~drain_state() { close_reader(); }
 };
 
-caf::behavior drain_actor(caf::stateful_actor<drain_state>* self, drain_settings s, caf::actor runner) {
+drain_actor::behavior_type drain_behavior(drain_state::pointer self, drain_settings s, batch_consumer_actor runner) {
   log_exceptions(self, "drain");
   self->state.init(self, std::move(s), std::move(runner));
   self->send(self, linger_atom::value, std::uint64_t{0});  // deliver what earlier runs left at once
@@ -388,9 +390,9 @@ caf::behavior drain_actor(caf::stateful_actor<drain_state>* self, drain_settings
 
 }  // namespace
 
-caf::actor spawn_drain(caf::actor_system& sys, drain_settings settings, caf::actor sink_runner) {
+drain_actor spawn_drain(caf::actor_system& sys, drain_settings settings, batch_consumer_actor sink_runner) {
   const auto thread = settings.thread;
-  return spawn_on(sys, thread, drain_actor, std::move(settings), std::move(sink_runner));
+  return spawn_on(sys, thread, drain_behavior, std::move(settings), std::move(sink_runner));
 }
 
 }  // namespace weir

@@ -25,6 +25,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "messages/drain_protocol.hpp"
 #include "wab/file_io.hpp"
 #include "wab/wab_usage.hpp"
 
@@ -51,6 +52,6 @@ struct drain_settings {
   actor_thread thread = actor_thread::own;
 };
 
-caf::actor spawn_drain(caf::actor_system& sys, drain_settings settings, caf::actor sink_runner);
+drain_actor spawn_drain(caf::actor_system& sys, drain_settings settings, batch_consumer_actor sink_runner);
 
 }  // namespace weir

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -23,7 +23,9 @@ class fsync_group_state {
  public:
   static inline const char* name = "fsync_group";
 
-  void init(caf::event_based_actor* self, fsync_group_settings s) {
+  using pointer = fsync_group_actor::stateful_pointer<fsync_group_state>;
+
+  void init(pointer self, fsync_group_settings s) {
     self_ = self;
     settings_ = s;
   }
@@ -98,7 +100,7 @@ class fsync_group_state {
   bool idle() const { return waiting_.empty(); }
 
  private:
-  caf::event_based_actor* self_ = nullptr;
+  pointer self_ = nullptr;
   fsync_group_settings settings_;
   std::vector<sync_request> waiting_;
   std::uint64_t waiting_records_ = 0;
@@ -106,7 +108,7 @@ class fsync_group_state {
   bool scheduled_ = false;
 };
 
-caf::behavior fsync_group_actor(caf::stateful_actor<fsync_group_state>* self, fsync_group_settings s) {
+fsync_group_actor::behavior_type fsync_group_behavior(fsync_group_state::pointer self, fsync_group_settings s) {
   log_exceptions(self, "fsync_group");
   self->state.init(self, s);
   return {
@@ -122,8 +124,8 @@ caf::behavior fsync_group_actor(caf::stateful_actor<fsync_group_state>* self, fs
 
 }  // namespace
 
-caf::actor spawn_fsync_group(caf::actor_system& sys, const fsync_group_settings& settings) {
-  return spawn_on(sys, settings.thread, fsync_group_actor, settings);
+fsync_group_actor spawn_fsync_group(caf::actor_system& sys, const fsync_group_settings& settings) {
+  return spawn_on(sys, settings.thread, fsync_group_behavior, settings);
 }
 
 }  // namespace weir

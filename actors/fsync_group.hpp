@@ -3,6 +3,7 @@
 // blocks). One fdatasync releases every Durable ack it covers; after a failed
 // one nothing it covers is ever acked, and the segment is finished for good.
 //
+// Interface:    fsync_group_actor (messages/ingest_protocol.hpp)
 // Messages in:  sync_request                 acks waiting on a segment's sync
 //               (flush_atom, epoch)          time to sync (self-sent)
 //               (shutdown_atom) => done_atom sync what is queued, then stop
@@ -18,6 +19,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "messages/ingest_protocol.hpp"
 #include "config/config.hpp"
 
 namespace weir {
@@ -33,6 +35,6 @@ struct fsync_group_settings {
   actor_thread thread = actor_thread::own;
 };
 
-caf::actor spawn_fsync_group(caf::actor_system& sys, const fsync_group_settings& settings);
+fsync_group_actor spawn_fsync_group(caf::actor_system& sys, const fsync_group_settings& settings);
 
 }  // namespace weir

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -28,7 +28,7 @@ using wab::wall_clock_ns;
 
 
 std::vector<byte_span> records_of(const ingest_request& req) {
-  if (req.what() != ingest_kind::batch) return {byte_span(req.body)};
+  if (req.kind != ingest_kind::batch) return {byte_span(req.body)};
   std::vector<byte_span> out;
   out.reserve(req.bounds.size() / 2);
   for (std::size_t i = 0; i + 1 < req.bounds.size(); i += 2)
@@ -38,14 +38,14 @@ std::vector<byte_span> records_of(const ingest_request& req) {
 
 /// The reply when none of the request's records is durable at its tier.
 byte_buffer failure_reply(const ingest_request& req) {
-  if (req.what() == ingest_kind::batch) return wire::encode_ack_batch(std::vector<bool>(req.record_count(), false));
+  if (req.kind == ingest_kind::batch) return wire::encode_ack_batch(std::vector<bool>(req.record_count(), false));
   return wire::encode_nack(wire::nack_reason::internal_error);
 }
 
 /// The reply once the first `landed` records hold at the request's tier.
 byte_buffer success_reply(const ingest_request& req, const wab::segment_writer& seg, std::uint64_t first_index,
                           std::size_t landed) {
-  switch (req.what()) {
+  switch (req.kind) {
     case ingest_kind::batch: {
       std::vector<bool> bits(req.record_count(), false);
       for (std::size_t i = 0; i < landed; ++i) bits[i] = true;
@@ -68,7 +68,9 @@ class shard_writer_state {
  public:
   static inline const char* name = "shard_writer";
 
-  void init(caf::event_based_actor* self, shard_writer_settings s, caf::actor fsync_group) {
+  using pointer = shard_writer_actor::stateful_pointer<shard_writer_state>;
+
+  void init(pointer self, shard_writer_settings s, fsync_group_actor fsync_group) {
     self_ = self;
     settings_ = std::move(s);
     fsync_ = std::move(fsync_group);
@@ -79,7 +81,7 @@ class shard_writer_state {
   }
 
   void enqueue(ingest_request& req) {
-    auto to = caf::actor_cast<caf::actor>(self_->current_sender());
+    auto to = caf::actor_cast<ingest_client_actor>(self_->current_sender());
     if (!settings_.usage->admit()) {
       self_->send(to, ingest_reply{req.tag, failure_reply(req)});
       return;
@@ -138,7 +140,7 @@ class shard_writer_state {
     shutting_down_ = true;
   }
 
-  const caf::actor& fsync_group() const { return fsync_; }
+  const fsync_group_actor& fsync_group() const { return fsync_; }
 
   /// Offline: try to create a segment again, without waiting for a push, so
   /// that the shard (and readiness) comes back as soon as space does.
@@ -149,7 +151,7 @@ class shard_writer_state {
 
  private:
   struct queued {
-    caf::actor to;
+    ingest_client_actor to;
     ingest_request req;
   };
 
@@ -250,9 +252,9 @@ class shard_writer_state {
     if (settings_.stats) settings_.stats->offline = true;
   }
 
-  caf::event_based_actor* self_ = nullptr;
+  pointer self_ = nullptr;
   shard_writer_settings settings_;
-  caf::actor fsync_;
+  fsync_group_actor fsync_;
 
  public:
   ~shard_writer_state() {
@@ -272,8 +274,8 @@ class shard_writer_state {
   std::chrono::steady_clock::time_point retry_at_{};
 };
 
-caf::behavior shard_writer_actor(caf::stateful_actor<shard_writer_state>* self, shard_writer_settings s,
-                                 caf::actor fsync_group) {
+shard_writer_actor::behavior_type shard_writer_behavior(shard_writer_state::pointer self, shard_writer_settings s,
+                                                        fsync_group_actor fsync_group) {
   log_exceptions(self, "shard_writer");
   self->state.init(self, std::move(s), std::move(fsync_group));
   return {
@@ -300,9 +302,10 @@ caf::behavior shard_writer_actor(caf::stateful_actor<shard_writer_state>* self, 
 
 }  // namespace
 
-caf::actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings, caf::actor fsync_group) {
+shard_writer_actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings,
+                                      fsync_group_actor fsync_group) {
   const auto thread = settings.thread;
-  return spawn_on(sys, thread, shard_writer_actor, std::move(settings), std::move(fsync_group));
+  return spawn_on(sys, thread, shard_writer_behavior, std::move(settings), std::move(fsync_group));
 }
 
 }  // namespace weir

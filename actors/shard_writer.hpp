@@ -26,6 +26,8 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "messages/drain_protocol.hpp"
+#include "messages/ingest_protocol.hpp"
 #include "wab/file_io.hpp"
 #include "wab/wab_usage.hpp"
 
@@ -45,11 +47,12 @@ struct shard_writer_settings {
   std::uint64_t min_free_bytes = 1024 * 1024;
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
-  caf::actor drain;  // told after every write what is readable; may be null (tests)
+  segment_listener_actor drain;  // told after every write what is readable; may be null (tests)
   shard_metrics* stats = nullptr;  // may be null (tests)
   actor_thread thread = actor_thread::own;
 };
 
-caf::actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings, caf::actor fsync_group);
+shard_writer_actor spawn_shard_writer(caf::actor_system& sys, shard_writer_settings settings,
+                                      fsync_group_actor fsync_group);
 
 }  // namespace weir

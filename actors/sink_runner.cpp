@@ -7,7 +7,7 @@
 #include <vector>
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "actors/sink_worker.hpp"
@@ -21,7 +21,7 @@ namespace weir {
 namespace {
 
 struct job {
-  caf::actor drain;
+  delivery_client_actor drain;
   std::uint64_t batch_id = 0;
   commit_job work;
   std::uint64_t records = 0;
@@ -31,7 +31,9 @@ class sink_runner_state {
  public:
   static inline const char* name = "sink_runner";
 
-  void init(caf::event_based_actor* self, sink_runner_settings s, std::shared_ptr<sink_factory> factory,
+  using pointer = sink_runner_actor::stateful_pointer<sink_runner_state>;
+
+  void init(pointer self, sink_runner_settings s, std::shared_ptr<sink_factory> factory,
             std::shared_ptr<dead_letter_store> dead_letters, std::shared_ptr<delivery_status> status) {
     self_ = self;
     settings_ = s;
@@ -47,7 +49,7 @@ class sink_runner_state {
 
   void enqueue(delivery_batch& b) {
     const std::uint64_t n = b.records.size();
-    job j{caf::actor_cast<caf::actor>(self_->current_sender()), b.id,
+    job j{caf::actor_cast<delivery_client_actor>(self_->current_sender()), b.id,
           commit_job{std::make_shared<const std::vector<sink_record>>(std::move(b.records))}, n};
     queue_.emplace(next_job_++, std::move(j));
     dispatch();
@@ -65,7 +67,7 @@ class sink_runner_state {
     for (std::size_t w = 0; w < workers_.size(); ++w) {
       if (!idle_[w]) continue;  // a busy worker is proof enough that the sink is being used
       idle_[w] = false;
-      self_->request(workers_[w], caf::infinite, probe_atom::value).then([=, this](std::uint8_t health) {
+      self_->request(workers_[w], caf::infinite, probe_atom::value).then([=, this](sink_health health) {
         idle_[w] = true;
         set_health(health);
         dispatch();
@@ -105,7 +107,7 @@ class sink_runner_state {
     }
     if (out.what == commit_outcome::kind::committed) {
       failures_ = 0;
-      set_health(static_cast<std::uint8_t>(sink_health::healthy));
+      set_health(sink_health::healthy);
       ++status_->committed_batches;
       status_->committed_records += j.records - out.dead_lettered;
       status_->dead_lettered += out.dead_lettered;
@@ -125,7 +127,7 @@ class sink_runner_state {
     status_->state = full ? delivery_state::dead_letter_full : delivery_state::retrying;
     status_->backoff_ms = static_cast<std::uint64_t>(wait.count());
     status_->set_error(out.error);
-    if (!full) set_health(static_cast<std::uint8_t>(sink_health::down));
+    if (!full) set_health(sink_health::down);
     // One line when trouble starts or changes, then one per doubling of the
     // streak: visible, not a flood.
     if ((failures_ & (failures_ - 1)) == 0 || out.error != last_logged_error_) {
@@ -150,9 +152,9 @@ class sink_runner_state {
     return std::chrono::milliseconds(static_cast<std::int64_t>(std::max(1.0, ms * spread(rng_))));
   }
 
-  void set_health(std::uint8_t h) {
+  void set_health(sink_health h) {
     const auto before = status_->health.exchange(h);
-    if (before != h && h == static_cast<std::uint8_t>(sink_health::healthy) && failures_ == 0)
+    if (before != h && h == sink_health::healthy && failures_ == 0)
       log::info("sink healthy", {{"sink", type_}});
   }
 
@@ -167,11 +169,11 @@ class sink_runner_state {
     return true;
   }
 
-  caf::event_based_actor* self_ = nullptr;
+  pointer self_ = nullptr;
   sink_runner_settings settings_;
   std::shared_ptr<delivery_status> status_;
   std::string type_;
-  std::vector<caf::actor> workers_;
+  std::vector<sink_worker_actor> workers_;
   std::vector<bool> idle_;
   std::map<std::uint64_t, job> queue_;  // by arrival: a retried batch keeps its place
   std::uint64_t next_job_ = 0;
@@ -182,9 +184,10 @@ class sink_runner_state {
   std::mt19937_64 rng_{std::random_device{}()};
 };
 
-caf::behavior sink_runner_actor(caf::stateful_actor<sink_runner_state>* self, sink_runner_settings s,
-                                std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters,
-                                std::shared_ptr<delivery_status> status) {
+sink_runner_actor::behavior_type sink_runner_behavior(sink_runner_state::pointer self, sink_runner_settings s,
+                                                      std::shared_ptr<sink_factory> factory,
+                                                      std::shared_ptr<dead_letter_store> dead_letters,
+                                                      std::shared_ptr<delivery_status> status) {
   log_exceptions(self, "sink_runner");
   self->state.init(self, s, std::move(factory), std::move(dead_letters), std::move(status));
   return {
@@ -196,10 +199,11 @@ caf::behavior sink_runner_actor(caf::stateful_actor<sink_runner_state>* self, si
 
 }  // namespace
 
-caf::actor spawn_sink_runner(caf::actor_system& sys, const sink_runner_settings& settings,
-                             std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters,
-                             std::shared_ptr<delivery_status> status) {
-  return sys.spawn(sink_runner_actor, settings, std::move(factory), std::move(dead_letters), std::move(status));
+sink_runner_actor spawn_sink_runner(caf::actor_system& sys, const sink_runner_settings& settings,
+                                    std::shared_ptr<sink_factory> factory,
+                                    std::shared_ptr<dead_letter_store> dead_letters,
+                                    std::shared_ptr<delivery_status> status) {
+  return sys.spawn(sink_runner_behavior, settings, std::move(factory), std::move(dead_letters), std::move(status));
 }
 
 }  // namespace weir

@@ -22,6 +22,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "messages/drain_protocol.hpp"
 #include "wab/dead_letter_store.hpp"
 #include "observability/delivery_status.hpp"
 #include "sinks/sink.hpp"
@@ -42,8 +43,9 @@ struct sink_runner_settings {
   actor_thread worker_thread = actor_thread::own;
 };
 
-caf::actor spawn_sink_runner(caf::actor_system& sys, const sink_runner_settings& settings,
-                             std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters,
-                             std::shared_ptr<delivery_status> status);
+sink_runner_actor spawn_sink_runner(caf::actor_system& sys, const sink_runner_settings& settings,
+                                    std::shared_ptr<sink_factory> factory,
+                                    std::shared_ptr<dead_letter_store> dead_letters,
+                                    std::shared_ptr<delivery_status> status);
 
 }  // namespace weir

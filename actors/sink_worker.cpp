@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -72,10 +72,10 @@ class sink_worker_state {
 
 
  public:
-  std::uint8_t probe() {
+  sink_health probe() {
     std::string ignored;
-    if (!ready(ignored)) return static_cast<std::uint8_t>(sink_health::down);
-    return static_cast<std::uint8_t>(sink_->probe());
+    if (!ready(ignored)) return sink_health::down;
+    return sink_->probe();
   }
 
  private:
@@ -97,8 +97,9 @@ class sink_worker_state {
   metrics* stats_ = nullptr;
 };
 
-caf::behavior sink_worker_actor(caf::stateful_actor<sink_worker_state>* self, std::shared_ptr<sink_factory> factory,
-                                std::shared_ptr<dead_letter_store> dead_letters, metrics* stats) {
+sink_worker_actor::behavior_type sink_worker_behavior(sink_worker_actor::stateful_pointer<sink_worker_state> self,
+                                                      std::shared_ptr<sink_factory> factory,
+                                                      std::shared_ptr<dead_letter_store> dead_letters, metrics* stats) {
   log_exceptions(self, "sink_worker");
   self->state.init(std::move(factory), std::move(dead_letters), stats);
   return {
@@ -109,10 +110,10 @@ caf::behavior sink_worker_actor(caf::stateful_actor<sink_worker_state>* self, st
 
 }  // namespace
 
-caf::actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
-                             std::shared_ptr<dead_letter_store> dead_letters, metrics* stats,
-                             actor_thread thread) {
-  return spawn_on(sys, thread, sink_worker_actor, std::move(factory), std::move(dead_letters), stats);
+sink_worker_actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
+                                    std::shared_ptr<dead_letter_store> dead_letters, metrics* stats,
+                                    actor_thread thread) {
+  return spawn_on(sys, thread, sink_worker_behavior, std::move(factory), std::move(dead_letters), stats);
 }
 
 }  // namespace weir

@@ -5,13 +5,15 @@
 // as dead letters before it answers, so a batch is never confirmed with a
 // refused record lost.
 //
-// Messages in:  commit_job => commit_outcome
-//               (probe_atom) => std::uint8_t (sink_health)
+// Interface:    sink_worker_actor (messages/drain_protocol.hpp)
+//               commit_job => commit_outcome
+//               (probe_atom) => sink_health
 #include <memory>
 
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "messages/drain_protocol.hpp"
 #include "wab/dead_letter_store.hpp"
 #include "sinks/sink.hpp"
 
@@ -20,8 +22,8 @@ namespace weir {
 class metrics;
 
 /// `stats` may be null (tests).
-caf::actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
-                             std::shared_ptr<dead_letter_store> dead_letters, metrics* stats,
-                             actor_thread thread = actor_thread::own);
+sink_worker_actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
+                                    std::shared_ptr<dead_letter_store> dead_letters, metrics* stats,
+                                    actor_thread thread = actor_thread::own);
 
 }  // namespace weir

@@ -16,7 +16,8 @@ namespace weir {
 namespace {
 
 /// Asks each actor to finish and waits for every done_atom, within `deadline`.
-bool stop_all(caf::scoped_actor& self, const std::vector<caf::actor>& actors,
+template <class Actor>
+bool stop_all(caf::scoped_actor& self, const std::vector<Actor>& actors,
               std::chrono::steady_clock::time_point deadline) {
   for (auto& a : actors) self->send(a, shutdown_atom::value);
   for (std::size_t i = 0; i < actors.size(); ++i) {
@@ -78,7 +79,7 @@ pipeline::~pipeline() {
   if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
 }
 
-caf::actor pipeline::writer_for_new_connection() {
+shard_writer_actor pipeline::writer_for_new_connection() {
   return writers_[next_.fetch_add(1, std::memory_order_relaxed) % writers_.size()];
 }
 

@@ -9,10 +9,11 @@
 #include <memory>
 #include <vector>
 
-#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include "config/config.hpp"
+#include "messages/drain_protocol.hpp"
+#include "messages/ingest_protocol.hpp"
 #include "wab/dead_letter_store.hpp"
 #include "observability/metrics.hpp"
 #include "observability/delivery_status.hpp"
@@ -35,7 +36,7 @@ class pipeline {
   pipeline& operator=(const pipeline&) = delete;
 
   /// The writer the next connection is pinned to.
-  caf::actor writer_for_new_connection();
+  shard_writer_actor writer_for_new_connection();
 
   /// Writes and syncs everything queued, seals the open segments and stops
   /// the writers, then the drains and the sink. Returns false when that took
@@ -48,8 +49,9 @@ class pipeline {
 
  private:
   caf::actor_system& sys_;
-  std::vector<caf::actor> writers_, drains_;
-  caf::actor runner_;
+  std::vector<shard_writer_actor> writers_;
+  std::vector<drain_actor> drains_;
+  sink_runner_actor runner_;
   std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();
   std::shared_ptr<dead_letter_store> dead_letters_;
   std::string sink_type_;

@@ -28,7 +28,7 @@ socket_session::~socket_session() {
   if (!finished_) --stats_.active;
 }
 
-void socket_session::attach(std::function<caf::actor(connection_io_ptr)> make_actor) {
+void socket_session::attach(std::function<connection_actor(connection_io_ptr)> make_actor) {
   // Not on the accepting thread: with several io threads, a read the new
   // actor asked for could complete on another one before actor_ was set,
   // and the peer's first bytes went to no actor. A session closed before
@@ -178,7 +178,7 @@ void socket_session::finish() {
   write_queue_.clear();
   write_queue_.shrink_to_fit();
   if (actor_) caf::anon_send(actor_, socket_closed_atom::value);
-  actor_ = caf::actor{};  // the actor holds this session; do not hold it back
+  actor_ = connection_actor{};  // the actor holds this session; do not hold it back
   if (on_finished_) on_finished_();
 }
 

@@ -43,7 +43,7 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   /// it, on the session's strand. The actor asks for the first read as soon
   /// as it exists, and every handler that hands it bytes runs on the strand
   /// after this one, so none can find the session without its actor.
-  void attach(std::function<caf::actor(connection_io_ptr)> make_actor);
+  void attach(std::function<connection_actor(connection_io_ptr)> make_actor);
 
   void write(byte_buffer bytes) override;
   void read_more(bool mid_frame, std::uint64_t frames_done) override;
@@ -76,7 +76,7 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   std::chrono::milliseconds read_timeout_;
   listener_stats& stats_;
   std::function<void()> on_finished_;
-  caf::actor actor_;
+  connection_actor actor_;
   std::array<std::uint8_t, 64 * 1024> read_buf_{};
   std::deque<byte_buffer> write_queue_;
   bool writing_ = false;

@@ -34,7 +34,7 @@ struct unix_listener_options {
 
 class unix_listener {
  public:
-  using actor_factory = std::function<caf::actor(connection_io_ptr)>;
+  using actor_factory = std::function<connection_actor(connection_io_ptr)>;
 
   unix_listener(boost::asio::io_context& io, unix_listener_options options, listener_stats& stats,
                 actor_factory make_actor);

@@ -12,13 +12,18 @@
 //                                                      below half the write limit again
 //   daemon -> actor:  (shutdown_atom)                  stop reading; close once the owed
 //                                                      replies are written
+//   writer, fsync group -> actor: ingest_reply         the answer to one request
+//   actor -> itself:  (budget_retry_atom)              ask for frame memory again
 //   actor -> socket:  connection_io::write / read_more / hold_frame / close, each posted to
 //                     the socket's own thread, so the actor never blocks.
 #include <memory>
 
 #include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/ingest_protocol.hpp"
 #include "messages/wire/bytes.hpp"
 
 namespace weir {
@@ -27,6 +32,16 @@ using socket_data_atom = caf::atom_constant<caf::atom("sockdata")>;
 using socket_eof_atom = caf::atom_constant<caf::atom("sockeof")>;
 using socket_closed_atom = caf::atom_constant<caf::atom("sockclosed")>;
 using socket_writable_atom = caf::atom_constant<caf::atom("sockwrite")>;
+using budget_retry_atom = caf::atom_constant<caf::atom("budgetretr")>;
+
+/// One client connection's actor. It is an ingest_client_actor too: the
+/// writer and the fsync group see only its ingest_reply.
+using connection_actor = ingest_client_actor::extend<caf::reacts_to<socket_data_atom, byte_buffer>,
+                                                     caf::reacts_to<socket_eof_atom>,
+                                                     caf::reacts_to<socket_closed_atom>,
+                                                     caf::reacts_to<socket_writable_atom>,
+                                                     caf::reacts_to<shutdown_atom>,
+                                                     caf::reacts_to<budget_retry_atom>>;
 
 class connection_io {
  public:

@@ -1,5 +1,6 @@
 #pragma once
 // The delivery protocol: shard_writer -> drain -> sink_runner -> sink_worker.
+// Each actor's whole interface is one typed_actor below.
 //
 //   shard_writer -> drain        (appended_atom, sequence, end_offset)   records up to end_offset are
 //                                                                        written; a higher sequence closes
@@ -10,7 +11,8 @@
 //   drain        -> sink_runner  delivery_batch                          commit these (the sender is the drain)
 //   sink_runner  -> drain        (delivered_atom, batch_id)              committed or dead-lettered, all of it
 //   sink_runner  -> sink_worker  commit_job => commit_outcome            one commit on the worker's sink
-//   sink_runner  -> sink_worker  (probe_atom) => std::uint8_t            sink health
+//   sink_runner  -> sink_worker  (probe_atom) => sink_health             sink health
+//   daemon       -> drain        shutdown_atom => done_atom              store the cursor, stop
 //   drain, sink_runner: (linger_atom / retry_atom / probe_atom, epoch), (persist_atom)  their own timers
 #include <cstdint>
 #include <memory>
@@ -19,7 +21,10 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
+#include "messages/atoms.hpp"
 #include "messages/sink_record.hpp"
 
 namespace weir {
@@ -50,6 +55,27 @@ struct commit_outcome {
   std::uint64_t dead_lettered = 0;
   double seconds = 0;  // how long the commit took
 };
+
+/// What the shard writer needs of its drain: news of the segments.
+using segment_listener_actor = caf::typed_actor<caf::reacts_to<appended_atom, std::uint64_t, std::uint64_t>,
+                                               caf::reacts_to<sealed_atom, std::uint64_t, std::uint64_t>>;
+
+/// What the sink runner needs of whoever sent a batch: the news that it is done.
+using delivery_client_actor = caf::typed_actor<caf::reacts_to<delivered_atom, std::uint64_t>>;
+
+using drain_actor = segment_listener_actor::extend<caf::reacts_to<delivered_atom, std::uint64_t>,
+                                                   caf::reacts_to<linger_atom, std::uint64_t>,
+                                                   caf::reacts_to<persist_atom>,
+                                                   caf::replies_to<shutdown_atom>::with<done_atom>>;
+
+/// What a drain needs of the sink runner: it takes batches.
+using batch_consumer_actor = caf::typed_actor<caf::reacts_to<delivery_batch>>;
+
+using sink_runner_actor = batch_consumer_actor::extend<caf::reacts_to<retry_atom, std::uint64_t>,
+                                                       caf::reacts_to<probe_atom, std::uint64_t>>;
+
+using sink_worker_actor = caf::typed_actor<caf::replies_to<commit_job>::with<commit_outcome>,
+                                          caf::replies_to<probe_atom>::with<sink_health>>;
 
 }  // namespace weir
 

@@ -1,5 +1,7 @@
 #pragma once
 // The ingest protocol: connection -> shard_writer -> fsync_group -> connection.
+// Each actor's whole interface is one typed_actor below: the compiler checks
+// every send, and a message an actor does not take is a compile error.
 //
 //   connection   -> shard_writer  ingest_request          one push, tracked push or batch
 //   shard_writer -> connection    ingest_reply            Buffered: after the write;
@@ -8,7 +10,9 @@
 //   fsync_group  -> connection    ingest_reply            after the covering fdatasync
 //   daemon       -> shard_writer  shutdown_atom => done   write what is queued, sync, stop
 //   shard_writer -> fsync_group   shutdown_atom => done   sync what is queued, stop
-//   shard_writer -> shard_writer  retry_open_atom         offline: try to create a segment again
+//   shard_writer -> itself        flush_atom              write the group the mailbox gave
+//                                 retry_open_atom         offline: try to create a segment again
+//   fsync_group  -> itself        (flush_atom, epoch)     deadline policy: the wait is over
 //
 // Replies carry the encoded reply frame and the request's tag; a connection
 // numbers its requests and writes replies in tag order.
@@ -16,7 +20,8 @@
 #include <memory>
 #include <vector>
 
-#include <caf/actor.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
@@ -37,13 +42,12 @@ enum class ingest_kind : std::uint8_t { push, tracked, batch };
 /// Records for one shard, all of one tier (Buffered or Durable).
 struct ingest_request {
   std::uint64_t tag = 0;
-  std::uint8_t kind = 0;     // ingest_kind
+  ingest_kind kind = ingest_kind::push;
   bool durable = false;
   byte_buffer body;          // the payload, or a whole PushBatch body
   std::vector<std::uint32_t> bounds;  // batch: offset and length of each record in body
 
-  ingest_kind what() const { return static_cast<ingest_kind>(kind); }
-  std::size_t record_count() const { return what() == ingest_kind::batch ? bounds.size() / 2 : 1; }
+  std::size_t record_count() const { return kind == ingest_kind::batch ? bounds.size() / 2 : 1; }
 };
 
 template <class Inspector>
@@ -62,10 +66,14 @@ typename Inspector::result_type inspect(Inspector& f, ingest_reply& x) {
   return f(caf::meta::type_name("weir::ingest_reply"), x.tag, x.frame);
 }
 
+/// What the writer and the fsync group need of whoever sent a request: it
+/// takes the reply. (The connection's full interface is connection_actor.)
+using ingest_client_actor = caf::typed_actor<caf::reacts_to<ingest_reply>>;
+
 /// A Durable request waiting for its sync: whom to answer, and with which
 /// frame once the sync returned (success or failure).
 struct pending_ack {
-  caf::actor to;
+  ingest_client_actor to;
   std::uint64_t tag = 0;
   std::uint32_t records = 0;
   byte_buffer on_success;
@@ -78,6 +86,15 @@ struct sync_request {
   std::shared_ptr<wab::segment_writer> segment;
   std::vector<pending_ack> acks;
 };
+
+using shard_writer_actor = caf::typed_actor<caf::reacts_to<ingest_request>,
+                                           caf::reacts_to<flush_atom>,
+                                           caf::reacts_to<retry_open_atom>,
+                                           caf::replies_to<shutdown_atom>::with<done_atom>>;
+
+using fsync_group_actor = caf::typed_actor<caf::reacts_to<sync_request>,
+                                          caf::reacts_to<flush_atom, std::uint64_t>,
+                                          caf::replies_to<shutdown_atom>::with<done_atom>>;
 
 }  // namespace weir
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,16 @@ struct commit_result {
   static commit_result retry(std::string why) { return {outcome::transient, std::move(why), {}, std::nullopt}; }
 };
 
-enum class sink_health { healthy, degraded, down };
+enum class sink_health : std::uint8_t { healthy, degraded, down };
+
+/// Its name in metrics labels and the status report.
+inline std::string_view name_of(sink_health h) {
+  switch (h) {
+    case sink_health::healthy: return "healthy";
+    case sink_health::degraded: return "degraded";
+    case sink_health::down: return "down";
+  }
+  return "down";
+}
 
 }  // namespace weir

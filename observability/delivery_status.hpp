@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "messages/sink_record.hpp"
+
 namespace weir {
 
 enum class delivery_state : std::uint8_t {
@@ -29,7 +31,7 @@ inline std::string_view name_of(delivery_state s) {
 
 struct delivery_status {
   std::atomic<delivery_state> state{delivery_state::idle};
-  std::atomic<std::uint8_t> health{0};  // sink_health: 0 healthy, 1 degraded, 2 down
+  std::atomic<sink_health> health{sink_health::healthy};
   std::atomic<std::uint64_t> committed_batches{0}, committed_records{0}, dead_lettered{0}, retries{0};
   std::atomic<std::uint64_t> backoff_ms{0};  // the current wait, while retrying
 

@@ -227,7 +227,7 @@ std::string metrics::render(const live_state& live) {
                                std::string(name_of(live.delivery->state.load()))));
     static const std::vector<std::string> healths{"healthy", "degraded", "down"};
     families.push_back(one_hot("weir_sink_health", "The sink's health (one-hot)", healths,
-                               healths.at(std::min<std::size_t>(live.delivery->health.load(), 2))));
+                               std::string(name_of(live.delivery->health.load()))));
   }
   if (live.dead_letters)
     families.push_back(single("weir_dead_letter_bytes", "Bytes held in the dead-letter directory", MetricType::Gauge,

@@ -123,13 +123,12 @@ std::string status_report::json() const {
                 {"over_cap", live_.usage->over_cap()},
                 {"cap_rejections", live_.usage->rejections()}};
   if (live_.delivery) {
-    static const char* healths[] = {"healthy", "degraded", "down"};
     j["drain"] = {{"state", std::string(name_of(live_.delivery->state.load()))},
                   {"backoff_ms", live_.delivery->backoff_ms.load()},
                   {"retries", live_.delivery->retries.load()},
                   {"last_error", live_.delivery->last_error()}};
     j["sink"] = {{"type", live_.sink_type},
-                 {"health", healths[std::min<int>(live_.delivery->health.load(), 2)]},
+                 {"health", name_of(live_.delivery->health.load())},
                  {"committed_records", live_.delivery->committed_records.load()},
                  {"dead_lettered", live_.delivery->dead_lettered.load()}};
   }

@@ -10,7 +10,7 @@
 #include <caf/send.hpp>
 #include <catch2/catch.hpp>
 
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -73,54 +73,64 @@ class scripted_socket : public connection_io {
   }
 };
 
+/// A shard writer that holds every request until told to answer them all,
+/// last first: the connection must still write replies in submission order.
+/// It speaks the writer's whole typed interface.
+struct held_count {
+  std::atomic<std::size_t> held{0};
+  std::atomic<std::size_t> most_held{0};
+};
+struct held_state {
+  std::shared_ptr<held_count> load;
+  std::vector<std::pair<ingest_client_actor, ingest_request>> held;
+};
+shard_writer_actor::behavior_type held_writer(shard_writer_actor::stateful_pointer<held_state> self,
+                                              std::shared_ptr<held_count> load) {
+  self->state.load = std::move(load);
+  auto count = [=] {
+    auto& l = *self->state.load;
+    l.held = self->state.held.size();
+    l.most_held = std::max(l.most_held.load(), l.held.load());
+  };
+  return {
+      [=](ingest_request& r) {
+        self->state.held.emplace_back(caf::actor_cast<ingest_client_actor>(self->current_sender()), std::move(r));
+        count();
+      },
+      [=](flush_atom) {
+        auto& held = self->state.held;
+        for (auto it = held.rbegin(); it != held.rend(); ++it) {
+          wire::record_coordinate c;
+          c.index = it->second.tag + 1;
+          c.segment = "shard_00/seg_00000001.wab";
+          self->send(it->first, ingest_reply{it->second.tag, wire::encode_ack_tracked(c)});
+        }
+        held.clear();
+        count();
+      },
+      [=](retry_open_atom) {},
+      [=](shutdown_atom) { return done_atom::value; },
+  };
+}
+
 struct harness {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::shared_ptr<scripted_socket> socket = std::make_shared<scripted_socket>();
-  caf::actor conn;
+  connection_actor conn;
+  shard_writer_actor writer;
+  std::shared_ptr<held_count> load = std::make_shared<held_count>();
 
   explicit harness(connection_settings s = {}, bool with_writer = false) {
     cfg.set("scheduler.max-threads", 2);
     cfg.add_message_types<caf::id_block::weir>();
     sys = std::make_unique<caf::actor_system>(cfg);
-    if (with_writer) s.writer = writer = sys->spawn(held_writer);
+    if (with_writer) s.writer = writer = sys->spawn(held_writer, load);
     conn = spawn_connection(*sys, socket, s);
   }
-  caf::actor writer;
 
-  /// A shard writer that holds every request until told to answer them all,
-  /// last first: the connection must still write replies in submission order.
-  struct held_state {
-    std::vector<std::pair<caf::actor, ingest_request>> held;
-    std::size_t most_held = 0;
-  };
-  static caf::behavior held_writer(caf::stateful_actor<held_state>* self) {
-    return {
-        [=](ingest_request& r) {
-          self->state.held.emplace_back(caf::actor_cast<caf::actor>(self->current_sender()), std::move(r));
-          self->state.most_held = std::max(self->state.most_held, self->state.held.size());
-        },
-        [=](flush_atom) {
-          auto& held = self->state.held;
-          for (auto it = held.rbegin(); it != held.rend(); ++it) {
-            wire::record_coordinate c;
-            c.index = it->second.tag + 1;
-            c.segment = "shard_00/seg_00000001.wab";
-            self->send(it->first, ingest_reply{it->second.tag, wire::encode_ack_tracked(c)});
-          }
-          held.clear();
-        },
-        [=](caf::get_atom) { return std::make_tuple(self->state.held.size(), self->state.most_held); },
-    };
-  }
   /// (held now, most ever held at once)
-  std::pair<std::size_t, std::size_t> writer_load() {
-    caf::scoped_actor self{*sys};
-    std::pair<std::size_t, std::size_t> out;
-    self->request(writer, caf::infinite, caf::get_atom::value).receive(
-        [&](std::size_t now, std::size_t most) { out = {now, most}; }, [](caf::error&) {});
-    return out;
-  }
+  std::pair<std::size_t, std::size_t> writer_load() { return {load->held.load(), load->most_held.load()}; }
   std::uint64_t index_of(std::size_t i) {
     auto f = decode_frame(socket->writes.at(i));
     REQUIRE(f);

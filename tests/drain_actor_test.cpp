@@ -34,7 +34,7 @@ struct drain_harness {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::optional<caf::scoped_actor> runner;  // the test plays the sink runner
-  caf::actor drain;
+  drain_actor drain;
   std::map<std::uint64_t, std::shared_ptr<wab::segment_writer>> segments;
 
   drain_harness() {
@@ -55,7 +55,7 @@ struct drain_harness {
     s.max_in_flight = 1;
     s.io = io;
     s.usage = usage;
-    drain = spawn_drain(*sys, s, caf::actor_cast<caf::actor>(*runner));
+    drain = spawn_drain(*sys, s, caf::actor_cast<batch_consumer_actor>(*runner));
   }
 
   /// Appends to segment `seq` (created on first use) and announces it, as the writer does.

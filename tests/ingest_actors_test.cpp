@@ -38,7 +38,7 @@ struct ingest_harness {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::optional<caf::scoped_actor> self;
-  caf::actor writer;
+  shard_writer_actor writer;
 
   explicit ingest_harness(fsync_group_settings fs = {}, std::uint64_t segment_max = 1 << 20,
                           std::uint64_t cap = 1ull << 30) {
@@ -66,7 +66,7 @@ struct ingest_harness {
   void push(std::uint64_t tag, const std::string& payload, bool durable, ingest_kind kind = ingest_kind::push) {
     ingest_request r;
     r.tag = tag;
-    r.kind = static_cast<std::uint8_t>(kind);
+    r.kind = kind;
     r.durable = durable;
     r.body = bytes_of(payload);
     (*self)->send(writer, std::move(r));
@@ -75,7 +75,7 @@ struct ingest_harness {
   void push_batch(std::uint64_t tag, const std::vector<std::string>& records, bool durable) {
     ingest_request r;
     r.tag = tag;
-    r.kind = static_cast<std::uint8_t>(ingest_kind::batch);
+    r.kind = ingest_kind::batch;
     r.durable = durable;
     for (const auto& rec : records) {
       r.bounds.push_back(static_cast<std::uint32_t>(r.body.size()));

@@ -39,7 +39,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
   rs.health_interval_ms = cfg.health_interval_ms;
   rs.worker_thread = actor_thread::scheduler;
   runner_ = spawn_sink_runner(*sys_, rs, std::move(sink), dead_letters_, status_);
-  watch(runner_, "sink_runner");
+  watch(caf::actor_cast<caf::abstract_actor*>(runner_), "sink_runner");
 
   for (const auto& s : started_) {
     const std::string dir = paths.shard_dir(s.shard);
@@ -55,7 +55,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     for (const auto& seg : s.recovery.segments) ds.recovered_records[seg.sequence] = seg.records;
     ds.thread = actor_thread::scheduler;
     drains_.push_back(spawn_drain(*sys_, ds, runner_));
-    watch(drains_.back(), "drain " + std::to_string(s.shard));
+    watch(caf::actor_cast<caf::abstract_actor*>(drains_.back()), "drain " + std::to_string(s.shard));
 
     fsync_group_settings fs;
     fs.policy = cfg.policy;
@@ -64,7 +64,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     fs.shard = s.shard;
     fs.thread = actor_thread::scheduler;
     fsyncs_.push_back(spawn_fsync_group(*sys_, fs));
-    watch(fsyncs_.back(), "fsync_group " + std::to_string(s.shard));
+    watch(caf::actor_cast<caf::abstract_actor*>(fsyncs_.back()), "fsync_group " + std::to_string(s.shard));
 
     shard_writer_settings ws;
     ws.shard = s.shard;
@@ -77,7 +77,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     ws.drain = drains_.back();
     ws.thread = actor_thread::scheduler;
     writers_.push_back(spawn_shard_writer(*sys_, ws, fsyncs_.back()));
-    watch(writers_.back(), "shard_writer " + std::to_string(s.shard));
+    watch(caf::actor_cast<caf::abstract_actor*>(writers_.back()), "shard_writer " + std::to_string(s.shard));
   }
   for (std::size_t p = 0; p < cfg.producers; ++p) producers_.push_back(sys_->spawn<producer_actor>(replies, p));
 }
@@ -100,21 +100,23 @@ void daemon_life::recover(const sim_config& cfg, const sim_paths& paths, wab::fi
   }
 }
 
-void daemon_life::watch(const caf::actor& a, std::string name) {
+void daemon_life::watch(caf::abstract_actor* a, std::string name) {
   auto hook = on_exit_;
-  caf::actor_cast<caf::abstract_actor*>(a)->attach_functor(
+  a->attach_functor(
       [hook, name = std::move(name)](const caf::error& reason) { hook(name, reason); });
 }
 
 void daemon_life::kill() {
   if (killed_) return;
   killed_ = true;
-  auto all = writers_;
-  all.insert(all.end(), fsyncs_.begin(), fsyncs_.end());
-  all.insert(all.end(), drains_.begin(), drains_.end());
-  all.insert(all.end(), producers_.begin(), producers_.end());
-  all.push_back(runner_);  // its workers are linked to it and go with it
-  for (const auto& a : all) caf::anon_send_exit(a, caf::exit_reason::kill);
+  auto kill_all = [](const auto& actors) {
+    for (const auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::kill);
+  };
+  kill_all(writers_);
+  kill_all(fsyncs_);
+  kill_all(drains_);
+  kill_all(producers_);
+  caf::anon_send_exit(runner_, caf::exit_reason::kill);  // its workers are linked to it and go with it
   while (sched_->try_run_once()) {
   }
 }

@@ -15,6 +15,8 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "messages/drain_protocol.hpp"
+#include "messages/ingest_protocol.hpp"
 #include "wab/dead_letter_store.hpp"
 #include "observability/delivery_status.hpp"
 #include "wab/confirm_cursor.hpp"
@@ -60,7 +62,7 @@ class daemon_life {
   daemon_life& operator=(const daemon_life&) = delete;
 
   caf::scheduler::test_coordinator& sched() { return *sched_; }
-  const caf::actor& writer(std::uint16_t shard) const { return writers_.at(shard); }
+  const shard_writer_actor& writer(std::uint16_t shard) const { return writers_.at(shard); }
   const caf::actor& producer(std::size_t i) const { return producers_.at(i); }
   const std::vector<shard_start>& started() const { return started_; }
   const std::shared_ptr<wab::wab_usage>& usage() const { return usage_; }
@@ -71,7 +73,7 @@ class daemon_life {
 
  private:
   void recover(const sim_config& cfg, const sim_paths& paths, wab::file_io& io);
-  void watch(const caf::actor& a, std::string name);
+  void watch(caf::abstract_actor* a, std::string name);
 
   exit_hook on_exit_;
   std::unique_ptr<caf::actor_system_config> cfg_;
@@ -81,8 +83,11 @@ class daemon_life {
   std::shared_ptr<wab::wab_usage> usage_;
   std::shared_ptr<dead_letter_store> dead_letters_;
   std::shared_ptr<delivery_status> status_ = std::make_shared<delivery_status>();
-  caf::actor runner_;
-  std::vector<caf::actor> writers_, fsyncs_, drains_, producers_;
+  sink_runner_actor runner_;
+  std::vector<shard_writer_actor> writers_;
+  std::vector<fsync_group_actor> fsyncs_;
+  std::vector<drain_actor> drains_;
+  std::vector<caf::actor> producers_;
   bool killed_ = false;
 };
 

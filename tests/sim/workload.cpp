@@ -17,7 +17,7 @@ ingest_request make_request(sim_world& w, sim_rng& rng, std::size_t producer, co
   auto& p = w.producers[producer];
   ingest_request req;
   req.tag = p.next_tag++;
-  req.kind = static_cast<std::uint8_t>(shape.kind);
+  req.kind = shape.kind;
   req.durable = shape.durable;
   request_info info{producer, req.tag, shape.kind, shape.durable, {}, w.life, false};
   for (std::size_t k = 0; k < shape.records; ++k) {
