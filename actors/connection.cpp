@@ -22,6 +22,7 @@ struct reply_slot {
   byte_buffer bytes;
   tier_label tier = tier_label::none;  // of a push; `none` for other replies
   std::uint32_t records = 0;           // records the reply answers
+  std::uint32_t acked = 0;             // of them, acked (the rest: InternalError)
   std::chrono::steady_clock::time_point decoded{};
   std::uint64_t budget = 0;            // frame memory held until the reply is written
 };
@@ -75,6 +76,7 @@ class connection_state {
     auto& slot = replies_[r.tag - first_tag_];
     slot.ready = true;
     slot.bytes = std::move(r.frame);
+    slot.acked = r.acked;
     flush();
     pump();  // a freed reply slot may let the next buffered frame in
   }
@@ -197,7 +199,7 @@ class connection_state {
   void submit(wire::stream_frame& frame, ingest_kind kind, std::vector<std::uint32_t> bounds) {
     const auto tier = wire::tier_of(frame.header.dur);
     const auto records = static_cast<std::uint32_t>(kind == ingest_kind::batch ? bounds.size() / 2 : 1);
-    reply_slot slot{false, false, {}, label_of(tier), records, std::chrono::steady_clock::now(), take_frame_budget()};
+    reply_slot slot{false, false, {}, label_of(tier), records, 0, std::chrono::steady_clock::now(), take_frame_budget()};
     if (!settings_.writer || tier == wire::tier::replicated) {
       // No writer (stopped), or a tier this node cannot honour without a
       // cluster: nothing can be promised, so the answer is the transient Nack.
@@ -220,7 +222,7 @@ class connection_state {
   }
 
   void reply(byte_buffer bytes) {
-    replies_.push_back({true, false, std::move(bytes), tier_label::none, 0, {}, take_frame_budget()});
+    replies_.push_back({true, false, std::move(bytes), tier_label::none, 0, 0, {}, take_frame_budget()});
     flush();
   }
 
@@ -230,31 +232,21 @@ class connection_state {
   /// A protocol violation: answer it after every reply already owed, then close.
   void reject(wire::nack_reason reason) {
     closing_ = true;
-    replies_.push_back({true, true, wire::encode_nack(reason), tier_label::none, 0, {}, take_frame_budget()});
+    replies_.push_back({true, true, wire::encode_nack(reason), tier_label::none, 0, 0, {}, take_frame_budget()});
     if (settings_.stats) settings_.stats->tier(tier_label::none).nack[static_cast<std::uint8_t>(reason)]->Increment();
     flush();
   }
 
   /// Counts what a push's reply says, as it goes out.
   void count(const reply_slot& slot) {
-    if (!settings_.stats || slot.records == 0 || slot.bytes.size() < wire::header_size) return;
+    if (!settings_.stats || slot.records == 0) return;
     auto& t = settings_.stats->tier(slot.tier);
-    const auto type = static_cast<wire::message_type>(slot.bytes[5]);
-    std::uint32_t acked = 0;
-    if (type == wire::message_type::ack || type == wire::message_type::ack_tracked) {
-      acked = 1;
-    } else if (type == wire::message_type::ack_batch) {
-      for (std::size_t i = wire::header_size + 3; i + wire::payload_crc_size < slot.bytes.size(); ++i)
-        acked += static_cast<std::uint32_t>(__builtin_popcount(slot.bytes[i]));
-    }
-    if (acked > 0) {
-      t.acked->Increment(acked);
+    if (slot.acked > 0) {
+      t.acked->Increment(slot.acked);
       t.ack_latency.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - slot.decoded).count());
     }
-    if (acked < slot.records) {
-      const std::uint8_t reason = type == wire::message_type::nack ? slot.bytes[wire::header_size] : 6;
-      if (reason < t.nack.size() && t.nack[reason]) t.nack[reason]->Increment(slot.records - acked);
-    }
+    if (slot.acked < slot.records)
+      t.nack[static_cast<std::uint8_t>(wire::nack_reason::internal_error)]->Increment(slot.records - slot.acked);
   }
 
   void flush() {

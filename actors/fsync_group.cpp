@@ -93,7 +93,8 @@ class fsync_group_state {
       for (const auto& r : results)
         if (r.first == req.segment.get()) rc = r.second;
       for (auto& a : req.acks)
-        self_->send(a.to, ingest_reply{a.tag, rc == 0 ? std::move(a.on_success) : std::move(a.on_failure)});
+        self_->send(a.to, rc == 0 ? ingest_reply{a.tag, std::move(a.on_success), a.records}
+                                 : ingest_reply{a.tag, std::move(a.on_failure), 0});
     }
   }
 

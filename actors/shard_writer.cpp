@@ -168,7 +168,8 @@ class shard_writer_state {
       if (landed == 0) {
         self_->send(q.to, ingest_reply{q.req.tag, failure_reply(q.req)});
       } else if (!q.req.durable) {
-        self_->send(q.to, ingest_reply{q.req.tag, success_reply(q.req, *active_, first_index, landed)});
+        self_->send(q.to, ingest_reply{q.req.tag, success_reply(q.req, *active_, first_index, landed),
+                                       static_cast<std::uint32_t>(landed)});
       } else {
         durable.acks.push_back({std::move(q.to), q.req.tag, static_cast<std::uint32_t>(landed),
                                 success_reply(q.req, *active_, first_index, landed), failure_reply(q.req)});

@@ -55,15 +55,18 @@ typename Inspector::result_type inspect(Inspector& f, ingest_request& x) {
   return f(caf::meta::type_name("weir::ingest_request"), x.tag, x.kind, x.durable, x.body, x.bounds);
 }
 
-/// The reply frame for request `tag`.
+/// The reply frame for request `tag`, and how many of its records it acks
+/// (the rest were refused with InternalError: the only reason a writer has),
+/// so the connection counts outcomes without reading the frame back.
 struct ingest_reply {
   std::uint64_t tag = 0;
   byte_buffer frame;
+  std::uint32_t acked = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ingest_reply& x) {
-  return f(caf::meta::type_name("weir::ingest_reply"), x.tag, x.frame);
+  return f(caf::meta::type_name("weir::ingest_reply"), x.tag, x.frame, x.acked);
 }
 
 /// What the writer and the fsync group need of whoever sent a request: it
@@ -75,7 +78,7 @@ using ingest_client_actor = caf::typed_actor<caf::reacts_to<ingest_reply>>;
 struct pending_ack {
   ingest_client_actor to;
   std::uint64_t tag = 0;
-  std::uint32_t records = 0;
+  std::uint32_t records = 0;  // acked by on_success
   byte_buffer on_success;
   byte_buffer on_failure;
 };

@@ -103,7 +103,7 @@ shard_writer_actor::behavior_type held_writer(shard_writer_actor::stateful_point
           wire::record_coordinate c;
           c.index = it->second.tag + 1;
           c.segment = "shard_00/seg_00000001.wab";
-          self->send(it->first, ingest_reply{it->second.tag, wire::encode_ack_tracked(c)});
+          self->send(it->first, ingest_reply{it->second.tag, wire::encode_ack_tracked(c), 1});
         }
         held.clear();
         count();

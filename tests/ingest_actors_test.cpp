@@ -219,10 +219,13 @@ TEST_CASE("a failed fdatasync acks nothing it covers and the shard continues in 
   REQUIRE(failed.size() == 2);
   CHECK(is_internal_error_nack(failed[0]));
   CHECK(bitmap_of(failed[1], 2) == std::vector<bool>{false, false});
+  CHECK(failed[0].acked == 0);
+  CHECK(failed[1].acked == 0);
 
   h.push(3, "after the fault", true, ingest_kind::tracked);
   auto ok = h.next_reply();
   REQUIRE(ok);
+  CHECK(ok->acked == 1);
   const auto c = coordinate_of(*ok);
   CHECK(c.segment == "shard_00/seg_00000002.wab");
   CHECK(c.index == 1);
@@ -240,6 +243,7 @@ TEST_CASE("a disk filling mid-batch acks exactly the records that landed whole",
     auto r = h.next_reply();
     REQUIRE(r);
     CHECK(bitmap_of(*r, 9) == std::vector<bool>{true, true, true, true, true, false, false, false, false});
+    CHECK(r->acked == 5);  // what the connection counts, without reading the frame
     // The wire bytes of that bitmap: 0x1f then 0x00.
     CHECK(r->frame[wire::header_size + 3] == 0x1f);
     CHECK(r->frame[wire::header_size + 4] == 0x00);
