@@ -1,9 +1,10 @@
 // The connection actor's protocol with a scripted socket: replies in order,
 // the exact Nack for each violation, close after it, and read requests that
-// carry the mid-frame flag the read timeout depends on.
+// carry the mid-frame flag the read timeout depends on. Deterministic: every
+// actor runs on CAF's test scheduler, one message at a time, in this thread,
+// and time moves only when a test advances it.
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
+#include <chrono>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -11,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -25,34 +27,22 @@ using namespace weir::wire;
 
 namespace {
 
-/// Records what the actor asked of its socket.
+/// Records what the actor asked of its socket. Everything runs in the test's
+/// thread, so no lock is needed.
 class scripted_socket : public connection_io {
  public:
   void write(byte_buffer bytes) override {
-    record([&] {
-      writes.push_back(std::move(bytes));
-      if (writes.size() >= block_after_writes) blocked = true;
-    });
+    writes.push_back(std::move(bytes));
+    if (writes.size() >= block_after_writes) blocked = true;
   }
   void read_more(bool mid_frame, std::uint64_t frames_done) override {
-    record([&] {
-      reads.push_back(mid_frame);
-      frames.push_back(frames_done);
-    });
+    reads.push_back(mid_frame);
+    frames.push_back(frames_done);
   }
-  void hold_frame(std::uint64_t frames_done) override { record([&] { holds.push_back(frames_done); }); }
-  bool write_blocked() const override { return blocked.load(); }
-  void close() override { record([&] { closed = true; }); }
+  void hold_frame(std::uint64_t frames_done) override { holds.push_back(frames_done); }
+  bool write_blocked() const override { return blocked; }
+  void close() override { closed = true; }
 
-  /// Waits until `pred` holds (under the lock) or `limit` passes.
-  template <class Pred>
-  bool wait_for(Pred pred, std::chrono::milliseconds limit = std::chrono::seconds(2)) {
-    std::unique_lock<std::mutex> lock(mutex);
-    return changed.wait_for(lock, limit, pred);
-  }
-
-  std::mutex mutex;
-  std::condition_variable changed;
   std::vector<byte_buffer> writes;
   std::vector<bool> reads;
   std::vector<std::uint64_t> frames;
@@ -60,17 +50,7 @@ class scripted_socket : public connection_io {
   bool closed = false;
   /// A peer that stops reading its replies after this many.
   std::size_t block_after_writes = SIZE_MAX;
-  std::atomic<bool> blocked{false};
-
- private:
-  template <class F>
-  void record(F f) {
-    {
-      std::lock_guard<std::mutex> guard(mutex);
-      f();
-    }
-    changed.notify_all();
-  }
+  bool blocked = false;
 };
 
 /// A shard writer that holds every request until told to answer them all,
@@ -121,16 +101,40 @@ struct harness {
   shard_writer_actor writer;
   std::shared_ptr<held_count> load = std::make_shared<held_count>();
 
+  caf::scheduler::test_coordinator* sched = nullptr;
+
   explicit harness(connection_settings s = {}, bool with_writer = false) {
-    cfg.set("scheduler.max-threads", 2);
+    cfg.set("scheduler.policy", caf::atom("testing"));
     cfg.add_message_types<caf::id_block::weir>();
     sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
     if (with_writer) s.writer = writer = sys->spawn(held_writer, load);
     conn = spawn_connection(*sys, socket, s);
+    run();
+  }
+
+  /// Delivers every message waiting, and those they cause, until all is quiet.
+  void run() {
+    while (sched->try_run_once()) {
+    }
+  }
+  /// Moves the test clock on (firing due timers), then runs.
+  void advance(std::chrono::milliseconds d) {
+    sched->advance_time(d);
+    run();
+  }
+  /// Runs, then says whether `pred` holds.
+  template <class Pred>
+  bool settled(Pred pred) {
+    run();
+    return pred();
   }
 
   /// (held now, most ever held at once)
-  std::pair<std::size_t, std::size_t> writer_load() { return {load->held.load(), load->most_held.load()}; }
+  std::pair<std::size_t, std::size_t> writer_load() {
+    run();
+    return {load->held.load(), load->most_held.load()};
+  }
   std::uint64_t index_of(std::size_t i) {
     auto f = decode_frame(socket->writes.at(i));
     REQUIRE(f);
@@ -141,6 +145,7 @@ struct harness {
   ~harness() {
     if (conn) caf::anon_send_exit(conn, caf::exit_reason::user_shutdown);
     if (writer) caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
+    run();
   }
   void send(const byte_buffer& bytes) { caf::anon_send(conn, socket_data_atom::value, bytes); }
 
@@ -154,10 +159,10 @@ byte_buffer health() { return encode_frame(message_type::health_check, durabilit
 
 TEST_CASE("connection asks for the first read and answers a HealthCheck", "[actor][connection]") {
   harness h;
-  REQUIRE(h.socket->wait_for([&] { return h.socket->reads.size() == 1; }));
+  REQUIRE(h.settled([&] { return h.socket->reads.size() == 1; }));
   CHECK_FALSE(h.socket->reads[0]);
   h.send(health());
-  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 1 && h.socket->reads.size() == 2; }));
+  REQUIRE(h.settled([&] { return h.socket->writes.size() == 1 && h.socket->reads.size() == 2; }));
   CHECK(h.socket->writes[0] == encode_health_check_response());
   CHECK_FALSE(h.socket->closed);
 }
@@ -171,7 +176,7 @@ TEST_CASE("pipelined frames are answered in submission order", "[actor][connecti
     append_frame(stream, message_type::push, durability::durable, byte_buffer{'x'});
     append_frame(stream, message_type::health_check, durability::durable, {});
     h.send(stream);
-    REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 3; }));
+    REQUIRE(h.settled([&] { return h.socket->writes.size() == 3; }));
     CHECK(h.reply_type(0) == 0x05);
     CHECK(h.reply_type(1) == 0x03);  // no shard writer: a push is refused transiently...
     CHECK(h.nack_reason_of(1) == 0x06);
@@ -184,10 +189,10 @@ TEST_CASE("a partial frame asks for more with the mid-frame flag", "[actor][conn
   harness h;
   auto frame = health();
   h.send(byte_buffer(frame.begin(), frame.begin() + 7));
-  REQUIRE(h.socket->wait_for([&] { return h.socket->reads.size() == 2; }));
+  REQUIRE(h.settled([&] { return h.socket->reads.size() == 2; }));
   CHECK(h.socket->reads[1]);
   h.send(byte_buffer(frame.begin() + 7, frame.end()));
-  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 1 && h.socket->reads.size() == 3; }));
+  REQUIRE(h.settled([&] { return h.socket->writes.size() == 1 && h.socket->reads.size() == 3; }));
   CHECK_FALSE(h.socket->reads[2]);
 }
 
@@ -200,7 +205,7 @@ TEST_CASE("a violation after a good frame gets reply then Nack then close and no
   const auto unanswered = health();  // follows the violation: never answered
   stream.insert(stream.end(), unanswered.begin(), unanswered.end());
   h.send(stream);
-  REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+  REQUIRE(h.settled([&] { return h.socket->closed; }));
   REQUIRE(h.socket->writes.size() == 2);
   CHECK(h.reply_type(0) == 0x05);
   CHECK(h.socket->writes[1] == encode_nack(nack_reason::bad_magic));
@@ -212,7 +217,7 @@ TEST_CASE("daemon-to-client types from a client get UnknownMessage and a close",
                  message_type::ack_tracked, message_type::ack_batch}) {
     harness h;
     h.send(encode_frame(t, durability::durable, t == message_type::nack ? byte_buffer{1} : byte_buffer{}));
-    REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+    REQUIRE(h.settled([&] { return h.socket->closed; }));
     REQUIRE(h.socket->writes.size() == 1);
     CHECK(h.socket->writes[0] == encode_nack(nack_reason::unknown_message));
   }
@@ -235,7 +240,7 @@ TEST_CASE("PushBatch bodies are validated before anything else happens", "[actor
   for (auto& c : cases) {
     harness h(s);
     h.send(encode_frame(message_type::push_batch, durability::durable, c.body));
-    REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+    REQUIRE(h.settled([&] { return h.socket->closed; }));
     REQUIRE(h.socket->writes.size() == 1);
     CHECK(h.socket->writes[0] == encode_nack(c.expected));
   }
@@ -247,7 +252,7 @@ TEST_CASE("a record over the configured payload cap is refused from its header",
   harness h(s);
   auto frame = encode_frame(message_type::push, durability::durable, byte_buffer(9, 'z'));
   h.send(byte_buffer(frame.begin(), frame.begin() + header_size));
-  REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+  REQUIRE(h.settled([&] { return h.socket->closed; }));
   CHECK(h.socket->writes.at(0) == encode_nack(nack_reason::payload_too_large));
 }
 
@@ -263,7 +268,7 @@ byte_buffer pushes(int n) {
 void answer_until(harness& h, std::size_t total) {
   for (int i = 0; i < 200; ++i) {
     caf::anon_send(h.writer, flush_atom::value);
-    if (h.socket->wait_for([&] { return h.socket->writes.size() >= total; }, std::chrono::milliseconds(10))) return;
+    if (h.settled([&] { return h.socket->writes.size() >= total; })) return;
   }
 }
 
@@ -276,7 +281,6 @@ TEST_CASE("ordered mode keeps max_inflight requests in flight and replies in sub
   s.max_inflight = 4;
   harness h(s, true);
   h.send(pushes(10));
-  for (int i = 0; i < 200 && h.writer_load().first < 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CHECK(h.writer_load().first == 4);  // the fifth waits for a reply slot
   CHECK(h.socket->writes.empty());
   answer_until(h, 10);
@@ -299,11 +303,10 @@ TEST_CASE("strict mode has one request in flight at a time", "[actor][connection
 TEST_CASE("when the shard writer stops every owed and later push is refused transiently", "[actor][connection]") {
   harness h({}, true);
   h.send(pushes(3));
-  for (int i = 0; i < 200 && h.writer_load().first < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   caf::anon_send_exit(h.writer, caf::exit_reason::user_shutdown);
-  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 3; }));
+  REQUIRE(h.settled([&] { return h.socket->writes.size() == 3; }));
   h.send(pushes(1));
-  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 4; }));
+  REQUIRE(h.settled([&] { return h.socket->writes.size() == 4; }));
   for (std::size_t i = 0; i < 4; ++i) CHECK(h.socket->writes[i] == encode_nack(nack_reason::internal_error));
   CHECK_FALSE(h.socket->closed);
 }
@@ -311,30 +314,30 @@ TEST_CASE("when the shard writer stops every owed and later push is refused tran
 TEST_CASE("end of input still gets every owed reply before the close", "[actor][connection]") {
   harness h({}, true);
   h.send(pushes(3));
-  for (int i = 0; i < 200 && h.writer_load().first < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   caf::anon_send(h.conn, socket_eof_atom::value);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  h.run();
   CHECK_FALSE(h.socket->closed);
   caf::anon_send(h.writer, flush_atom::value);
-  REQUIRE(h.socket->wait_for([&] { return h.socket->closed; }));
+  REQUIRE(h.settled([&] { return h.socket->closed; }));
   CHECK(h.socket->writes.size() == 3);
 }
 
 TEST_CASE("a closed connection leaves nothing behind in its shard writer", "[actor][connection]") {
   harness h({}, true);
-  REQUIRE(h.socket->wait_for([&] { return h.socket->reads.size() == 1; }));
+  REQUIRE(h.settled([&] { return h.socket->reads.size() == 1; }));
   const caf::actor_addr addr = h.conn.address();  // a weak reference, as a monitor holds
   auto* block = caf::actor_cast<caf::actor_control_block*>(addr);
   {
     caf::scoped_actor self{*h.sys};
     self->monitor(h.conn);
     caf::anon_send(h.conn, socket_closed_atom::value);
+    h.run();
     bool down = false;
-    self->receive([&](caf::down_msg&) { down = true; }, caf::after(std::chrono::seconds(5)) >> [] {});
+    self->receive([&](caf::down_msg&) { down = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
     REQUIRE(down);
   }
   h.conn = nullptr;
-  for (int i = 0; i < 400 && block->strong_refs.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  h.run();
   REQUIRE(block->strong_refs.load() == 0);
   // Only this test's own address is left: the writer, which lives as long as
   // the daemon, keeps no reference that would pin the connection's memory.
@@ -347,14 +350,14 @@ TEST_CASE("a peer that does not read its replies is not read from either", "[act
   byte_buffer stream;
   for (int i = 0; i < 50; ++i) append_frame(stream, message_type::health_check, durability::durable, {});
   h.send(stream);
-  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 3; }));
+  REQUIRE(h.settled([&] { return h.socket->writes.size() == 3; }));
   // Blocked: the 47 frames already read wait, and nothing more is read.
-  CHECK_FALSE(h.socket->wait_for([&] { return h.socket->writes.size() > 3; }, std::chrono::milliseconds(100)));
+  CHECK_FALSE(h.settled([&] { return h.socket->writes.size() > 3; }));
   CHECK(h.socket->reads.size() == 1);
   h.socket->block_after_writes = SIZE_MAX;
   h.socket->blocked = false;
   caf::anon_send(h.conn, socket_writable_atom::value);
-  REQUIRE(h.socket->wait_for([&] { return h.socket->writes.size() == 50 && h.socket->reads.size() == 2; }));
+  REQUIRE(h.settled([&] { return h.socket->writes.size() == 50 && h.socket->reads.size() == 2; }));
 }
 
 TEST_CASE("large frames share a memory budget: one waits until another's reply is written",
@@ -367,30 +370,35 @@ TEST_CASE("large frames share a memory budget: one waits until another's reply i
   harness waiter(s);
   const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
   holder.send(big);
-  for (int i = 0; i < 400 && holder.writer_load().first < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   REQUIRE(holder.writer_load().first == 1);
   CHECK(budget->in_use() == 80 * 1024);
 
   waiter.send(big);
   // While it waits for memory it reads nothing, and its frame's deadline
   // runs all the same: it asks the socket to hold the frame.
-  REQUIRE(waiter.socket->wait_for([&] { return !waiter.socket->holds.empty(); }));
+  REQUIRE(waiter.settled([&] { return !waiter.socket->holds.empty(); }));
   CHECK(waiter.socket->holds.front() == 0);
-  CHECK(budget->waits() > 0);
-  CHECK_FALSE(waiter.socket->wait_for([&] { return !waiter.socket->writes.empty(); }, std::chrono::milliseconds(100)));
+  CHECK(budget->waits() == 1);
+  // It asks again every budget_retry_ms, and waits on.
+  waiter.advance(std::chrono::milliseconds(s.budget_retry_ms));
+  CHECK(budget->waits() == 2);
+  CHECK(waiter.socket->writes.empty());
   CHECK(budget->in_use() == 80 * 1024);
 
   caf::anon_send(holder.writer, flush_atom::value);  // the holder's reply goes out and frees its share
-  REQUIRE(waiter.socket->wait_for([&] { return waiter.socket->writes.size() == 1; }));
+  holder.run();
+  CHECK(budget->in_use() == 0);
+  waiter.advance(std::chrono::milliseconds(s.budget_retry_ms));  // the next ask gets it
+  REQUIRE(waiter.socket->writes.size() == 1);
   CHECK(waiter.socket->writes[0] == encode_nack(nack_reason::internal_error));  // no writer: refused, after all
-  REQUIRE(holder.socket->wait_for([&] { return holder.socket->writes.size() == 1; }));
+  REQUIRE(holder.settled([&] { return holder.socket->writes.size() == 1; }));
   CHECK(budget->in_use() == 0);
 
   // A connection that goes away mid-frame gives its share back.
   waiter.send(byte_buffer(big.begin(), big.begin() + 100));
-  for (int i = 0; i < 400 && budget->in_use() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  waiter.run();
   CHECK(budget->in_use() == 80 * 1024);
   caf::anon_send(waiter.conn, socket_closed_atom::value);
-  for (int i = 0; i < 400 && budget->in_use() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  waiter.run();
   CHECK(budget->in_use() == 0);
 }
