@@ -1,0 +1,226 @@
+// The sink runner and its workers on CAF's test scheduler, with a scripted
+// sink: the backoff sequence, Retry-After, a failed batch going first again,
+// and delivery stopping while the dead letters are full and going on once
+// space frees. Time moves only when a test advances the test clock.
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/sink_runner.hpp"
+#include "messages/drain_protocol.hpp"
+#include "messages/ingest_protocol.hpp"
+#include "support/test_paths.hpp"
+#include "wab/file_io.hpp"
+
+using namespace weir;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// What the sink saw and what it answers next: one scripted result per
+/// commit, then `committed` for good.
+struct sink_script {
+  std::deque<commit_result> answers;
+  std::vector<std::vector<std::string>> commits;  // the record ids of each commit, in order
+};
+
+class scripted_sink : public sink {
+ public:
+  explicit scripted_sink(std::shared_ptr<sink_script> script) : script_(std::move(script)) {}
+  commit_result commit(const std::vector<sink_record>& batch) override {
+    std::vector<std::string> ids;
+    for (const auto& r : batch) ids.push_back(r.id);
+    script_->commits.push_back(std::move(ids));
+    if (script_->answers.empty()) return commit_result::ok();
+    auto r = script_->answers.front();
+    script_->answers.pop_front();
+    return r;
+  }
+  sink_health probe() override { return sink_health::healthy; }
+
+ private:
+  std::shared_ptr<sink_script> script_;
+};
+
+class scripted_factory : public sink_factory {
+ public:
+  explicit scripted_factory(std::shared_ptr<sink_script> script) : script_(std::move(script)) {}
+  std::unique_ptr<sink> make() override { return std::make_unique<scripted_sink>(script_); }
+  std::string type() const override { return "scripted"; }
+
+ private:
+  std::shared_ptr<sink_script> script_;
+};
+
+commit_result transient(std::optional<std::chrono::milliseconds> retry_after = std::nullopt) {
+  auto r = commit_result::retry("scripted outage");
+  r.retry_after = retry_after;
+  return r;
+}
+
+struct runner_world {
+  test::temp_dir dir;
+  std::shared_ptr<sink_script> script = std::make_shared<sink_script>();
+  std::shared_ptr<delivery_status> status = std::make_shared<delivery_status>();
+  std::shared_ptr<dead_letter_store> dead_letters;
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::scheduler::test_coordinator* sched = nullptr;
+  std::optional<caf::scoped_actor> drain;  // the test plays the drain
+  sink_runner_actor runner;
+
+  explicit runner_world(sink_runner_settings s = defaults(), std::uint64_t dead_letter_bytes = 1 << 20) {
+    std::filesystem::create_directories(dir / "dead_letter");
+    dead_letters = std::make_shared<dead_letter_store>(wab::default_file_io(), (dir / "dead_letter").string(),
+                                                       dead_letter_bytes);
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    cfg.add_message_types<caf::id_block::weir>();
+    sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+    drain.emplace(*sys);
+    s.worker_thread = actor_thread::scheduler;
+    runner = spawn_sink_runner(*sys, s, std::make_shared<scripted_factory>(script), dead_letters, status);
+    run();
+  }
+  ~runner_world() {
+    caf::anon_send_exit(runner, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  static sink_runner_settings defaults() {
+    sink_runner_settings s;
+    s.concurrency = 1;
+    s.retry_initial_ms = 100;
+    s.retry_multiplier = 2.0;
+    s.retry_max_ms = 1000;
+    s.retry_jitter = 0;  // an exact sequence
+    s.health_interval_ms = 3600 * 1000;  // no probe in the way
+    s.dead_letter_recheck_ms = 300;
+    return s;
+  }
+
+  void run() {
+    while (sched->try_run_once()) {
+    }
+  }
+  void advance(std::chrono::milliseconds d) {
+    sched->advance_time(d);
+    run();
+  }
+
+  void send_batch(std::uint64_t id, std::vector<std::string> record_ids) {
+    delivery_batch b;
+    b.id = id;
+    for (auto& r : record_ids) {
+      sink_record rec;
+      rec.id = std::move(r);
+      rec.segment = "shard_00/seg_00000001.wab";
+      rec.payload = {'p'};
+      b.records.push_back(std::move(rec));
+    }
+    (*drain)->send(runner, std::move(b));
+    run();
+  }
+
+  /// The batch ids the runner said were delivered since the last call.
+  std::vector<std::uint64_t> delivered() {
+    std::vector<std::uint64_t> out;
+    bool more = true;
+    while (more)
+      (*drain)->receive([&](delivered_atom, std::uint64_t id) { out.push_back(id); },
+                        caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sink runner: transient failures back off 100 then 200 400 800 and the cap and retry forever",
+          "[actor][sink_runner]") {
+  runner_world w;
+  for (int i = 0; i < 6; ++i) w.script->answers.push_back(transient());
+  w.send_batch(1, {"a"});
+  REQUIRE(w.script->commits.size() == 1);
+  CHECK(w.status->state.load() == delivery_state::retrying);
+  std::size_t commits = 1;
+  for (std::chrono::milliseconds wait : {100ms, 200ms, 400ms, 800ms, 1000ms, 1000ms}) {
+    CHECK(w.status->backoff_ms.load() == static_cast<std::uint64_t>(wait.count()));
+    w.advance(wait - 1ms);
+    CHECK(w.script->commits.size() == commits);  // not a moment early
+    w.advance(1ms);
+    CHECK(w.script->commits.size() == ++commits);
+  }
+  CHECK(w.delivered() == std::vector<std::uint64_t>{1});
+  CHECK(w.status->state.load() == delivery_state::idle);
+  CHECK(w.status->retries.load() == 6);
+  CHECK(w.status->health.load() == sink_health::healthy);
+}
+
+TEST_CASE("sink runner: a Retry-After from the sink replaces the backoff", "[actor][sink_runner]") {
+  runner_world w;
+  w.script->answers.push_back(transient(2500ms));
+  w.send_batch(7, {"a", "b"});
+  CHECK(w.status->health.load() == sink_health::down);
+  w.advance(2499ms);
+  CHECK(w.script->commits.size() == 1);
+  CHECK(w.delivered().empty());
+  w.advance(1ms);
+  CHECK(w.script->commits.size() == 2);
+  CHECK(w.delivered() == std::vector<std::uint64_t>{7});
+}
+
+TEST_CASE("sink runner: a failed batch goes first again so order holds with one slot", "[actor][sink_runner]") {
+  runner_world w;
+  w.script->answers.push_back(transient());
+  w.send_batch(1, {"first"});
+  w.send_batch(2, {"second"});
+  CHECK(w.script->commits.size() == 1);  // nothing else goes while the runner waits
+  w.advance(100ms);
+  REQUIRE(w.script->commits.size() == 3);
+  CHECK(w.script->commits[0] == std::vector<std::string>{"first"});
+  CHECK(w.script->commits[1] == std::vector<std::string>{"first"});
+  CHECK(w.script->commits[2] == std::vector<std::string>{"second"});
+  CHECK(w.delivered() == std::vector<std::uint64_t>{1, 2});
+}
+
+TEST_CASE("sink runner: with the dead letters full delivery stops and goes on once space frees",
+          "[actor][sink_runner][dead-letter]") {
+  // 1 KiB of dead-letter space, already over its limit.
+  runner_world w(runner_world::defaults(), 1024);
+  {
+    sink_record big;
+    big.id = "earlier";
+    big.payload.assign(2048, 'x');
+    std::string error;
+    REQUIRE(w.dead_letters->store({{&big, "refused earlier"}}, error) == dead_letter_store::result::stored);
+  }
+  commit_result refused;
+  refused.rejected = {{0, "constraint violated"}};
+  w.script->answers.push_back(refused);
+  w.script->answers.push_back(refused);
+  w.script->answers.push_back(refused);
+  w.send_batch(3, {"poison"});
+  CHECK(w.status->state.load() == delivery_state::dead_letter_full);
+  CHECK(w.status->backoff_ms.load() == 300);
+  CHECK(w.delivered().empty());
+  // Rechecked every dead_letter_recheck_ms, still full.
+  w.advance(300ms);
+  CHECK(w.script->commits.size() == 2);
+  CHECK(w.status->state.load() == delivery_state::dead_letter_full);
+  // An operator makes room: the next recheck stores the letter and delivery goes on.
+  for (const auto& e : std::filesystem::directory_iterator(w.dir / "dead_letter")) std::filesystem::remove(e.path());
+  w.advance(300ms);
+  CHECK(w.script->commits.size() == 3);
+  CHECK(w.delivered() == std::vector<std::uint64_t>{3});
+  CHECK(w.status->dead_lettered.load() == 1);
+  CHECK(w.status->state.load() == delivery_state::idle);
+}
