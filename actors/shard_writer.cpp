@@ -184,10 +184,12 @@ class shard_writer_state {
     if (settings_.drain) self_->send(settings_.drain, appended_atom::value, active_->sequence(), active_->size());
   }
 
+  /// Offline (no active segment), the retry timer alone brings the shard
+  /// back: a push does not try again, so a flood of refused pushes cannot
+  /// turn into a flood of failing creates.
   bool ready_for_append() {
     if (active_ && !active_->append_closed()) return true;
     if (active_) rotate();
-    else if (std::chrono::steady_clock::now() >= retry_at_) open_segment();
     return active_ != nullptr;
   }
 
@@ -240,7 +242,6 @@ class shard_writer_state {
 
   /// Every push is refused until a retry (on a timer, not waiting for a push) succeeds.
   void go_offline(const std::string& why) {
-    retry_at_ = std::chrono::steady_clock::now() + retry_interval();
     if (!retry_scheduled_) {
       retry_scheduled_ = true;
       self_->delayed_send(self_, retry_interval(), retry_open_atom::value);
@@ -272,7 +273,6 @@ class shard_writer_state {
   std::string offline_reason_;
   bool retry_scheduled_ = false;
   bool shutting_down_ = false;
-  std::chrono::steady_clock::time_point retry_at_{};
 };
 
 shard_writer_actor::behavior_type shard_writer_behavior(shard_writer_state::pointer self, shard_writer_settings s,

@@ -12,7 +12,6 @@
 #include <catch2/catch.hpp>
 
 #include <caf/typed_event_based_actor.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -21,6 +20,8 @@
 #include "messages/wire/batch.hpp"
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame.hpp"
+
+#include "support/test_scheduler.hpp"
 
 using namespace weir;
 using namespace weir::wire;
@@ -93,36 +94,19 @@ shard_writer_actor::behavior_type held_writer(shard_writer_actor::stateful_point
   };
 }
 
-struct harness {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
+struct harness : test::test_scheduler {
   std::shared_ptr<scripted_socket> socket = std::make_shared<scripted_socket>();
   connection_actor conn;
   shard_writer_actor writer;
   std::shared_ptr<held_count> load = std::make_shared<held_count>();
 
-  caf::scheduler::test_coordinator* sched = nullptr;
 
   explicit harness(connection_settings s = {}, bool with_writer = false) {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    cfg.add_message_types<caf::id_block::weir>();
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-    if (with_writer) s.writer = writer = sys->spawn(held_writer, load);
-    conn = spawn_connection(*sys, socket, s);
+    if (with_writer) s.writer = writer = sys().spawn(held_writer, load);
+    conn = spawn_connection(sys(), socket, s);
     run();
   }
 
-  /// Delivers every message waiting, and those they cause, until all is quiet.
-  void run() {
-    while (sched->try_run_once()) {
-    }
-  }
-  /// Moves the test clock on (firing due timers), then runs.
-  void advance(std::chrono::milliseconds d) {
-    sched->advance_time(d);
-    run();
-  }
   /// Runs, then says whether `pred` holds.
   template <class Pred>
   bool settled(Pred pred) {
@@ -328,7 +312,7 @@ TEST_CASE("a closed connection leaves nothing behind in its shard writer", "[act
   const caf::actor_addr addr = h.conn.address();  // a weak reference, as a monitor holds
   auto* block = caf::actor_cast<caf::actor_control_block*>(addr);
   {
-    caf::scoped_actor self{*h.sys};
+    caf::scoped_actor self{h.sys()};
     self->monitor(h.conn);
     caf::anon_send(h.conn, socket_closed_atom::value);
     h.run();

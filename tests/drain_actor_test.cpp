@@ -1,7 +1,9 @@
 // The drain's protocol, driven directly: segments written with the real
 // segment writer, `appended` announcements sent by hand, and the test acting
 // as the sink runner, so that every interleaving of reads, confirms,
-// rotations and deletions can be forced.
+// rotations and deletions can be forced. Deterministic: the drain runs on
+// CAF's test scheduler in this thread, and its linger and cursor timers fire
+// only when a test moves the test clock.
 #include <filesystem>
 #include <optional>
 
@@ -16,7 +18,7 @@
 #include "messages/wire/coordinate.hpp"
 #include "wab/confirm_cursor.hpp"
 #include "wab/segment_writer.hpp"
-#include "support/test_helpers.hpp"
+#include "support/test_scheduler.hpp"
 #include "support/test_paths.hpp"
 
 using namespace weir;
@@ -26,36 +28,43 @@ namespace {
 
 byte_buffer bytes_of(const std::string& s) { return byte_buffer(s.begin(), s.end()); }
 
-struct drain_harness {
+struct drain_harness : test::test_scheduler {
   test::temp_dir dir;
   std::filesystem::path shard_dir = dir / "shard_00";
   std::shared_ptr<wab::file_io> io = wab::default_file_io();
   std::shared_ptr<wab::wab_usage> usage = std::make_shared<wab::wab_usage>(1ull << 30);
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
   std::optional<caf::scoped_actor> runner;  // the test plays the sink runner
   drain_actor drain;
   std::map<std::uint64_t, std::shared_ptr<wab::segment_writer>> segments;
 
   drain_harness() {
     std::filesystem::create_directories(shard_dir);
-    cfg.set("scheduler.max-threads", 2);
-    sys = std::make_unique<caf::actor_system>(cfg);
-    runner.emplace(*sys);
+    runner.emplace(sys());
   }
   ~drain_harness() {
     if (drain) caf::anon_send_exit(drain, caf::exit_reason::user_shutdown);
+    run();
   }
 
-  void start(std::uint64_t first_live = 1, std::uint32_t linger_ms = 1) {
+  /// Lets the cursor timer fire: a confirmed position is stored, and the
+  /// segments behind it go.
+  void persist() { advance(std::chrono::milliseconds(cursor_persist_ms)); }
+
+  static constexpr std::uint32_t linger_ms = 5;
+  static constexpr std::uint32_t cursor_persist_ms = 200;
+
+  void start(std::uint64_t first_live = 1) {
     drain_settings s;
     s.shard_dir = shard_dir.string();
     s.first_live_sequence = first_live;
     s.linger_ms = linger_ms;
+    s.cursor_persist_ms = cursor_persist_ms;
     s.max_in_flight = 1;
     s.io = io;
     s.usage = usage;
-    drain = spawn_drain(*sys, s, caf::actor_cast<batch_consumer_actor>(*runner));
+    s.thread = actor_thread::scheduler;
+    drain = spawn_drain(sys(), s, caf::actor_cast<batch_consumer_actor>(*runner));
+    run();
   }
 
   /// Appends to segment `seq` (created on first use) and announces it, as the writer does.
@@ -75,15 +84,23 @@ struct drain_harness {
     if (!payloads.empty()) REQUIRE(seg->append(spans, 7).error == 0);
     usage->add(seg->size() - before);
     if (announce) caf::anon_send(drain, appended_atom::value, seq, seg->size());
+    run();
   }
 
-  std::optional<delivery_batch> next_batch(std::chrono::milliseconds wait = 2000ms) {
+  /// The next batch the drain sends, waiting out its linger (on the test clock).
+  std::optional<delivery_batch> next_batch() {
     std::optional<delivery_batch> out;
-    (*runner)->receive([&](delivery_batch& b) { out = std::move(b); }, caf::after(wait) >> [] {});
+    for (int turn = 0; turn < 2 && !out; ++turn) {
+      if (turn > 0) advance(std::chrono::milliseconds(linger_ms));
+      (*runner)->receive([&](delivery_batch& b) { out = std::move(b); }, caf::after(std::chrono::seconds(0)) >> [] {});
+    }
     return out;
   }
 
-  void confirm(const delivery_batch& b) { (*runner)->send(drain, delivered_atom::value, b.id); }
+  void confirm(const delivery_batch& b) {
+    (*runner)->send(drain, delivered_atom::value, b.id);
+    run();
+  }
 
   std::vector<std::string> payloads(const delivery_batch& b) {
     std::vector<std::string> out;
@@ -109,12 +126,13 @@ TEST_CASE("drain: records go out in order with their ids and the cursor follows 
   CHECK(b1->records[1].id == wire::to_hex(wire::compute_record_id("shard_00/seg_00000001.wab", 2, bytes_of("b"))));
   CHECK(b1->records[1].ts_ns == 7);
   h.write(2, {"c"});  // rotation: segment 1 is closed now
-  CHECK_FALSE(h.next_batch(200ms));  // one batch in flight at most
+  CHECK_FALSE(h.next_batch());  // one batch in flight at most
   h.confirm(*b1);
   auto b2 = h.next_batch();
   REQUIRE(b2);
   CHECK(h.payloads(*b2) == std::vector<std::string>{"c"});
-  REQUIRE(test::eventually([&] { return !h.exists(1); }));  // wholly confirmed and closed
+  h.persist();
+  CHECK_FALSE(h.exists(1));  // wholly confirmed and closed
   CHECK(h.exists(2));
   const auto cursor = wab::load_cursor(*h.io, h.shard_dir.string());
   REQUIRE(cursor);
@@ -129,9 +147,9 @@ TEST_CASE("drain: caught up at a segment's end it keeps reading after the cursor
   auto b1 = h.next_batch();
   REQUIRE(b1);
   h.write(2, {}, true);  // the writer rotated: segment 2 exists, empty
-  std::this_thread::sleep_for(50ms);
   h.confirm(*b1);  // the cursor moves to segment 2, segment 1 is deleted
-  REQUIRE(test::eventually([&] { return !h.exists(1); }));
+  h.persist();
+  CHECK_FALSE(h.exists(1));
   h.write(2, {"later"});
   auto b2 = h.next_batch();
   REQUIRE(b2);  // reading followed the cursor: nothing stalls
@@ -146,11 +164,13 @@ TEST_CASE("drain: a restart resumes at the confirm cursor and delivers only what
   auto b1 = h.next_batch();
   REQUIRE(b1);
   h.confirm(*b1);
-  REQUIRE(test::eventually([&] { return wab::load_cursor(*h.io, h.shard_dir.string()).has_value(); }));
+  h.persist();
+  REQUIRE(wab::load_cursor(*h.io, h.shard_dir.string()).has_value());
   h.write(1, {"r3"});
   auto b2 = h.next_batch();
   REQUIRE(b2);  // delivered but never confirmed: it must come again
   caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
+  h.run();
   h.segments.clear();  // the process died; segment 1 is from an earlier run now
   h.drain = nullptr;
   h.start(2);

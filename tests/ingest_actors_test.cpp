@@ -1,7 +1,9 @@
 // The ingest actors' protocols, driven directly with CAF: shard_writer and
-// fsync_group over a file I/O seam that can hold every fdatasync at a gate or
-// make it fail. The central property: no Durable ack leaves before the
-// fdatasync that covers it has returned success.
+// fsync_group over a file I/O seam that can make any call fail. The central
+// property: no Durable ack leaves before the fdatasync that covers it has
+// returned success. Deterministic: both actors run on CAF's test scheduler in
+// this thread; a test can run the writer alone (the fsync group's work then
+// waits in its mailbox), and timers fire only when it moves the test clock.
 #include <filesystem>
 #include <optional>
 
@@ -18,6 +20,7 @@
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame.hpp"
 #include "wab/segment_format.hpp"
+#include "support/test_scheduler.hpp"
 #include "support/faulty_file_io.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
@@ -30,13 +33,11 @@ namespace {
 
 byte_buffer bytes_of(const std::string& s) { return byte_buffer(s.begin(), s.end()); }
 
-struct ingest_harness {
+struct ingest_harness : test::test_scheduler {
   test::temp_dir dir;
   std::filesystem::path shard_dir = dir / "wab/shard_00";
   std::shared_ptr<test::faulty_file_io> io = std::make_shared<test::faulty_file_io>();
   std::shared_ptr<wab::wab_usage> usage;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
   std::optional<caf::scoped_actor> self;
   shard_writer_actor writer;
 
@@ -44,24 +45,27 @@ struct ingest_harness {
                           std::uint64_t cap = 1ull << 30) {
     std::filesystem::create_directories(shard_dir);
     usage = std::make_shared<wab::wab_usage>(cap);
-    cfg.set("scheduler.max-threads", 2);
-    cfg.add_message_types<caf::id_block::weir>();
-    sys = std::make_unique<caf::actor_system>(cfg);
-    self.emplace(*sys);
+    self.emplace(sys());
     shard_writer_settings ws;
     ws.shard_dir = shard_dir.string();
     ws.segment_max_bytes = segment_max;
     ws.io = io;
     ws.usage = usage;
-    writer = spawn_shard_writer(*sys, ws, spawn_fsync_group(*sys, fs));
-    // The writer creates its first segment (one header sync) as it starts.
-    for (int i = 0; i < 400 && io->syncs_done.load() < 1; ++i) std::this_thread::sleep_for(5ms);
+    ws.thread = actor_thread::scheduler;
+    fs.thread = actor_thread::scheduler;
+    writer = spawn_shard_writer(sys(), ws, spawn_fsync_group(sys(), fs));
+    run();
+    // The writer created its first segment (one header sync) as it started.
     REQUIRE(io->syncs_done.load() == 1);
   }
   ~ingest_harness() {
-    io->release_syncs();  // a held sync would keep the actor system from ending
     caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
+    run();
   }
+
+  /// Runs only the shard writer: what it hands the fsync group waits there,
+  /// as if that group's fdatasync had not returned yet.
+  void run_writer() { run_only(writer); }
 
   void push(std::uint64_t tag, const std::string& payload, bool durable, ingest_kind kind = ingest_kind::push) {
     ingest_request r;
@@ -85,10 +89,16 @@ struct ingest_harness {
     (*self)->send(writer, std::move(r));
   }
 
-  std::optional<ingest_reply> next_reply(std::chrono::milliseconds wait = 2000ms) {
+  /// A reply that has arrived (run the actors first to have one).
+  std::optional<ingest_reply> arrived_reply() {
     std::optional<ingest_reply> out;
-    (*self)->receive([&](ingest_reply& r) { out = std::move(r); }, caf::after(wait) >> [] {});
+    (*self)->receive([&](ingest_reply& r) { out = std::move(r); }, caf::after(std::chrono::seconds(0)) >> [] {});
     return out;
+  }
+  /// Runs everything, then the next reply.
+  std::optional<ingest_reply> next_reply() {
+    run();
+    return arrived_reply();
   }
 
   std::vector<ingest_reply> replies(std::size_t n) {
@@ -131,50 +141,53 @@ bool is_internal_error_nack(const ingest_reply& r) { return r.frame == wire::enc
 TEST_CASE("a Durable ack is sent only after its fdatasync returned", "[actor][ingest][durable]") {
   ingest_harness h;
   const int before = h.io->syncs.load();  // creating the segment synced once
-  h.io->hold_syncs();
   h.push(1, "must be on disk first", true);
-  REQUIRE(h.io->wait_syncs_started(before + 1));
-  // The record is written and its sync is running but has not returned.
-  CHECK_FALSE(h.next_reply(300ms));
-  CHECK(h.io->syncs_done.load() == before);
-  h.io->release_syncs();
-  auto r = h.next_reply();
+  h.run_writer();
+  // The record is written; its sync waits at the fsync group: no ack.
+  CHECK(test::shard_records(h.shard_dir).size() == 1);
+  CHECK_FALSE(h.arrived_reply());
+  CHECK(h.io->syncs.load() == before);
+  auto r = h.next_reply();  // the fsync group runs
   REQUIRE(r);
   CHECK(h.io->syncs_done.load() == before + 1);
   CHECK(r->tag == 1);
+  CHECK(r->acked == 1);
   CHECK(type_of(*r) == wire::message_type::ack);
 }
 
 TEST_CASE("a Buffered ack follows the write without waiting for any sync", "[actor][ingest][buffered]") {
   ingest_harness h;
-  h.io->hold_syncs();
+  const int before = h.io->syncs.load();
   h.push(7, "page cache is enough", false);
-  auto r = h.next_reply();
+  h.run_writer();  // the fsync group never runs
+  auto r = h.arrived_reply();
   REQUIRE(r);
   CHECK(r->tag == 7);
   CHECK(type_of(*r) == wire::message_type::ack);
+  CHECK(h.io->syncs.load() == before);
   const auto on_disk = test::shard_records(h.shard_dir);
   REQUIRE(on_disk.size() == 1);
   CHECK(on_disk[0].payload == "page cache is enough");
 }
 
-TEST_CASE("records that arrive during a sync ride the next one (adaptive group commit)", "[actor][ingest][group]") {
+TEST_CASE("records waiting at the fsync group when a sync runs share it (adaptive group commit)",
+          "[actor][ingest][group]") {
   ingest_harness h;
   const int before = h.io->syncs.load();
-  h.io->hold_syncs();
   h.push(0, "first", true);
-  REQUIRE(h.io->wait_syncs_started(before + 1));
+  h.run_writer();
   for (std::uint64_t t = 1; t <= 20; ++t) h.push(t, "rider " + std::to_string(t), true);
-  // Wait until all twenty are written: their acks are then queued at the fsync_group.
-  for (int i = 0; i < 400 && test::shard_records(h.shard_dir).size() < 21; ++i) std::this_thread::sleep_for(5ms);
+  h.run_writer();
   REQUIRE(test::shard_records(h.shard_dir).size() == 21);
-  std::this_thread::sleep_for(50ms);
-  CHECK_FALSE(h.next_reply(50ms));
-  h.io->release_syncs();
+  CHECK_FALSE(h.arrived_reply());
   auto acks = h.replies(21);
   REQUIRE(acks.size() == 21);
   for (auto& a : acks) CHECK(type_of(a) == wire::message_type::ack);
-  CHECK(h.io->syncs.load() == before + 2);  // one for "first", one for all the riders
+  CHECK(h.io->syncs.load() == before + 1);  // one fdatasync for all 21
+  // A lone producer waits on no timer: its record is synced at once.
+  h.push(21, "alone", true);
+  REQUIRE(h.next_reply());
+  CHECK(h.io->syncs.load() == before + 2);
 }
 
 TEST_CASE("the deadline policy syncs at max_records or after max_delay_us", "[actor][ingest][group]") {
@@ -186,7 +199,7 @@ TEST_CASE("the deadline policy syncs at max_records or after max_delay_us", "[ac
   const int before = h.io->syncs.load();
   h.push(1, "a", true);
   h.push(2, "b", true);
-  CHECK_FALSE(h.next_reply(300ms));
+  CHECK_FALSE(h.next_reply());
   CHECK(h.io->syncs.load() == before);
   h.push(3, "c", true);
   auto acks = h.replies(3);
@@ -198,23 +211,25 @@ TEST_CASE("the deadline policy syncs at max_records or after max_delay_us", "[ac
   quick.max_records = 1000;
   ingest_harness t(quick);
   t.push(1, "lonely", true);
-  auto r = t.next_reply();
-  REQUIRE(r);  // the timer fired
+  CHECK_FALSE(t.next_reply());
+  t.advance(19ms);
+  CHECK_FALSE(t.arrived_reply());
+  t.advance(1ms);  // max_delay_us after the first waiting record
+  auto r = t.arrived_reply();
+  REQUIRE(r);
   CHECK(type_of(*r) == wire::message_type::ack);
 }
 
 TEST_CASE("a failed fdatasync acks nothing it covers and the shard continues in a new segment",
           "[actor][ingest][faults]") {
   ingest_harness h;
-  // Both requests are written before the failing sync returns: one covers
-  // the first, the second finds the segment finished.
-  h.io->hold_syncs();
+  // Both requests are written before the failing sync runs: it covers both.
   h.io->fail_next_sync = EIO;
   h.push(1, "lost to EIO", true, ingest_kind::tracked);
-  REQUIRE(h.io->wait_syncs_started(2));
+  h.run_writer();
   h.push_batch(2, {"x", "y"}, true);
-  REQUIRE(test::eventually([&] { return test::shard_records(h.shard_dir).size() == 3; }));
-  h.io->release_syncs();
+  h.run_writer();
+  REQUIRE(test::shard_records(h.shard_dir).size() == 3);
   auto failed = h.replies(2);
   REQUIRE(failed.size() == 2);
   CHECK(is_internal_error_nack(failed[0]));
@@ -291,8 +306,13 @@ TEST_CASE("a shard whose directory fails goes offline and comes back when it cle
   REQUIRE(r);
   CHECK(is_internal_error_nack(*r));
   h.io->fail_creates = 0;
-  std::this_thread::sleep_for(1100ms);  // creation is retried at most once a second
-  h.push(3, "back", true);
+  // Creation is retried on a timer (wab.segment_retry_ms), not by pushes.
+  h.push(3, "not yet", true);
+  r = h.next_reply();
+  REQUIRE(r);
+  CHECK(is_internal_error_nack(*r));
+  h.advance(1000ms);
+  h.push(4, "back", true);
   r = h.next_reply();
   REQUIRE(r);
   CHECK(type_of(*r) == wire::message_type::ack);
@@ -326,12 +346,13 @@ TEST_CASE("shutdown writes and syncs what is queued before the writer answers do
   ingest_harness h;
   for (std::uint64_t t = 0; t < 50; ++t) h.push(t, "queued " + std::to_string(t), true);
   (*h.self)->send(h.writer, shutdown_atom::value);
+  h.run();
   std::size_t acks = 0;
   bool done = false;
   while (!done) {
     bool got = false;
     (*h.self)->receive([&](ingest_reply& r) { got = true; acks += type_of(r) == wire::message_type::ack; },
-                       [&](done_atom) { got = done = true; }, caf::after(2000ms) >> [] {});
+                       [&](done_atom) { got = done = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
     REQUIRE(got);
   }
   CHECK(acks == 50);

@@ -2,6 +2,7 @@
 // sink: the backoff sequence, Retry-After, a failed batch going first again,
 // and delivery stopping while the dead letters are full and going on once
 // space frees. Time moves only when a test advances the test clock.
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -10,14 +11,15 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <catch2/catch.hpp>
 
 #include "actors/sink_runner.hpp"
+#include "actors/sink_worker.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
+#include "support/test_scheduler.hpp"
 #include "support/test_paths.hpp"
 #include "wab/file_io.hpp"
 
@@ -67,14 +69,11 @@ commit_result transient(std::optional<std::chrono::milliseconds> retry_after = s
   return r;
 }
 
-struct runner_world {
+struct runner_world : test::test_scheduler {
   test::temp_dir dir;
   std::shared_ptr<sink_script> script = std::make_shared<sink_script>();
   std::shared_ptr<delivery_status> status = std::make_shared<delivery_status>();
   std::shared_ptr<dead_letter_store> dead_letters;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
   std::optional<caf::scoped_actor> drain;  // the test plays the drain
   sink_runner_actor runner;
 
@@ -82,13 +81,9 @@ struct runner_world {
     std::filesystem::create_directories(dir / "dead_letter");
     dead_letters = std::make_shared<dead_letter_store>(wab::default_file_io(), (dir / "dead_letter").string(),
                                                        dead_letter_bytes);
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    cfg.add_message_types<caf::id_block::weir>();
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-    drain.emplace(*sys);
+    drain.emplace(sys());
     s.worker_thread = actor_thread::scheduler;
-    runner = spawn_sink_runner(*sys, s, std::make_shared<scripted_factory>(script), dead_letters, status);
+    runner = spawn_sink_runner(sys(), s, std::make_shared<scripted_factory>(script), dead_letters, status);
     run();
   }
   ~runner_world() {
@@ -108,16 +103,11 @@ struct runner_world {
     return s;
   }
 
-  void run() {
-    while (sched->try_run_once()) {
-    }
-  }
-  void advance(std::chrono::milliseconds d) {
-    sched->advance_time(d);
-    run();
-  }
 
-  void send_batch(std::uint64_t id, std::vector<std::string> record_ids) {
+  /// Runs the runner alone: what it hands its workers waits in their mailboxes.
+  void run_runner() { run_only(runner); }
+
+  void send_batch(std::uint64_t id, std::vector<std::string> record_ids, bool then_run = true) {
     delivery_batch b;
     b.id = id;
     for (auto& r : record_ids) {
@@ -128,7 +118,7 @@ struct runner_world {
       b.records.push_back(std::move(rec));
     }
     (*drain)->send(runner, std::move(b));
-    run();
+    if (then_run) run();
   }
 
   /// The batch ids the runner said were delivered since the last call.
@@ -223,4 +213,76 @@ TEST_CASE("sink runner: with the dead letters full delivery stops and goes on on
   CHECK(w.delivered() == std::vector<std::uint64_t>{3});
   CHECK(w.status->dead_lettered.load() == 1);
   CHECK(w.status->state.load() == delivery_state::idle);
+}
+
+TEST_CASE("sink runner: at most sink.concurrency commits are in flight and the rest wait for a free slot",
+          "[actor][sink_runner][slots]") {
+  auto s = runner_world::defaults();
+  s.concurrency = 2;
+  runner_world w(s);
+  for (std::uint64_t id = 1; id <= 3; ++id) w.send_batch(id, {"r" + std::to_string(id)}, false);
+  w.run_runner();
+  // Two workers hold a commit each; the third batch waits in the runner.
+  CHECK(w.sched().jobs.size() == 2);
+  CHECK(w.script->commits.empty());
+  CHECK(w.status->state.load() == delivery_state::delivering);
+  w.run();
+  REQUIRE(w.script->commits.size() == 3);
+  auto done = w.delivered();
+  std::sort(done.begin(), done.end());
+  CHECK(done == std::vector<std::uint64_t>{1, 2, 3});
+  CHECK(w.status->state.load() == delivery_state::idle);
+  CHECK(w.status->committed_batches.load() == 3);
+}
+
+namespace {
+
+class broken_factory : public sink_factory {
+ public:
+  std::unique_ptr<sink> make() override { throw std::runtime_error("cannot open the sink"); }
+  std::string type() const override { return "broken"; }
+};
+
+}  // namespace
+
+TEST_CASE("sink worker: refused records are stored as dead letters before it answers", "[actor][sink_worker]") {
+  runner_world w;  // for its actor system, clock and dead-letter store
+  commit_result refused;
+  refused.rejected = {{1, "bad row"}};
+  w.script->answers.push_back(refused);
+  auto worker = spawn_sink_worker(w.sys(), std::make_shared<scripted_factory>(w.script), w.dead_letters, nullptr,
+                                  actor_thread::scheduler);
+  auto records = std::make_shared<std::vector<sink_record>>(2);
+  (*records)[0].id = "good";
+  (*records)[1].id = "bad";
+  (*records)[1].payload = {'b'};
+  (*w.drain)->send(worker, commit_job{records});
+  w.run();
+  std::optional<commit_outcome> out;
+  (*w.drain)->receive([&](commit_outcome& o) { out = o; }, caf::after(std::chrono::seconds(0)) >> [] {});
+  REQUIRE(out);
+  CHECK(out->what == commit_outcome::kind::committed);
+  CHECK(out->dead_lettered == 1);
+  CHECK(w.dead_letters->bytes() > 0);  // on disk before the answer
+  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("sink worker: a sink that cannot be made is down and its commits are transient", "[actor][sink_worker]") {
+  runner_world w;
+  auto worker = spawn_sink_worker(w.sys(), std::make_shared<broken_factory>(), w.dead_letters, nullptr,
+                                  actor_thread::scheduler);
+  (*w.drain)->send(worker, probe_atom::value);
+  (*w.drain)->send(worker, commit_job{std::make_shared<std::vector<sink_record>>(1)});
+  w.run();
+  std::optional<sink_health> health;
+  std::optional<commit_outcome> out;
+  for (int i = 0; i < 2; ++i)
+    (*w.drain)->receive([&](sink_health h) { health = h; }, [&](commit_outcome& o) { out = o; },
+                        caf::after(std::chrono::seconds(0)) >> [] {});
+  REQUIRE(health);
+  CHECK(*health == sink_health::down);
+  REQUIRE(out);
+  CHECK(out->what == commit_outcome::kind::transient);
+  CHECK(out->error == "cannot open the sink");
+  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
 }
