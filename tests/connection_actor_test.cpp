@@ -350,6 +350,7 @@ TEST_CASE("large frames share a memory budget: one waits until another's reply i
   connection_settings s;
   s.budget = budget;
   s.budget_above = 1024;
+  s.budget_retry_ms = 7;  // limits.frame_memory_retry_ms
   harness holder(s, true);  // its writer holds the request, and so the memory
   harness waiter(s);
   const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
@@ -364,7 +365,9 @@ TEST_CASE("large frames share a memory budget: one waits until another's reply i
   CHECK(waiter.socket->holds.front() == 0);
   CHECK(budget->waits() == 1);
   // It asks again every budget_retry_ms, and waits on.
-  waiter.advance(std::chrono::milliseconds(s.budget_retry_ms));
+  waiter.advance(std::chrono::milliseconds(6));
+  CHECK(budget->waits() == 1);
+  waiter.advance(std::chrono::milliseconds(1));
   CHECK(budget->waits() == 2);
   CHECK(waiter.socket->writes.empty());
   CHECK(budget->in_use() == 80 * 1024);
@@ -372,7 +375,7 @@ TEST_CASE("large frames share a memory budget: one waits until another's reply i
   caf::anon_send(holder.writer, flush_atom::value);  // the holder's reply goes out and frees its share
   holder.run();
   CHECK(budget->in_use() == 0);
-  waiter.advance(std::chrono::milliseconds(s.budget_retry_ms));  // the next ask gets it
+  waiter.advance(std::chrono::milliseconds(7));  // the next ask gets it
   REQUIRE(waiter.socket->writes.size() == 1);
   CHECK(waiter.socket->writes[0] == encode_nack(nack_reason::internal_error));  // no writer: refused, after all
   REQUIRE(holder.settled([&] { return holder.socket->writes.size() == 1; }));

@@ -51,7 +51,7 @@ struct drain_harness : test::test_scheduler {
   void persist() { advance(std::chrono::milliseconds(cursor_persist_ms)); }
 
   static constexpr std::uint32_t linger_ms = 5;
-  static constexpr std::uint32_t cursor_persist_ms = 200;
+  std::uint32_t cursor_persist_ms = 200;  // set before start()
 
   void start(std::uint64_t first_live = 1) {
     drain_settings s;
@@ -177,4 +177,24 @@ TEST_CASE("drain: a restart resumes at the confirm cursor and delivers only what
   auto again = h.next_batch();
   REQUIRE(again);
   CHECK(h.payloads(*again) == std::vector<std::string>{"r3"});
+}
+
+TEST_CASE("drain: the stored cursor trails delivery by at most drain.cursor_persist_ms", "[actor][drain]") {
+  drain_harness h;
+  h.cursor_persist_ms = 50;
+  h.start();
+  // At 0 ms the first segment is announced: the cursor moves onto it, and
+  // the timer that stores it is set for 50 ms.
+  h.write(1, {"a", "b"});
+  auto b = h.next_batch();  // at 5 ms, after the linger
+  REQUIRE(b);
+  h.confirm(*b);  // nothing can be deleted yet, so nothing is stored at once
+  auto stored_index = [&] {
+    const auto c = wab::load_cursor(*h.io, h.shard_dir.string());
+    return c ? c->index : 0;
+  };
+  h.advance(44ms);  // 49 ms
+  CHECK(stored_index() == 0);
+  h.advance(1ms);  // 50 ms: one store for every move since
+  CHECK(stored_index() == 3);  // the next record to confirm is the third
 }

@@ -5,6 +5,7 @@
 // this thread; a test can run the writer alone (the fsync group's work then
 // waits in its mailbox), and timers fire only when it moves the test clock.
 #include <filesystem>
+#include <functional>
 #include <optional>
 
 #include <caf/actor_system.hpp>
@@ -41,8 +42,9 @@ struct ingest_harness : test::test_scheduler {
   std::optional<caf::scoped_actor> self;
   shard_writer_actor writer;
 
+  /// `tune` may change the writer's settings from the defaults.
   explicit ingest_harness(fsync_group_settings fs = {}, std::uint64_t segment_max = 1 << 20,
-                          std::uint64_t cap = 1ull << 30) {
+                          std::uint64_t cap = 1ull << 30, std::function<void(shard_writer_settings&)> tune = {}) {
     std::filesystem::create_directories(shard_dir);
     usage = std::make_shared<wab::wab_usage>(cap);
     self.emplace(sys());
@@ -52,6 +54,7 @@ struct ingest_harness : test::test_scheduler {
     ws.io = io;
     ws.usage = usage;
     ws.thread = actor_thread::scheduler;
+    if (tune) tune(ws);
     fs.thread = actor_thread::scheduler;
     writer = spawn_shard_writer(sys(), ws, spawn_fsync_group(sys(), fs));
     run();
@@ -141,6 +144,12 @@ bool is_internal_error_nack(const ingest_reply& r) { return r.frame == wire::enc
 TEST_CASE("a Durable ack is sent only after its fdatasync returned", "[actor][ingest][durable]") {
   ingest_harness h;
   const int before = h.io->syncs.load();  // creating the segment synced once
+  // Look from inside the fdatasync: the ack must not be out yet.
+  int syncs_seen = 0, replies_during_sync = 0;
+  h.io->during_sync = [&] {
+    ++syncs_seen;
+    if (h.arrived_reply()) ++replies_during_sync;
+  };
   h.push(1, "must be on disk first", true);
   h.run_writer();
   // The record is written; its sync waits at the fsync group: no ack.
@@ -149,6 +158,8 @@ TEST_CASE("a Durable ack is sent only after its fdatasync returned", "[actor][in
   CHECK(h.io->syncs.load() == before);
   auto r = h.next_reply();  // the fsync group runs
   REQUIRE(r);
+  CHECK(syncs_seen == 1);
+  CHECK(replies_during_sync == 0);
   CHECK(h.io->syncs_done.load() == before + 1);
   CHECK(r->tag == 1);
   CHECK(r->acked == 1);
@@ -294,7 +305,7 @@ TEST_CASE("segments rotate at wab.segment_max_bytes and tracked coordinates foll
 }
 
 TEST_CASE("a shard whose directory fails goes offline and comes back when it clears", "[actor][ingest][faults]") {
-  ingest_harness h;
+  ingest_harness h({}, 1 << 20, 1ull << 30, [](shard_writer_settings& ws) { ws.segment_retry_ms = 250; });
   h.io->fail_next_write = EIO;  // closes the first segment
   h.io->fail_creates = ENOSPC;  // and no new one can be made
   h.push(1, "refused", true);
@@ -306,12 +317,13 @@ TEST_CASE("a shard whose directory fails goes offline and comes back when it cle
   REQUIRE(r);
   CHECK(is_internal_error_nack(*r));
   h.io->fail_creates = 0;
-  // Creation is retried on a timer (wab.segment_retry_ms), not by pushes.
+  // Creation is retried on a timer (wab.segment_retry_ms, 250 ms here), not by pushes.
+  h.advance(249ms);
   h.push(3, "not yet", true);
   r = h.next_reply();
   REQUIRE(r);
   CHECK(is_internal_error_nack(*r));
-  h.advance(1000ms);
+  h.advance(1ms);
   h.push(4, "back", true);
   r = h.next_reply();
   REQUIRE(r);
@@ -357,4 +369,19 @@ TEST_CASE("shutdown writes and syncs what is queued before the writer answers do
   }
   CHECK(acks == 50);
   CHECK(test::shard_records(h.shard_dir).size() == 50);
+}
+
+TEST_CASE("a group is written at once when it reaches group_commit.max_bytes", "[actor][ingest][group]") {
+  const std::string sixty(60, 'g');
+  for (std::uint64_t max_bytes : {std::uint64_t{4} << 20, std::uint64_t{100}}) {
+    INFO("max_group_bytes " << max_bytes);
+    ingest_harness h({}, 1 << 20, 1ull << 30, [&](shard_writer_settings& ws) { ws.max_group_bytes = max_bytes; });
+    const int before = h.io->writes.load();
+    for (std::uint64_t t = 0; t < 3; ++t) h.push(t, sixty, false);
+    h.run_writer();
+    REQUIRE(h.replies(3).size() == 3);
+    // Under the limit the three share one write; at 100 bytes the second
+    // record fills the group, which goes at once, and the third goes alone.
+    CHECK(h.io->writes.load() - before == (max_bytes == 100 ? 2 : 1));
+  }
 }

@@ -1,14 +1,12 @@
 #pragma once
 // A file_io that behaves like the real one until told otherwise: the next
 // write returns an errno or writes only part of its bytes, the next sync
-// returns an errno, or syncs block until the test opens the gate. Used to
-// drive every WAB failure path and to prove that no ack precedes its sync.
+// returns an errno, every create fails. A hook runs inside each fdatasync,
+// so a test can look at the world while a sync is in progress (to prove that
+// no ack precedes its sync). Used to drive every WAB failure path.
 #include <atomic>
 #include <cerrno>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
+#include <functional>
 
 #include "wab/file_io.hpp"
 
@@ -20,10 +18,15 @@ class faulty_file_io final : public wab::posix_file_io {
   std::atomic<std::size_t> short_next_write{0};  // write only this many bytes once
   std::atomic<int> fail_next_sync{0};            // errno for the next fdatasync
   std::atomic<int> fail_creates{0};              // errno for every create while set
+  std::atomic<int> writes{0};                    // pwrite calls
   std::atomic<int> syncs{0};                     // fdatasync calls started
   std::atomic<int> syncs_done{0};                // fdatasync calls returned
+  /// Called inside every fdatasync, before it returns; set before the actors
+  /// run (it is not synchronised).
+  std::function<void()> during_sync;
 
   ssize_t pwrite(int fd, const std::uint8_t* data, std::size_t n, std::uint64_t offset) override {
+    ++writes;
     if (int e = fail_next_write.exchange(0)) return -e;
     if (std::size_t s = short_next_write.exchange(0); s > 0 && s < n) {
       wab::posix_file_io::pwrite(fd, data, s, offset);
@@ -40,42 +43,13 @@ class faulty_file_io final : public wab::posix_file_io {
 
   int fdatasync(int fd) override {
     ++syncs;
-    {
-      std::unique_lock<std::mutex> lock(gate_mutex_);
-      gate_.wait(lock, [&] { return !hold_; });
-    }
     int rc = 0;
     if (int e = fail_next_sync.exchange(0)) rc = -e;
     else rc = wab::posix_file_io::fdatasync(fd);
+    if (during_sync) during_sync();
     ++syncs_done;
     return rc;
   }
-
-  /// From now on every fdatasync blocks until release().
-  void hold_syncs() {
-    std::lock_guard<std::mutex> guard(gate_mutex_);
-    hold_ = true;
-  }
-  void release_syncs() {
-    {
-      std::lock_guard<std::mutex> guard(gate_mutex_);
-      hold_ = false;
-    }
-    gate_.notify_all();
-  }
-
-  /// Waits until `n` fdatasync calls have started (at most two seconds).
-  bool wait_syncs_started(int n) {
-    for (int i = 0; i < 400 && syncs.load() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return syncs.load() >= n;
-  }
-
-  ~faulty_file_io() override { release_syncs(); }
-
- private:
-  std::mutex gate_mutex_;
-  std::condition_variable gate_;
-  bool hold_ = false;
 };
 
 }  // namespace weir::test
