@@ -29,6 +29,12 @@ std::optional<std::uint16_t> shard_number(const std::string& dir_name) {
   return static_cast<std::uint16_t>(n);
 }
 
+/// Logs what recovery repaired: an error for damage, a warning for a routine repair.
+void report(const std::vector<wab::recovery_event>& events) {
+  for (const auto& e : events)
+    log::write(e.level == wab::recovery_event::severity::error ? log_level::error : log_level::warn, e.what, e.fields);
+}
+
 }  // namespace
 
 wab_startup recover_wab(const config& cfg) {
@@ -47,9 +53,7 @@ wab_startup recover_wab(const config& cfg) {
   for (const auto& dir : shard_dirs) {
     try {
       auto r = wab::recover_shard(*wab::default_file_io(), dir.string(), quarantine);
-      for (const auto& e : r.events)
-        log::write(e.level == wab::recovery_event::severity::error ? log_level::error : log_level::warn, e.what,
-                   e.fields);
+      report(r.events);
       const auto shard = *shard_number(dir.filename().string());
       const auto cursor = wab::load_cursor(*wab::default_file_io(), dir.string());
       out.next_sequence[shard] = wab::next_segment_sequence(r.next_sequence, cursor);
@@ -63,6 +67,7 @@ wab_startup recover_wab(const config& cfg) {
       out.quarantined += r.quarantined_segments;
       out.damaged_records += r.damaged_records;
     } catch (const wab::recovery_error& e) {
+      report(e.events);
       throw startup_error(std::string("WAB recovery failed: ") + e.what());
     }
   }

@@ -1,6 +1,7 @@
 // Segment reading and startup recovery on crafted files: a clean segment, a
 // torn tail, a zero-filled tail, corruption in the middle, a bad header.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -349,4 +350,39 @@ TEST_CASE("a newest segment whose creation was interrupted is removed and not qu
   r = f.recover();
   CHECK(r.quarantined_segments == 1);
   CHECK(fs::exists(f.quarantine / "shard_00__seg_00000002.wab"));
+}
+
+namespace {
+
+/// The real file I/O, but one file cannot be opened.
+class unopenable_file_io : public posix_file_io {
+ public:
+  explicit unopenable_file_io(std::string path) : path_(std::move(path)) {}
+  int open_existing(const std::string& path) override {
+    return path == path_ ? -EIO : posix_file_io::open_existing(path);
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+TEST_CASE("a recovery that fails still reports the repairs it made before", "[wab][recovery]") {
+  shard_fixture f;
+  auto image = segment_image(0, 1, {"r"});
+  image[0] = 'X';
+  write_file(f.segment(1), image);                             // moved to quarantine first
+  write_file(f.segment(2), segment_image(0, 2, {"ok"}));       // then cannot be opened
+  unopenable_file_io io(f.segment(2).string());
+  try {
+    recover_shard(io, f.shard.string(), f.quarantine.string());
+    FAIL("recovery did not fail");
+  } catch (const recovery_error& e) {
+    CHECK(std::string(e.what()).find("cannot open") != std::string::npos);
+    REQUIRE(e.events.size() == 1);
+    CHECK(e.events[0].level == recovery_event::severity::error);
+    CHECK(e.events[0].what == "segment header unreadable; moved to quarantine");
+  }
+  CHECK_FALSE(fs::exists(f.segment(1)));  // the repair did happen
 }

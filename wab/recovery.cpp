@@ -96,9 +96,10 @@ std::vector<segment_file> list_segments(const std::string& dir) {
 
 }  // namespace
 
-shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir,
-                             std::int64_t now_ns) {
-  shard_recovery result;
+namespace {
+
+void recover_segments(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir, std::int64_t now_ns,
+                      shard_recovery& result) {
   const std::string shard = fs::path(shard_dir).filename().string();
   bool dir_changed = false, quarantine_changed = false;
 
@@ -200,6 +201,19 @@ shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const st
   }
   if (dir_changed) io.fsync_directory(shard_dir);
   if (quarantine_changed) io.fsync_directory(quarantine_dir);
+}
+
+}  // namespace
+
+shard_recovery recover_shard(file_io& io, const std::string& shard_dir, const std::string& quarantine_dir,
+                             std::int64_t now_ns) {
+  shard_recovery result;
+  try {
+    recover_segments(io, shard_dir, quarantine_dir, now_ns, result);
+  } catch (recovery_error& e) {
+    e.events = std::move(result.events);  // repairs made before the failure are still news
+    throw;
+  }
   return result;
 }
 

@@ -48,6 +48,8 @@ struct shard_recovery {
 
 struct recovery_error : std::runtime_error {
   using std::runtime_error::runtime_error;
+  /// What recovery had already repaired when it failed: still to be reported.
+  std::vector<recovery_event> events;
 };
 
 /// Recovers `shard_dir`; quarantined copies go to `quarantine_dir` as
