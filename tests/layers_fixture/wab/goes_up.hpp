@@ -1,4 +1,4 @@
 #pragma once
-// A storage header that reaches into the actors: the layer check must refuse it.
+// Storage reaching into the actors, and using CAF: both refused.
 #include "actors/below.hpp"
 #include <caf/actor.hpp>

@@ -1,0 +1,3 @@
+#pragma once
+// An actor protocol: messages/ may use CAF.
+#include <caf/typed_actor.hpp>

@@ -1,0 +1,1 @@
+// A source file in no layer: refused.
