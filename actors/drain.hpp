@@ -11,7 +11,7 @@
 //               (delivered_atom, batch_id)             from the sink_runner
 //               (linger_atom, epoch)                   a partial batch waited long enough (self-sent)
 //               (persist_atom)                         make the cursor durable (self-sent, at
-//                                                      most every 200 ms)
+//                                                      most every cursor_persist_ms)
 //               (shutdown_atom) => done_atom           persist the cursor, stop
 // Messages out: delivery_batch to the sink_runner
 // States:       following (reading up to the written end) -> waiting (caught

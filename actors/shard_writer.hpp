@@ -16,7 +16,7 @@
 //                  failed: it is closed for appends and a new one is created)
 //               -> offline (no segment can be created, or its disk has less
 //                  than min_free_bytes free: every request gets the failure
-//                  reply; creation is retried once a second on a timer)
+//                  reply; creation is retried every segment_retry_ms on a timer)
 //               -> writing
 #include <cstdint>
 #include <memory>
