@@ -30,6 +30,11 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
   sched_ = &dynamic_cast<caf::scheduler::test_coordinator&>(sys_->scheduler());
 
   dead_letters_ = std::make_shared<dead_letter_store>(io, paths.dead_letters(), cfg.dead_letter_max_bytes);
+  // The settings come from the seed's sim_config, not through
+  // daemon/actor_settings.cpp: the sweep explores combinations the config
+  // cannot express (the writer's and the fsync group's record limits apart,
+  // segments of a few hundred bytes), and what it leaves out keeps the
+  // actors' defaults, which are the config's defaults.
   sink_runner_settings rs;
   rs.concurrency = cfg.sink_concurrency;
   rs.retry_initial_ms = cfg.retry_initial_ms;
