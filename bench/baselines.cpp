@@ -32,16 +32,20 @@ bool read_exact(int fd, std::uint8_t* p, std::size_t n) {
 
 }  // namespace
 
-baseline_result measure_fsync(const std::string& dir, std::size_t bytes_per_op, double seconds) {
-  const std::string path = dir + "/fsync-baseline.dat";
-  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+namespace {
+
+/// Writes `bytes_per_op` and fdatasyncs, over and over, for `seconds`: at
+/// the end of the file (`wrap_at` 0), or over the first `wrap_at` bytes
+/// again and again.
+baseline_result write_sync_loop(const std::string& path, int fd, std::size_t bytes_per_op, double seconds,
+                                std::uint64_t wrap_at) {
   const std::vector<std::uint8_t> block(bytes_per_op, 'b');
   std::vector<double> lat;
   std::uint64_t offset = 0;
   const auto start = clock::now();
   const auto stop_at = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
   while (clock::now() < stop_at) {
+    if (wrap_at > 0 && offset + block.size() > wrap_at) offset = 0;
     const auto t0 = clock::now();
     if (::pwrite(fd, block.data(), block.size(), static_cast<off_t>(offset)) != static_cast<ssize_t>(block.size()) ||
         ::fdatasync(fd) != 0) {
@@ -56,6 +60,33 @@ baseline_result measure_fsync(const std::string& dir, std::size_t bytes_per_op, 
   ::close(fd);
   ::unlink(path.c_str());
   return {static_cast<double>(lat.size()) / elapsed, quantile(lat, 0.5)};
+}
+
+int create_baseline_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+  return fd;
+}
+
+}  // namespace
+
+baseline_result measure_fsync(const std::string& dir, std::size_t bytes_per_op, double seconds) {
+  const std::string path = dir + "/fsync-baseline.dat";
+  return write_sync_loop(path, create_baseline_file(path), bytes_per_op, seconds, 0);
+}
+
+baseline_result measure_overwrite_fsync(const std::string& dir, std::size_t bytes_per_op, double seconds) {
+  const std::string path = dir + "/overwrite-baseline.dat";
+  const int fd = create_baseline_file(path);
+  // Really written zeros (not a hole, not unwritten extents), synced: what a
+  // preallocated segment looks like.
+  constexpr std::uint64_t file_bytes = 64ull * 1024 * 1024;
+  const std::vector<std::uint8_t> zeros(1 << 20, 0);
+  for (std::uint64_t at = 0; at < file_bytes; at += zeros.size())
+    if (::pwrite(fd, zeros.data(), zeros.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(zeros.size()))
+      throw std::runtime_error("overwrite baseline: cannot fill " + path + ": " + std::strerror(errno));
+  ::fsync(fd);
+  return write_sync_loop(path, fd, bytes_per_op, seconds, file_bytes);
 }
 
 baseline_result measure_socket_round_trip(std::size_t request_bytes, double seconds) {

@@ -16,6 +16,10 @@ struct baseline_result {
 /// in `dir` (put it on the WAB's filesystem).
 baseline_result measure_fsync(const std::string& dir, std::size_t bytes_per_op, double seconds);
 
+/// The same over a file of 64 MiB of written zeros, synced first, overwritten
+/// from the start again and again: what a preallocated segment costs.
+baseline_result measure_overwrite_fsync(const std::string& dir, std::size_t bytes_per_op, double seconds);
+
 /// Round trips over a Unix socket pair to an echo thread: `request_bytes`
 /// out, a 24-byte answer back (the size of an Ack frame).
 baseline_result measure_socket_round_trip(std::size_t request_bytes, double seconds);

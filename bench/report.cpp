@@ -20,8 +20,8 @@ std::string fixed(double v, int digits) {
 
 int write_report(std::istream& in, std::ostream& out) {
   out << "| scenario | measure | tier | producers | pipeline | batch | payload B | records/s | p50 µs | p99 µs | "
-         "baseline | baseline ops/s | baseline p50 µs | ratio |\n"
-      << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
+         "baseline | baseline records/s | baseline p50 µs | ratio (range) | rounds |\n"
+      << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n";
   int rows = 0;
   std::string line;
   while (std::getline(in, line)) {
@@ -29,13 +29,16 @@ int write_report(std::istream& in, std::ostream& out) {
     if (at == std::string::npos) continue;
     const auto j = nlohmann::json::parse(line.substr(at + 7), nullptr, false);
     if (j.is_discarded()) continue;
+    const double ratio = j.value("ratio", 0.0);
     out << "| " << j.value("scenario", "?") << " | " << j.value("measure", "ingest") << " | "
         << j.value("durability", "?") << " | "
         << j.value("producers", 0) << " | " << j.value("pipeline", 0) << " | " << j.value("batch", 0) << " | "
         << j.value("payload_bytes", 0) << " | " << fixed(j.value("records_per_s", 0.0), 0) << " | "
         << fixed(j.value("p50_us", 0.0), 1) << " | " << fixed(j.value("p99_us", 0.0), 1) << " | "
-        << j.value("baseline", "?") << " | " << fixed(j.value("baseline_ops_per_s", 0.0), 0) << " | "
-        << fixed(j.value("baseline_p50_us", 0.0), 1) << " | " << fixed(j.value("ratio", 0.0), 2) << " |\n";
+        << j.value("baseline", "?") << " | " << fixed(j.value("baseline_records_per_s", 0.0), 0) << " | "
+        << fixed(j.value("baseline_p50_us", 0.0), 1) << " | " << fixed(ratio, 2) << " ("
+        << fixed(j.value("ratio_min", ratio), 2) << "–" << fixed(j.value("ratio_max", ratio), 2) << ") | "
+        << j.value("repeats", 1) << " |\n";
     ++rows;
   }
   return rows;

@@ -47,9 +47,11 @@ scenario load_scenario(const std::string& path) {
     if (load["seconds"]) s.load.seconds = load["seconds"].as<double>();
     const auto b = root["baseline"] ? root["baseline"].as<std::string>() : "fsync";
     if (b == "fsync") s.baseline = baseline_kind::fsync;
+    else if (b == "overwrite_fsync") s.baseline = baseline_kind::overwrite_fsync;
     else if (b == "socket") s.baseline = baseline_kind::socket;
+    else if (b == "minimal_server") s.baseline = baseline_kind::minimal_server;
     else if (b == "sqlite_insert") s.baseline = baseline_kind::sqlite_insert;
-    else throw bad(path, "baseline", "expected fsync, socket or sqlite_insert");
+    else throw bad(path, "baseline", "expected fsync, overwrite_fsync, socket, minimal_server or sqlite_insert");
     const auto m = root["measure"] ? root["measure"].as<std::string>() : "ingest";
     if (m != "ingest" && m != "delivery") throw bad(path, "measure", "expected ingest or delivery");
     s.measure_delivery = m == "delivery";
@@ -70,6 +72,8 @@ scenario load_scenario(const std::string& path) {
 const char* name_of(baseline_kind b) {
   switch (b) {
     case baseline_kind::fsync: return "fsync";
+    case baseline_kind::overwrite_fsync: return "overwrite_fsync";
+    case baseline_kind::minimal_server: return "minimal_server";
     case baseline_kind::socket: return "socket";
     case baseline_kind::sqlite_insert: return "sqlite_insert";
   }

@@ -14,8 +14,13 @@
 //     seconds: 5
 //   measure: ingest              # ingest (acked records/s) | delivery (records/s until the
 //                                #   SQLite sink holds every acked record)
-//   baseline: fsync              # fsync | socket | sqlite_insert: the physical reference
-//                                #   measured in the same run
+//   baseline: fsync              # the physical reference, measured in the same run,
+//                                #   interleaved with the scenario:
+//                                #   fsync: append + fdatasync of a frame's records
+//                                #   overwrite_fsync: the same over a preallocated file
+//                                #   socket: a Unix-socket round trip
+//                                #   minimal_server: the same load against bench/minimal_server
+//                                #   sqlite_insert: one INSERT per transaction
 #include <cstdint>
 #include <map>
 #include <string>
@@ -23,7 +28,7 @@
 
 namespace weir::bench {
 
-enum class baseline_kind { fsync, socket, sqlite_insert };
+enum class baseline_kind { fsync, overwrite_fsync, socket, minimal_server, sqlite_insert };
 
 struct load_spec {
   int producers = 1;

@@ -16,9 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/baselines.hpp"
-#include "bench/daemon_runner.hpp"
-#include "bench/load_driver.hpp"
+#include "bench/run_once.hpp"
 #include "bench/report.hpp"
 #include "bench/scenario.hpp"
 #include "observability/version.hpp"
@@ -26,29 +24,34 @@
 namespace {
 
 constexpr const char* usage = R"(Usage:
-  weir-bench run SCENARIO.yaml [--socket PATH] [--workdir DIR] [--seconds S]
+  weir-bench run SCENARIO.yaml [--socket PATH] [--workdir DIR] [--seconds S] [--repeat N]
   weir-bench report [FILE...]
 
 run      Starts weir-server (next to this binary) in a fresh directory under
          --workdir (default var/bench; put it on the filesystem you want to
          measure), drives the scenario's producers, and measures the
-         scenario's physical reference in the same directory. Prints one
-         "BENCH: {json}" line per result and a summary; progress on stderr.
-         With --socket it targets a running daemon instead (the scenario's
-         daemon settings are then not applied).
+         scenario's physical reference in the same directory: baseline and
+         scenario alternate, N rounds each (order flipped every round), and
+         the result is the median with its range. Prints one "BENCH: {json}"
+         line per result and a summary; progress on stderr. With --socket it
+         targets a running daemon instead (the scenario's daemon settings are
+         then not applied).
 report   Reads BENCH lines (files, or standard input) and prints a Markdown table.
 
 Options:
-  --seconds S   override the scenario's duration per result
+  --seconds S   override the scenario's duration per round
+  --repeat N    rounds of baseline and scenario (default 3)
   -h, --help    print this help;  --version  print the version
 
-JSON fields: records_per_s (acked records per second; with "measure:
-delivery", per second from the first push until the SQLite sink holds every
-acked record), catch_up_s (delivery: time after the last ack until then),
-p50_us/p99_us/p999_us (send to reply, per frame), baseline_ops_per_s and
-baseline_p50_us (fsync: one write of a frame's records plus fdatasync;
-socket: one round trip; sqlite_insert: one INSERT committed on its own),
-ratio (records_per_s over the baseline's records per second).
+JSON fields (medians over the rounds, with _min/_max): records_per_s (acked
+records per second; with "measure: delivery", per second from the first push
+until the SQLite sink holds every acked record), catch_up_s (delivery: time
+after the last ack until then), p50_us/p99_us/p999_us (send to reply, per
+frame), baseline_records_per_s and baseline_p50_us (fsync: one write of a
+frame's records plus fdatasync, append or overwrite; socket: one round trip;
+minimal_server: the same load against bench/minimal_server; sqlite_insert:
+one INSERT committed on its own), ratio (per round, the scenario over the
+baseline measured next to it).
 )";
 
 std::string self_dir() {
@@ -57,9 +60,17 @@ std::string self_dir() {
   return ec ? "." : p.parent_path().string();
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+double lowest(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+double highest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
 int run(const std::vector<std::string>& args) {
   std::string scenario_path, socket, workdir = "var/bench";
   double seconds = 0;
+  int repeats = 3;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto value = [&](const char* flag) {
       if (i + 1 >= args.size()) throw std::runtime_error(std::string(flag) + " needs a value");
@@ -68,10 +79,12 @@ int run(const std::vector<std::string>& args) {
     if (args[i] == "--socket") socket = value("--socket");
     else if (args[i] == "--workdir") workdir = value("--workdir");
     else if (args[i] == "--seconds") seconds = std::stod(value("--seconds"));
+    else if (args[i] == "--repeat") repeats = std::stoi(value("--repeat"));
     else if (scenario_path.empty()) scenario_path = args[i];
     else throw std::runtime_error("unexpected argument " + args[i]);
   }
   if (scenario_path.empty()) throw std::runtime_error("run needs a scenario file");
+  if (repeats < 1 || repeats > 100) throw std::runtime_error("--repeat must be 1 to 100");
   auto sc = weir::bench::load_scenario(scenario_path);
   if (seconds > 0) sc.load.seconds = seconds;
 
@@ -86,76 +99,74 @@ int run(const std::vector<std::string>& args) {
       auto spec = sc.load;
       spec.payload_bytes = payload;
       spec.batch = batch;
-      const std::uint64_t per_frame = batch == 0 ? 1 : batch;
-      std::cerr << "weir-bench: payload " << payload << " B, batch " << batch << ": load for " << spec.seconds
-                << " s\n";
-      std::unique_ptr<weir::bench::daemon_runner> daemon;
-      const std::string run_dir = dir + "/p" + std::to_string(payload) + "-b" + std::to_string(batch);
-      std::filesystem::create_directories(run_dir);
-      if (socket.empty())
-        daemon = std::make_unique<weir::bench::daemon_runner>(self_dir() + "/weir-server", run_dir, sc.daemon_settings);
-      const auto load_started = std::chrono::steady_clock::now();
-      auto load = weir::bench::run_load(socket.empty() ? daemon->socket_path() : socket, spec);
-      double delivered_s = 0, catch_up_s = 0;
-      if (sc.measure_delivery) {
-        if (!daemon) throw std::runtime_error("measure: delivery needs the daemon weir-bench starts (no --socket)");
-        const auto load_ended = std::chrono::steady_clock::now();
-        const std::string db = run_dir + "/var/sink.db";
-        while (weir::bench::sqlite_row_count(db) < load.records) {
-          if (std::chrono::steady_clock::now() - load_ended > std::chrono::minutes(5))
-            throw std::runtime_error("the sink did not receive every acked record within 5 minutes");
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      // Baseline and scenario alternate, and the order flips each round, so
+      // that a machine drifting over minutes moves both alike.
+      std::vector<weir::bench::sample> runs, bases;
+      for (int r = 0; r < repeats; ++r) {
+        const std::string round_dir =
+            dir + "/p" + std::to_string(payload) + "-b" + std::to_string(batch) + "-r" + std::to_string(r);
+        std::filesystem::create_directories(round_dir);
+        for (int step = 0; step < 2; ++step) {
+          if ((step == 0) == (r % 2 == 0)) {
+            std::cerr << "weir-bench: payload " << payload << " B, batch " << batch << ", round " << r + 1 << "/"
+                      << repeats << ": baseline (" << weir::bench::name_of(sc.baseline) << ")\n";
+            bases.push_back(weir::bench::run_baseline_once(sc, spec, round_dir));
+          } else {
+            std::cerr << "weir-bench: payload " << payload << " B, batch " << batch << ", round " << r + 1 << "/"
+                      << repeats << ": scenario, " << spec.seconds << " s\n";
+            runs.push_back(weir::bench::run_scenario_once(sc, spec, round_dir, self_dir() + "/weir-server", socket));
+          }
         }
-        const auto done = std::chrono::steady_clock::now();
-        delivered_s = std::chrono::duration<double>(done - load_started).count();
-        catch_up_s = std::chrono::duration<double>(done - load_ended).count();
+        std::filesystem::remove_all(round_dir);
       }
-      if (daemon) daemon->stop();
-
-      std::cerr << "weir-bench: baseline (" << weir::bench::name_of(sc.baseline) << ")\n";
-      const double base_seconds = std::min(spec.seconds, 3.0);
-      weir::bench::baseline_result base;
-      std::uint64_t base_records_per_op = per_frame;
-      switch (sc.baseline) {
-        case weir::bench::baseline_kind::fsync:
-          base = weir::bench::measure_fsync(run_dir, per_frame * (payload + 16), base_seconds);
-          break;
-        case weir::bench::baseline_kind::socket:
-          base = weir::bench::measure_socket_round_trip(per_frame * (payload + 4) + 24, base_seconds);
-          break;
-        case weir::bench::baseline_kind::sqlite_insert:
-          base = weir::bench::measure_sqlite_insert(run_dir, payload, base_seconds);
-          base_records_per_op = 1;
-          break;
+      auto field = [](const std::vector<weir::bench::sample>& v, double weir::bench::sample::*f) {
+        std::vector<double> out;
+        for (const auto& s : v) out.push_back(s.*f);
+        return out;
+      };
+      using weir::bench::sample;
+      const auto rate = field(runs, &sample::records_per_s), base_rate = field(bases, &sample::records_per_s);
+      std::vector<double> ratios;  // per round: the scenario over the baseline measured next to it
+      for (std::size_t r = 0; r < runs.size(); ++r) ratios.push_back(rate[r] / base_rate[r]);
+      std::uint64_t records = 0, refused = 0;
+      for (const auto& s : runs) {
+        records += s.records;
+        refused += s.refused;
       }
-      // Delivery scenarios count records per second until the sink holds them all.
-      const double records_per_s =
-          static_cast<double>(load.records) / (sc.measure_delivery ? delivered_s : load.seconds);
       nlohmann::json j{{"scenario", sc.name},
                        {"durability", spec.durable ? "durable" : "buffered"},
                        {"producers", spec.producers},
                        {"pipeline", spec.pipeline},
                        {"batch", batch},
                        {"payload_bytes", payload},
-                       {"seconds", load.seconds},
-                       {"records", load.records},
-                       {"refused", load.refused},
-                       {"records_per_s", records_per_s},
-                       {"p50_us", weir::bench::quantile(load.latency_us, 0.5)},
-                       {"p99_us", weir::bench::quantile(load.latency_us, 0.99)},
-                       {"p999_us", weir::bench::quantile(load.latency_us, 0.999)},
+                       {"seconds", spec.seconds},
+                       {"repeats", repeats},
+                       {"records", records},
+                       {"refused", refused},
+                       {"records_per_s", median(rate)},
+                       {"records_per_s_min", lowest(rate)},
+                       {"records_per_s_max", highest(rate)},
+                       {"p50_us", median(field(runs, &sample::p50_us))},
+                       {"p99_us", median(field(runs, &sample::p99_us))},
+                       {"p999_us", median(field(runs, &sample::p999_us))},
                        {"measure", sc.measure_delivery ? "delivery" : "ingest"},
-                       {"catch_up_s", catch_up_s},
+                       {"catch_up_s", median(field(runs, &sample::catch_up_s))},
                        {"baseline", weir::bench::name_of(sc.baseline)},
-                       {"baseline_ops_per_s", base.ops_per_s},
-                       {"baseline_p50_us", base.p50_us},
-                       {"ratio", records_per_s / (base.ops_per_s * static_cast<double>(base_records_per_op))}};
+                       {"baseline_records_per_s", median(base_rate)},
+                       {"baseline_records_per_s_min", lowest(base_rate)},
+                       {"baseline_records_per_s_max", highest(base_rate)},
+                       {"baseline_p50_us", median(field(bases, &sample::p50_us))},
+                       {"ratio", median(ratios)},
+                       {"ratio_min", lowest(ratios)},
+                       {"ratio_max", highest(ratios)}};
       std::cout << "BENCH: " << j.dump() << "\n";
-      std::printf("%s: %.0f records/s (p50 %.1f us, p99 %.1f us), %s baseline %.0f ops/s (p50 %.1f us), ratio %.2f\n",
-                  sc.name.c_str(), records_per_s, j["p50_us"].get<double>(), j["p99_us"].get<double>(),
-                  j["baseline"].get<std::string>().c_str(), base.ops_per_s, base.p50_us, j["ratio"].get<double>());
+      std::printf("%s: %.0f records/s (p50 %.1f us, p99 %.1f us), %s baseline %.0f records/s (p50 %.1f us), "
+                  "ratio %.2f (%.2f to %.2f over %d rounds)\n",
+                  sc.name.c_str(), median(rate), j["p50_us"].get<double>(), j["p99_us"].get<double>(),
+                  j["baseline"].get<std::string>().c_str(), median(base_rate), j["baseline_p50_us"].get<double>(),
+                  median(ratios), lowest(ratios), highest(ratios), repeats);
       std::fflush(stdout);
-      if (load.refused > 0) std::cerr << "weir-bench: warning: " << load.refused << " records were not acked\n";
+      if (refused > 0) std::cerr << "weir-bench: warning: " << refused << " records were not acked\n";
     }
   std::filesystem::remove_all(dir);
   return 0;

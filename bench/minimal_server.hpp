@@ -1,0 +1,29 @@
+#pragma once
+// The best any daemon can do here for many producers, as a yardstick: one
+// epoll thread reads frames from every connection (the wire codec checks
+// each CRC), appends every record that arrived in one round with a single
+// write, and hands the acks to a second thread, which runs fdatasync back to
+// back and acks what each sync covered (Buffered frames are acked after the
+// write). Nothing else: no actors, no shards, no limits, no metrics, no
+// delivery. weir-bench drives it with the same producers as the daemon.
+#include <memory>
+#include <string>
+
+namespace weir::bench {
+
+class minimal_server {
+ public:
+  /// Listens on `dir`/minimal.sock and appends to `dir`/minimal.wab.
+  explicit minimal_server(const std::string& dir);
+  ~minimal_server();
+  minimal_server(const minimal_server&) = delete;
+  minimal_server& operator=(const minimal_server&) = delete;
+
+  const std::string& socket_path() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace weir::bench

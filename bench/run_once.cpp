@@ -1,0 +1,92 @@
+#include "bench/run_once.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include "bench/baselines.hpp"
+#include "bench/daemon_runner.hpp"
+#include "bench/load_driver.hpp"
+#include "bench/minimal_server.hpp"
+
+namespace weir::bench {
+
+namespace {
+
+std::uint64_t records_per_frame(const load_spec& spec) { return spec.batch == 0 ? 1 : spec.batch; }
+
+sample from_load(load_result& load, double seconds) {
+  sample s;
+  s.records = load.records;
+  s.refused = load.refused;
+  s.records_per_s = static_cast<double>(load.records) / seconds;
+  s.p50_us = quantile(load.latency_us, 0.5);
+  s.p99_us = quantile(load.latency_us, 0.99);
+  s.p999_us = quantile(load.latency_us, 0.999);
+  return s;
+}
+
+}  // namespace
+
+sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::string& dir,
+                         const std::string& server_binary, const std::string& socket) {
+  std::unique_ptr<daemon_runner> daemon;
+  if (socket.empty()) daemon = std::make_unique<daemon_runner>(server_binary, dir, sc.daemon_settings);
+  const auto started = std::chrono::steady_clock::now();
+  auto load = run_load(socket.empty() ? daemon->socket_path() : socket, spec);
+  if (!sc.measure_delivery) {
+    if (daemon) daemon->stop();
+    return from_load(load, load.seconds);
+  }
+  if (!daemon) throw std::runtime_error("measure: delivery needs the daemon weir-bench starts (no --socket)");
+  const auto load_ended = std::chrono::steady_clock::now();
+  const std::string db = dir + "/var/sink.db";
+  while (sqlite_row_count(db) < load.records) {
+    if (std::chrono::steady_clock::now() - load_ended > std::chrono::minutes(5))
+      throw std::runtime_error("the sink did not receive every acked record within 5 minutes");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto done = std::chrono::steady_clock::now();
+  daemon->stop();
+  // Delivery counts records per second from the first push until the sink holds them all.
+  auto s = from_load(load, std::chrono::duration<double>(done - started).count());
+  s.catch_up_s = std::chrono::duration<double>(done - load_ended).count();
+  return s;
+}
+
+sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::string& dir) {
+  const double seconds = std::min(spec.seconds, 3.0);
+  const std::uint64_t per_frame = records_per_frame(spec);
+  baseline_result base;
+  std::uint64_t records_per_op = per_frame;
+  switch (sc.baseline) {
+    case baseline_kind::fsync:
+      base = measure_fsync(dir, per_frame * (spec.payload_bytes + 16), seconds);
+      break;
+    case baseline_kind::overwrite_fsync:
+      base = measure_overwrite_fsync(dir, per_frame * (spec.payload_bytes + 16), seconds);
+      break;
+    case baseline_kind::socket:
+      base = measure_socket_round_trip(per_frame * (spec.payload_bytes + 4) + 24, seconds);
+      break;
+    case baseline_kind::sqlite_insert:
+      base = measure_sqlite_insert(dir, spec.payload_bytes, seconds);
+      records_per_op = 1;
+      break;
+    case baseline_kind::minimal_server: {
+      // The scenario's own load, for as long, against the least a server must do.
+      minimal_server server(dir);
+      auto load = run_load(server.socket_path(), spec);
+      return from_load(load, load.seconds);
+    }
+  }
+  sample s;
+  s.records_per_s = base.ops_per_s * static_cast<double>(records_per_op);
+  s.p50_us = base.p50_us;
+  return s;
+}
+
+}  // namespace weir::bench

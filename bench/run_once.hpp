@@ -1,0 +1,25 @@
+#pragma once
+// One measurement of a scenario (a fresh daemon, the load, for delivery the
+// wait until the sink holds every acked record) and one of its physical
+// reference. weir-bench alternates them and repeats both.
+#include <cstdint>
+#include <string>
+
+#include "bench/scenario.hpp"
+
+namespace weir::bench {
+
+struct sample {
+  double records_per_s = 0;  // for a baseline: its operations per second x records per operation
+  double p50_us = 0, p99_us = 0, p999_us = 0;
+  std::uint64_t records = 0, refused = 0;
+  double catch_up_s = 0;  // delivery: after the last ack until the sink held everything
+};
+
+/// `socket` empty: start weir-server (`server_binary`) in `dir`.
+sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::string& dir,
+                         const std::string& server_binary, const std::string& socket);
+
+sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::string& dir);
+
+}  // namespace weir::bench
