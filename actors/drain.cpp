@@ -225,6 +225,7 @@ class drain_state {
       r.id = wire::to_hex(wire::compute_record_id(segment, rec->index, rec->payload));
       r.shard = s_.shard;
       r.segment = segment;
+      r.sequence = read_.sequence;
       r.index = rec->index;
       r.ts_ns = rec->ingest_ts_ns;
       r.payload = std::move(rec->payload);

@@ -1,6 +1,13 @@
-// postgres: one transaction per batch into
-//   weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx BIGINT, ts BIGINT, payload BYTEA)
-// with multi-row INSERT ... ON CONFLICT (id) DO NOTHING (payload sent binary).
+// postgres: one transaction per batch into weir_records, keyed by the
+// record's coordinate (node, shard, segment sequence, index), with multi-row
+// INSERT ... ON CONFLICT (node, shard, seq, idx) DO NOTHING (payload sent
+// binary). The coordinate identifies a record exactly as its id does, but it
+// grows with every record: inserts append to the primary key's index instead
+// of landing on a random page of it. The id stays a column.
+//
+// A table from before (id TEXT PRIMARY KEY, no seq column) is moved to the
+// coordinate key the first time a commit slot connects, under an advisory
+// lock so that only one slot does it.
 //
 // Errors by SQLSTATE: connection loss (08), serialization (40001), deadlock
 // (40P01), operator intervention (57), resources (53), system (58) and any
@@ -9,6 +16,7 @@
 // under savepoints: the offending rows are dead-lettered, the rest commit.
 #include <libpq-fe.h>
 
+#include <cstring>
 #include <stdexcept>
 
 #include "sinks/secret.hpp"
@@ -19,9 +27,27 @@ namespace weir {
 namespace {
 
 constexpr const char* create_table =
-    "CREATE TABLE IF NOT EXISTS weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx BIGINT, "
-    "ts BIGINT, payload BYTEA)";
-constexpr std::size_t rows_per_statement = 1000;  // 6 parameters each, far under the 65535 limit
+    "CREATE TABLE IF NOT EXISTS weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, "
+    "seq BIGINT NOT NULL, idx BIGINT NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts BIGINT, payload BYTEA, "
+    "PRIMARY KEY (node, shard, seq, idx))";
+/// Serialises the commit slots' schema work (any constant of our own).
+constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(2020617)";
+/// The primary key constraint of a weir_records table of the first schema (no rows: none to move).
+constexpr const char* first_schema_key =
+    "SELECT c.conname FROM pg_constraint c WHERE c.conrelid = 'weir_records'::regclass AND c.contype = 'p' "
+    "AND NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+    "AND table_name = 'weir_records' AND column_name = 'seq')";
+/// Moves it to the coordinate key, given its old key's (quoted) name; the
+/// sequence comes from the segment name ("shard_NN/seg_SSSSSSSS.wab").
+std::string migrate_first_schema(const std::string& old_key) {
+  return "ALTER TABLE weir_records ADD COLUMN node INTEGER NOT NULL DEFAULT 0, ADD COLUMN seq BIGINT;"
+         "UPDATE weir_records SET seq = CAST(substring(segment from 'seg_([0-9]+)') AS BIGINT);"
+         "ALTER TABLE weir_records DROP CONSTRAINT " + old_key + ";"
+         "ALTER TABLE weir_records ALTER COLUMN seq SET NOT NULL, ALTER COLUMN id SET NOT NULL, "
+         "ALTER COLUMN segment SET NOT NULL, ADD PRIMARY KEY (node, shard, seq, idx)";
+}
+constexpr int columns_per_row = 7;
+constexpr std::size_t rows_per_statement = 1000;  // 7 parameters each, far under the 65535 limit
 
 bool transient_state(const std::string& s) {
   if (s.empty()) return true;  // no SQLSTATE: the connection itself failed
@@ -83,15 +109,43 @@ class postgres_sink final : public sink {
       while (!error_.empty() && error_.back() == '\n') error_.pop_back();
       return false;
     }
+    // libpq prints server notices ("relation already exists, skipping") to
+    // stderr, which is the daemon's structured log: keep them out of it.
+    PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
     exec("SET statement_timeout = " + std::to_string(timeout_ms_));
-    pg_result r(PQexec(conn_, create_table));
-    if (!r.ok()) {
-      error_ = std::string("postgres: cannot create weir_records: ") + PQresultErrorMessage(r.r);
+    if (!prepare_table()) {
+      error_ = "postgres: cannot prepare weir_records: " + first_line(error_);
       PQfinish(conn_);
       conn_ = nullptr;
       return false;
     }
     return true;
+  }
+
+  /// Creates the table, or moves one of the first schema to the coordinate
+  /// key: one transaction, one slot at a time.
+  bool prepare_table() {
+    if (!exec("BEGIN") || !exec(schema_lock) || !exec(create_table)) {
+      exec("ROLLBACK");
+      return false;
+    }
+    pg_result old_key(PQexec(conn_, first_schema_key));
+    if (!old_key.ok()) {
+      error_ = PQresultErrorMessage(old_key.r);
+      exec("ROLLBACK");
+      return false;
+    }
+    if (PQntuples(old_key.r) == 1) {
+      const char* raw = PQgetvalue(old_key.r, 0, 0);
+      char* quoted = PQescapeIdentifier(conn_, raw, std::strlen(raw));
+      const std::string sql = migrate_first_schema(quoted ? quoted : "weir_records_pkey");
+      PQfreemem(quoted);
+      if (!exec(sql)) {
+        exec("ROLLBACK");
+        return false;
+      }
+    }
+    return exec("COMMIT");
   }
 
   bool exec(const std::string& sql, std::string* state = nullptr) {
@@ -108,27 +162,29 @@ class postgres_sink final : public sink {
   bool insert(const std::vector<sink_record>& batch, const std::vector<std::size_t>& rows, std::string& state) {
     for (std::size_t from = 0; from < rows.size(); from += rows_per_statement) {
       const std::size_t n = std::min(rows_per_statement, rows.size() - from);
-      std::string sql = "INSERT INTO weir_records(id, shard, segment, idx, ts, payload) VALUES ";
+      std::string sql = "INSERT INTO weir_records(shard, seq, idx, id, segment, ts, payload) VALUES ";
       std::vector<std::string> text;  // owns the text parameters
-      text.reserve(n * 4);
+      text.reserve(n * (columns_per_row - 1));
       std::vector<const char*> values;
       std::vector<int> lengths, formats;
       for (std::size_t k = 0; k < n; ++k) {
         const auto& r = batch[rows[from + k]];
-        const std::size_t p = k * 6;
+        const std::size_t p = k * columns_per_row;
         sql += (k ? ",(" : "(");
-        for (int c = 1; c <= 6; ++c) sql += "$" + std::to_string(p + c) + (c < 6 ? "," : ")");
-        text.push_back(r.id);
+        for (int c = 1; c <= columns_per_row; ++c)
+          sql += "$" + std::to_string(p + c) + (c < columns_per_row ? "," : ")");
         text.push_back(std::to_string(r.shard));
-        text.push_back(r.segment);
+        text.push_back(std::to_string(r.sequence));
         text.push_back(std::to_string(r.index));
+        text.push_back(r.id);
+        text.push_back(r.segment);
         text.push_back(std::to_string(r.ts_ns));
       }
-      sql += " ON CONFLICT (id) DO NOTHING";
+      sql += " ON CONFLICT (node, shard, seq, idx) DO NOTHING";
       for (std::size_t k = 0; k < n; ++k) {
         const auto& r = batch[rows[from + k]];
-        for (int c = 0; c < 5; ++c) {
-          values.push_back(text[k * 5 + c].c_str());
+        for (int c = 0; c < columns_per_row - 1; ++c) {
+          values.push_back(text[k * (columns_per_row - 1) + c].c_str());
           lengths.push_back(0);
           formats.push_back(0);
         }

@@ -1,8 +1,14 @@
-// sqlite: one transaction per batch into
-//   weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx INTEGER, ts INTEGER, payload BLOB)
-// with INSERT OR IGNORE, so a redelivered record changes nothing. WAL mode,
-// so readers never block the drain. Every SQLite error is transient here (a
-// busy or full database heals; a record cannot violate this schema).
+// sqlite: one transaction per batch into weir_records, keyed by the record's
+// coordinate (node, shard, segment sequence, index), with INSERT OR IGNORE,
+// so a redelivered record changes nothing. The coordinate identifies a record
+// exactly as its id does (the id is a hash of it), but it grows with every
+// record: inserts append to the key's index instead of landing on a random
+// page of it. The id stays a column (the idempotency key users see). WAL
+// mode, so readers never block the drain. Every SQLite error is transient
+// here (a busy or full database heals; a record cannot violate this schema).
+//
+// A table from before (id TEXT PRIMARY KEY, no sequence column) is rebuilt
+// in one transaction the first time the sink opens it.
 //
 // SQLite takes one writer at a time, so every commit slot shares one
 // connection behind a mutex: queueing here beats SQLite's busy handler (which
@@ -21,10 +27,27 @@ namespace weir {
 namespace {
 
 constexpr const char* create_table =
-    "CREATE TABLE IF NOT EXISTS weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx INTEGER, "
-    "ts INTEGER, payload BLOB)";
+    "CREATE TABLE IF NOT EXISTS weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, "
+    "seq INTEGER NOT NULL, idx INTEGER NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts INTEGER, payload BLOB, "
+    "PRIMARY KEY (node, shard, seq, idx))";
 constexpr const char* insert_row =
-    "INSERT OR IGNORE INTO weir_records(id, shard, segment, idx, ts, payload) VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+    "INSERT OR IGNORE INTO weir_records(node, shard, seq, idx, id, segment, ts, payload) "
+    "VALUES(0, ?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+/// A weir_records table from before the coordinate key: it has no seq column.
+constexpr const char* is_first_schema =
+    "SELECT count(*) = 0 FROM pragma_table_info('weir_records') WHERE name = 'seq'";
+/// Rebuilds it with the coordinate key, the sequence parsed from the segment
+/// name ("shard_NN/seg_SSSSSSSS.wab"), rows in their order of arrival.
+constexpr const char* migrate_first_schema =
+    "ALTER TABLE weir_records RENAME TO weir_records_before_coordinate_key;"
+    "CREATE TABLE weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, seq INTEGER NOT NULL, "
+    "idx INTEGER NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts INTEGER, payload BLOB, "
+    "PRIMARY KEY (node, shard, seq, idx));"
+    "INSERT INTO weir_records(node, shard, seq, idx, id, segment, ts, payload) "
+    "SELECT 0, shard, CAST(substr(segment, instr(segment, 'seg_') + 4, "
+    "length(segment) - instr(segment, 'seg_') - 7) AS INTEGER), idx, id, segment, ts, payload "
+    "FROM weir_records_before_coordinate_key ORDER BY rowid;"
+    "DROP TABLE weir_records_before_coordinate_key;";
 
 class sqlite_db {
  public:
@@ -37,12 +60,13 @@ class sqlite_db {
     if (!exec("BEGIN IMMEDIATE")) return fail();
     for (const auto& r : batch) {
       sqlite3_reset(insert_);
-      sqlite3_bind_text(insert_, 1, r.id.c_str(), static_cast<int>(r.id.size()), SQLITE_STATIC);
-      sqlite3_bind_int(insert_, 2, r.shard);
-      sqlite3_bind_text(insert_, 3, r.segment.c_str(), static_cast<int>(r.segment.size()), SQLITE_STATIC);
-      sqlite3_bind_int64(insert_, 4, static_cast<sqlite3_int64>(r.index));
-      sqlite3_bind_int64(insert_, 5, r.ts_ns);
-      sqlite3_bind_blob(insert_, 6, r.payload.data(), static_cast<int>(r.payload.size()), SQLITE_STATIC);
+      sqlite3_bind_int(insert_, 1, r.shard);
+      sqlite3_bind_int64(insert_, 2, static_cast<sqlite3_int64>(r.sequence));
+      sqlite3_bind_int64(insert_, 3, static_cast<sqlite3_int64>(r.index));
+      sqlite3_bind_text(insert_, 4, r.id.c_str(), static_cast<int>(r.id.size()), SQLITE_STATIC);
+      sqlite3_bind_text(insert_, 5, r.segment.c_str(), static_cast<int>(r.segment.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(insert_, 6, r.ts_ns);
+      sqlite3_bind_blob(insert_, 7, r.payload.data(), static_cast<int>(r.payload.size()), SQLITE_STATIC);
       if (sqlite3_step(insert_) != SQLITE_DONE) {
         error_ = sqlite3_errmsg(db_);
         exec("ROLLBACK");
@@ -74,13 +98,29 @@ class sqlite_db {
       return false;
     }
     sqlite3_busy_timeout(db_, timeout_ms_);
-    // The primary key is a random hash: without a page cache that holds the
-    // index, every insert reads and writes a random page.
     if (!exec("PRAGMA journal_mode=WAL") || !exec("PRAGMA synchronous=FULL") || !exec("PRAGMA cache_size=-65536") ||
-        !exec(create_table) ||
+        !exec(create_table) || !migrate() ||
         sqlite3_prepare_v2(db_, insert_row, -1, &insert_, nullptr) != SQLITE_OK) {
       if (error_.empty()) error_ = sqlite3_errmsg(db_);
       close();
+      return false;
+    }
+    return true;
+  }
+
+  /// Rebuilds a table of the first schema, all or nothing.
+  bool migrate() {
+    sqlite3_stmt* check = nullptr;
+    bool first = false;
+    if (sqlite3_prepare_v2(db_, is_first_schema, -1, &check, nullptr) == SQLITE_OK && sqlite3_step(check) == SQLITE_ROW)
+      first = sqlite3_column_int(check, 0) != 0;
+    sqlite3_finalize(check);
+    if (!first) return true;
+    if (!exec("BEGIN IMMEDIATE")) return false;
+    if (!exec(migrate_first_schema) || !exec("COMMIT")) {
+      const std::string why = error_;
+      exec("ROLLBACK");
+      error_ = "cannot move weir_records to the coordinate key: " + why;
       return false;
     }
     return true;
