@@ -39,11 +39,12 @@ daemon_runner::daemon_runner(const std::string& server_binary, const std::string
     args.push_back(k + "=" + v);
   }
   const std::string log = workdir + "/daemon.log";
+  const auto forked = std::chrono::steady_clock::now();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
     if (::chdir(workdir.c_str()) != 0) _exit(127);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     ::dup2(out, 1);
     ::dup2(out, 2);
     std::vector<char*> argv;
@@ -52,17 +53,21 @@ daemon_runner::daemon_runner(const std::string& server_binary, const std::string
     ::execv(argv[0], argv.data());
     _exit(127);
   }
-  for (int i = 0; i < 2000; ++i) {
-    if (socket_accepts(socket_)) return;
+  // Polled every millisecond: the startup time is a measurement (recovery).
+  while (std::chrono::steady_clock::now() - forked < std::chrono::minutes(2)) {
+    if (socket_accepts(socket_)) {
+      startup_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - forked).count();
+      return;
+    }
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
       throw std::runtime_error("weir-server exited at startup; see " + log);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   stop();
-  throw std::runtime_error("weir-server did not open its socket within 20 s; see " + log);
+  throw std::runtime_error("weir-server did not open its socket within 2 minutes; see " + log);
 }
 
 daemon_runner::~daemon_runner() {
@@ -76,6 +81,14 @@ int daemon_runner::stop() {
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void daemon_runner::kill_hard() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
 }
 
 }  // namespace weir::bench

@@ -18,12 +18,17 @@ class daemon_runner {
   daemon_runner& operator=(const daemon_runner&) = delete;
 
   const std::string& socket_path() const { return socket_; }
+  /// From exec to the socket accepting its first connection.
+  double startup_seconds() const { return startup_s_; }
   /// SIGTERM, then wait; returns the exit status.
   int stop();
+  /// SIGKILL, then wait: a crash.
+  void kill_hard();
 
  private:
   pid_t pid_ = -1;
   std::string socket_;
+  double startup_s_ = 0;
 };
 
 }  // namespace weir::bench

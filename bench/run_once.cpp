@@ -29,6 +29,15 @@ sample from_load(load_result& load, double seconds) {
   return s;
 }
 
+/// Bytes of every segment file under `wab_dir`.
+std::uint64_t wab_bytes(const std::string& wab_dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(wab_dir, ec))
+    if (e.is_regular_file(ec) && e.path().extension() == ".wab") total += e.file_size(ec);
+  return total;
+}
+
 }  // namespace
 
 sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::string& dir,
@@ -37,11 +46,22 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   if (socket.empty()) daemon = std::make_unique<daemon_runner>(server_binary, dir, sc.daemon_settings);
   const auto started = std::chrono::steady_clock::now();
   auto load = run_load(socket.empty() ? daemon->socket_path() : socket, spec);
-  if (!sc.measure_delivery) {
+  if (sc.measure == measure_kind::ingest) {
     if (daemon) daemon->stop();
     return from_load(load, load.seconds);
   }
-  if (!daemon) throw std::runtime_error("measure: delivery needs the daemon weir-bench starts (no --socket)");
+  if (!daemon) throw std::runtime_error("measure: delivery or recovery needs the daemon weir-bench starts (no --socket)");
+  if (sc.measure == measure_kind::recovery) {
+    // The backlog the load left (the scenario's sink cannot take it), a
+    // crash, and a restart on it.
+    daemon->kill_hard();
+    auto s = from_load(load, load.seconds);
+    s.backlog_bytes = wab_bytes(dir + "/var/wab");
+    daemon_runner restarted(server_binary, dir, sc.daemon_settings);
+    s.startup_s = restarted.startup_seconds();
+    restarted.stop();
+    return s;
+  }
   const auto load_ended = std::chrono::steady_clock::now();
   const std::string db = dir + "/var/sink.db";
   while (sqlite_row_count(db) < load.records) {
@@ -76,6 +96,8 @@ sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::s
       base = measure_sqlite_insert(dir, spec.payload_bytes, seconds);
       records_per_op = 1;
       break;
+    case baseline_kind::none:
+      return {};
     case baseline_kind::minimal_server: {
       // The scenario's own load, for as long, against the least a server must do.
       minimal_server server(dir);

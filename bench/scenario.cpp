@@ -51,10 +51,13 @@ scenario load_scenario(const std::string& path) {
     else if (b == "socket") s.baseline = baseline_kind::socket;
     else if (b == "minimal_server") s.baseline = baseline_kind::minimal_server;
     else if (b == "sqlite_insert") s.baseline = baseline_kind::sqlite_insert;
-    else throw bad(path, "baseline", "expected fsync, overwrite_fsync, socket, minimal_server or sqlite_insert");
+    else if (b == "none") s.baseline = baseline_kind::none;
+    else throw bad(path, "baseline", "expected fsync, overwrite_fsync, socket, minimal_server, sqlite_insert or none");
     const auto m = root["measure"] ? root["measure"].as<std::string>() : "ingest";
-    if (m != "ingest" && m != "delivery") throw bad(path, "measure", "expected ingest or delivery");
-    s.measure_delivery = m == "delivery";
+    if (m == "ingest") s.measure = measure_kind::ingest;
+    else if (m == "delivery") s.measure = measure_kind::delivery;
+    else if (m == "recovery") s.measure = measure_kind::recovery;
+    else throw bad(path, "measure", "expected ingest, delivery or recovery");
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
@@ -76,6 +79,16 @@ const char* name_of(baseline_kind b) {
     case baseline_kind::minimal_server: return "minimal_server";
     case baseline_kind::socket: return "socket";
     case baseline_kind::sqlite_insert: return "sqlite_insert";
+    case baseline_kind::none: return "none";
+  }
+  return "?";
+}
+
+const char* name_of(measure_kind m) {
+  switch (m) {
+    case measure_kind::ingest: return "ingest";
+    case measure_kind::delivery: return "delivery";
+    case measure_kind::recovery: return "recovery";
   }
   return "?";
 }

@@ -13,7 +13,9 @@
 //     pipeline: 1                # frames in flight per connection
 //     seconds: 5
 //   measure: ingest              # ingest (acked records/s) | delivery (records/s until the
-//                                #   SQLite sink holds every acked record)
+//                                #   SQLite sink holds every acked record) | recovery (the load
+//                                #   builds a backlog the sink cannot take, kill -9, then the
+//                                #   time from exec to the socket accepting again)
 //   baseline: fsync              # the physical reference, measured in the same run,
 //                                #   interleaved with the scenario:
 //                                #   fsync: append + fdatasync of a frame's records
@@ -28,7 +30,8 @@
 
 namespace weir::bench {
 
-enum class baseline_kind { fsync, overwrite_fsync, socket, minimal_server, sqlite_insert };
+enum class baseline_kind { fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, none };
+enum class measure_kind { ingest, delivery, recovery };
 
 struct load_spec {
   int producers = 1;
@@ -46,10 +49,11 @@ struct scenario {
   std::vector<std::uint32_t> payload_sizes;
   std::vector<std::uint32_t> batches;
   baseline_kind baseline = baseline_kind::fsync;
-  bool measure_delivery = false;
+  measure_kind measure = measure_kind::ingest;
 };
 
 const char* name_of(baseline_kind b);
+const char* name_of(measure_kind m);
 
 /// Throws std::runtime_error naming the key and the problem.
 scenario load_scenario(const std::string& path);

@@ -127,7 +127,10 @@ int run(const std::vector<std::string>& args) {
       using weir::bench::sample;
       const auto rate = field(runs, &sample::records_per_s), base_rate = field(bases, &sample::records_per_s);
       std::vector<double> ratios;  // per round: the scenario over the baseline measured next to it
-      for (std::size_t r = 0; r < runs.size(); ++r) ratios.push_back(rate[r] / base_rate[r]);
+      for (std::size_t r = 0; r < runs.size(); ++r)
+        if (base_rate[r] > 0) ratios.push_back(rate[r] / base_rate[r]);
+      std::vector<double> backlog;
+      for (const auto& s : runs) backlog.push_back(static_cast<double>(s.backlog_bytes));
       std::uint64_t records = 0, refused = 0;
       for (const auto& s : runs) {
         records += s.records;
@@ -149,8 +152,12 @@ int run(const std::vector<std::string>& args) {
                        {"p50_us", median(field(runs, &sample::p50_us))},
                        {"p99_us", median(field(runs, &sample::p99_us))},
                        {"p999_us", median(field(runs, &sample::p999_us))},
-                       {"measure", sc.measure_delivery ? "delivery" : "ingest"},
+                       {"measure", weir::bench::name_of(sc.measure)},
                        {"catch_up_s", median(field(runs, &sample::catch_up_s))},
+                       {"startup_s", median(field(runs, &sample::startup_s))},
+                       {"startup_s_min", lowest(field(runs, &sample::startup_s))},
+                       {"startup_s_max", highest(field(runs, &sample::startup_s))},
+                       {"backlog_bytes", median(backlog)},
                        {"baseline", weir::bench::name_of(sc.baseline)},
                        {"baseline_records_per_s", median(base_rate)},
                        {"baseline_records_per_s_min", lowest(base_rate)},
@@ -165,6 +172,11 @@ int run(const std::vector<std::string>& args) {
                   sc.name.c_str(), median(rate), j["p50_us"].get<double>(), j["p99_us"].get<double>(),
                   j["baseline"].get<std::string>().c_str(), median(base_rate), j["baseline_p50_us"].get<double>(),
                   median(ratios), lowest(ratios), highest(ratios), repeats);
+      if (sc.measure == weir::bench::measure_kind::recovery)
+        std::printf("%s: restart after kill -9 on %.0f MiB of backlog: %.3f s (%.3f to %.3f), %.2f s per GiB\n",
+                    sc.name.c_str(), median(backlog) / (1 << 20), j["startup_s"].get<double>(),
+                    j["startup_s_min"].get<double>(), j["startup_s_max"].get<double>(),
+                    median(backlog) > 0 ? j["startup_s"].get<double>() / (median(backlog) / (1 << 30)) : 0.0);
       std::fflush(stdout);
       if (refused > 0) std::cerr << "weir-bench: warning: " << refused << " records were not acked\n";
     }

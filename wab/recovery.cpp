@@ -146,7 +146,7 @@ void recover_segments(file_io& io, const std::string& shard_dir, const std::stri
 
     segment_reader reader(io, fd, static_cast<std::uint64_t>(size), segment_header_size, 1,
                           resync_window_for(decoded.value(), now_ns));
-    while (reader.next()) {
+    while (reader.advance()) {
     }
     const scan_stop stop = reader.stop();
     if (stop == scan_stop::io_error) {

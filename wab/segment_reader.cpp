@@ -11,6 +11,8 @@ namespace {
 constexpr std::int64_t one_day_ns = 86'400'000'000'000;
 /// A search reads the file in windows of this size.
 constexpr std::size_t search_window = 64 * 1024;
+/// Reading records, the file is read this much at a time.
+constexpr std::size_t read_ahead = 256 * 1024;
 
 }  // namespace
 
@@ -42,6 +44,24 @@ segment_reader::segment_reader(file_io& io, int fd, std::uint64_t file_size, std
       // must not make a search quadratic: past this much CRC work, give up.
       search_budget_(4 * file_size + 64ull * 1024 * 1024) {}
 
+byte_span segment_reader::bytes_at(std::uint64_t at, std::size_t n) {
+  const std::uint64_t want_end = std::min<std::uint64_t>(at + n, size_);
+  if (at >= want_end) return {};
+  if (at >= buffer_at_ && want_end <= buffer_at_ + buffer_.size())
+    return byte_span(buffer_.data() + (at - buffer_at_), static_cast<std::size_t>(want_end - at));
+  const auto fill = static_cast<std::size_t>(std::min<std::uint64_t>(std::max(n, read_ahead), size_ - at));
+  buffer_.resize(fill);
+  buffer_at_ = at;
+  const ssize_t got = pread_full(io_, fd_, buffer_.data(), fill, at);
+  if (got < 0) {
+    error_ = static_cast<int>(-got);
+    buffer_.clear();
+    return {};
+  }
+  buffer_.resize(static_cast<std::size_t>(got));
+  return byte_span(buffer_.data(), std::min(buffer_.size(), static_cast<std::size_t>(want_end - at)));
+}
+
 std::optional<bool> segment_reader::zeros_from(std::uint64_t from) {
   std::array<std::uint8_t, 64 * 1024> buf;
   while (from < size_) {
@@ -58,14 +78,9 @@ std::optional<bool> segment_reader::zeros_from(std::uint64_t from) {
   return true;
 }
 
-std::optional<byte_buffer> segment_reader::checked_payload(std::uint64_t at, const header_fields& h) {
-  byte_buffer payload(h.length);
-  const ssize_t got = pread_full(io_, fd_, payload.data(), h.length, at + record_header_size);
-  if (got < 0) {
-    error_ = static_cast<int>(-got);
-    return std::nullopt;
-  }
-  if (static_cast<std::uint64_t>(got) != h.length || record_crc(h.ts, payload) != h.crc) return std::nullopt;
+std::optional<byte_span> segment_reader::checked_payload(std::uint64_t at, const header_fields& h) {
+  const byte_span payload = bytes_at(at + record_header_size, h.length);
+  if (error_ != 0 || payload.size() != h.length || record_crc(h.ts, payload) != h.crc) return std::nullopt;
   return payload;
 }
 
@@ -110,7 +125,7 @@ std::optional<stored_record> segment_reader::skip_damage(std::uint64_t next, con
     if (auto payload = checked_payload(offset_, inferred)) {
       ++recovered_;
       ++returned_;
-      out = stored_record{index_, offset_, bad.ts, std::move(*payload)};
+      out = stored_record{index_, offset_, bad.ts, byte_buffer(payload->begin(), payload->end())};
     }
   }
   ++index_;
@@ -128,32 +143,33 @@ void segment_reader::stop_at_bad_record(std::uint64_t checked_up_to, bool zero_l
   finish(*zeros ? scan_stop::torn_tail : scan_stop::corrupt);
 }
 
-std::optional<stored_record> segment_reader::next() {
+std::optional<stored_record> segment_reader::next() { return read_next(true); }
+
+std::optional<stored_record> segment_reader::read_next(bool with_payload) {
   while (stop_ == scan_stop::none) {
     if (offset_ >= size_) {
       finish(scan_stop::end_of_file);
       break;
     }
-    std::uint8_t h[record_header_size] = {};
-    const ssize_t got = pread_full(io_, fd_, h, sizeof h, offset_);
-    if (got < 0) {
-      error_ = static_cast<int>(-got);
+    const byte_span header = bytes_at(offset_, record_header_size);
+    if (error_ != 0) {
       finish(scan_stop::io_error);
       break;
     }
-    if (static_cast<std::size_t>(got) < sizeof h) {
+    if (header.size() < record_header_size) {
       // Too short for any record: nothing to search.
-      finish(std::all_of(h, h + got, [](std::uint8_t b) { return b == 0; }) ? scan_stop::zero_tail
-                                                                            : scan_stop::torn_tail);
+      finish(std::all_of(header.begin(), header.end(), [](std::uint8_t b) { return b == 0; }) ? scan_stop::zero_tail
+                                                                                            : scan_stop::torn_tail);
       break;
     }
+    const std::uint8_t* h = header.data();
     const header_fields f{load_le32(h), load_le32(h + 4), static_cast<std::int64_t>(load_le64(h + 8))};
     const std::uint64_t end = offset_ + record_header_size + f.length;
     const bool plausible = f.length != 0 && f.length <= max_record_payload && end <= size_;
     if (plausible) {
       auto payload = checked_payload(offset_, f);
       if (payload) {
-        stored_record r{index_, offset_, f.ts, std::move(*payload)};
+        stored_record r{index_, offset_, f.ts, with_payload ? byte_buffer(payload->begin(), payload->end()) : byte_buffer{}};
         offset_ = end;
         ++index_;
         ++returned_;

@@ -12,6 +12,7 @@
 // it is recovered whole. Without a window the reader stops at the damage.
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "wab/file_io.hpp"
 #include "wab/segment_format.hpp"
@@ -57,6 +58,9 @@ class segment_reader {
                  std::optional<resync_window> resync = std::nullopt);
 
   std::optional<stored_record> next();
+  /// Checks the next record and moves past it without copying its payload
+  /// (recovery, which only needs to know where the valid records end).
+  bool advance() { return read_next(false).has_value(); }
 
   scan_stop stop() const { return stop_; }
   /// Offset just past the last valid record: where a repaired file ends.
@@ -78,12 +82,19 @@ class segment_reader {
     std::int64_t ts;
   };
 
+  /// Bytes [at, at + n) of the file (fewer at its end), from the read-ahead
+  /// buffer, refilled from `at` when they are not all in it: a scan costs a
+  /// read per read_ahead bytes, not two per record. Empty on an I/O error
+  /// (error_ set). Valid until the next call.
+  byte_span bytes_at(std::uint64_t at, std::size_t n);
   /// Whether every byte from `from` to the end of the file is zero.
   std::optional<bool> zeros_from(std::uint64_t from);
   /// Classifies a record at offset_ that does not check and nothing valid follows.
   void stop_at_bad_record(std::uint64_t checked_up_to, bool zero_length);
-  /// The payload of a record at `at` if its CRC checks; nullopt otherwise (error_ set on I/O failure).
-  std::optional<byte_buffer> checked_payload(std::uint64_t at, const header_fields& h);
+  /// The payload of a record at `at` if its CRC checks; nullopt otherwise
+  /// (error_ set on I/O failure). Valid until the next read.
+  std::optional<byte_span> checked_payload(std::uint64_t at, const header_fields& h);
+  std::optional<stored_record> read_next(bool with_payload);
   /// The first offset after `from` holding a record that checks; nullopt when
   /// none does (or the search budget ran out, or I/O failed: error_ set).
   std::optional<std::uint64_t> find_next_record(std::uint64_t from);
@@ -104,6 +115,8 @@ class segment_reader {
   std::optional<std::uint64_t> first_damage_;
   scan_stop stop_ = scan_stop::none;
   int error_ = 0;
+  std::vector<std::uint8_t> buffer_;  // file bytes [buffer_at_, buffer_at_ + buffer_.size())
+  std::uint64_t buffer_at_ = 0;
 };
 
 }  // namespace weir::wab
