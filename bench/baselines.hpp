@@ -29,6 +29,10 @@ baseline_result measure_socket_round_trip(std::size_t request_bytes, double seco
 /// synchronous=FULL, as the SQLite sink runs it).
 baseline_result measure_sqlite_insert(const std::string& dir, std::size_t payload_bytes, double seconds);
 
+/// The database's own bulk path: 1000-row transactions into a table with a
+/// sequential key (same columns, same pragmas), rows per second.
+baseline_result measure_sqlite_bulk(const std::string& dir, std::size_t payload_bytes, double seconds);
+
 /// Rows in weir_records of the SQLite database at `path` (0 while it does not exist).
 std::uint64_t sqlite_row_count(const std::string& path);
 

@@ -96,6 +96,10 @@ sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::s
       base = measure_sqlite_insert(dir, spec.payload_bytes, seconds);
       records_per_op = 1;
       break;
+    case baseline_kind::sqlite_bulk:
+      base = measure_sqlite_bulk(dir, spec.payload_bytes, seconds);
+      records_per_op = 1;  // it counts rows
+      break;
     case baseline_kind::none:
       return {};
     case baseline_kind::minimal_server: {

@@ -51,8 +51,10 @@ scenario load_scenario(const std::string& path) {
     else if (b == "socket") s.baseline = baseline_kind::socket;
     else if (b == "minimal_server") s.baseline = baseline_kind::minimal_server;
     else if (b == "sqlite_insert") s.baseline = baseline_kind::sqlite_insert;
+    else if (b == "sqlite_bulk") s.baseline = baseline_kind::sqlite_bulk;
     else if (b == "none") s.baseline = baseline_kind::none;
-    else throw bad(path, "baseline", "expected fsync, overwrite_fsync, socket, minimal_server, sqlite_insert or none");
+    else throw bad(path, "baseline",
+                   "expected fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, sqlite_bulk or none");
     const auto m = root["measure"] ? root["measure"].as<std::string>() : "ingest";
     if (m == "ingest") s.measure = measure_kind::ingest;
     else if (m == "delivery") s.measure = measure_kind::delivery;
@@ -79,6 +81,7 @@ const char* name_of(baseline_kind b) {
     case baseline_kind::minimal_server: return "minimal_server";
     case baseline_kind::socket: return "socket";
     case baseline_kind::sqlite_insert: return "sqlite_insert";
+    case baseline_kind::sqlite_bulk: return "sqlite_bulk";
     case baseline_kind::none: return "none";
   }
   return "?";

@@ -23,6 +23,8 @@
 //                                #   socket: a Unix-socket round trip
 //                                #   minimal_server: the same load against bench/minimal_server
 //                                #   sqlite_insert: one INSERT per transaction
+//                                #   sqlite_bulk: 1000-row transactions, sequential key
+//                                #   none: no reference (recovery)
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,7 +32,7 @@
 
 namespace weir::bench {
 
-enum class baseline_kind { fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, none };
+enum class baseline_kind { fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, sqlite_bulk, none };
 enum class measure_kind { ingest, delivery, recovery };
 
 struct load_spec {
