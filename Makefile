@@ -32,9 +32,12 @@ test: build
 RESOURCE_TESTS := ^(a peer that pipelines and never reads its replies cannot grow the daemon|half-sent 16 MiB frames share a bounded memory that is given back|out of file descriptors the acceptor backs off instead of spinning)$$
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer, but
-# for RESOURCE_TESTS. ($$(RESOURCE_TESTS) reaches the sub-make unexpanded: a
-# command-line variable is expanded again there, and would lose the regex's $.)
+# for RESOURCE_TESTS; every UBSan report stops its process, as an ASan report
+# does (the tests and the daemons they start inherit UBSAN_OPTIONS).
+# ($$(RESOURCE_TESTS) reaches the sub-make unexpanded: a command-line
+# variable is expanded again there, and would lose the regex's $.)
 test-asan:
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	$(MAKE) test BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo CMAKE_FLAGS=-DWEIR_SANITIZE=ON \
 	  CTEST_FLAGS='-E "$$(RESOURCE_TESTS)"'
 
