@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -73,6 +74,7 @@ struct minimal_server::impl {
   std::condition_variable wake;
   std::vector<owed> waiting;  // acks for the next sync
   bool stopping = false;
+  std::atomic<bool> failed{false};  // a write or sync failed: nothing more is acked
 
   explicit impl(const std::string& dir)
       : socket_path(dir + "/minimal.sock"), data_path(dir + "/minimal.wab") {
@@ -105,6 +107,13 @@ struct minimal_server::impl {
     for (auto& [fd, c] : connections) ::close(fd);
     for (int fd : {listen_fd, data_fd, epoll_fd, stop_fd}) ::close(fd);
     ::unlink(socket_path.c_str());
+  }
+
+  /// A write or sync failed: no ack may follow, and the producers are told
+  /// by their connections closing, not left waiting.
+  void fail() {
+    failed = true;
+    for (auto& [fd, c] : connections) ::shutdown(fd, SHUT_RDWR);
   }
 
   void watch(int fd) {
@@ -152,7 +161,10 @@ struct minimal_server::impl {
           std::size_t count = 1;
           if (is_batch) {
             auto rs = wire::decode_batch_body(f.payload, 1u << 20, 16u * 1024 * 1024);
-            if (!rs) continue;
+            if (!rs) {
+              ::shutdown(fd, SHUT_RDWR);  // the producer sees the end instead of waiting for an answer
+              break;
+            }
             for (auto r : rs.value()) append_record(records, r, ts);
             count = rs.value().size();
           } else {
@@ -164,10 +176,13 @@ struct minimal_server::impl {
           to.replies.insert(to.replies.end(), reply.begin(), reply.end());
         }
       }
-      if (records.empty()) continue;
-      if (::pwrite(data_fd, records.data(), records.size(), static_cast<off_t>(offset)) ==
-          static_cast<ssize_t>(records.size()))
-        offset += records.size();
+      if (records.empty() || failed) continue;
+      if (::pwrite(data_fd, records.data(), records.size(), static_cast<off_t>(offset)) !=
+          static_cast<ssize_t>(records.size())) {
+        fail();
+        continue;
+      }
+      offset += records.size();
       for (auto& [fd, o] : buffered) write_all(fd, o.replies);
       if (durable.empty()) continue;
       {
@@ -189,7 +204,10 @@ struct minimal_server::impl {
         if (stopping) return;
         batch.swap(waiting);
       }
-      ::fdatasync(data_fd);
+      if (failed || ::fdatasync(data_fd) != 0) {
+        fail();
+        continue;
+      }
       for (auto& o : batch) write_all(o.fd, o.replies);
     }
   }
@@ -198,5 +216,6 @@ struct minimal_server::impl {
 minimal_server::minimal_server(const std::string& dir) : impl_(std::make_unique<impl>(dir)) {}
 minimal_server::~minimal_server() = default;
 const std::string& minimal_server::socket_path() const { return impl_->socket_path; }
+bool minimal_server::failed() const { return impl_->failed; }
 
 }  // namespace weir::bench

@@ -5,7 +5,8 @@
 // write, and hands the acks to a second thread, which runs fdatasync back to
 // back and acks what each sync covered (Buffered frames are acked after the
 // write). Nothing else: no actors, no shards, no limits, no metrics, no
-// delivery. weir-bench drives it with the same producers as the daemon.
+// delivery. weir-bench drives it with the same producers as the daemon
+// (each connection sends one tier only, as those producers do).
 #include <memory>
 #include <string>
 
@@ -20,6 +21,8 @@ class minimal_server {
   minimal_server& operator=(const minimal_server&) = delete;
 
   const std::string& socket_path() const;
+  /// A write or fdatasync failed (nothing was acked after it).
+  bool failed() const;
 
  private:
   struct impl;

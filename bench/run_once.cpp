@@ -106,6 +106,7 @@ sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::s
       // The scenario's own load, for as long, against the least a server must do.
       minimal_server server(dir);
       auto load = run_load(server.socket_path(), spec);
+      if (server.failed()) throw std::runtime_error("minimal server: a write or fdatasync failed in " + dir);
       return from_load(load, load.seconds);
     }
   }

@@ -1,5 +1,6 @@
 // weir-bench: scripted load against weir-server, side by side with the
 // physical reference measured in the same run.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -203,6 +204,8 @@ int report(const std::vector<std::string>& files) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A producer or an answer whose peer went away must show as an error, not kill the run.
+  ::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::fputs(usage, stderr);

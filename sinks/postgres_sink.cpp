@@ -1,9 +1,10 @@
 // postgres: one transaction per batch into weir_records, keyed by the
-// record's coordinate (node, shard, segment sequence, index), with multi-row
-// INSERT ... ON CONFLICT (node, shard, seq, idx) DO NOTHING (payload sent
-// binary). The coordinate identifies a record exactly as its id does, but it
-// grows with every record: inserts append to the primary key's index instead
-// of landing on a random page of it. The id stays a column.
+// record's coordinate and id (node, shard, segment sequence, index, id), with
+// multi-row INSERT ... ON CONFLICT (node, shard, seq, idx, id) DO NOTHING
+// (payload sent binary). That deduplicates exactly as the id alone did, and
+// a coordinate another record used too is a different row, never a silent
+// drop; the key's leading columns grow with every record, so inserts append
+// to its index instead of landing on a random page of it.
 //
 // A table from before (id TEXT PRIMARY KEY, no seq column) is moved to the
 // coordinate key the first time a commit slot connects, under an advisory
@@ -29,7 +30,7 @@ namespace {
 constexpr const char* create_table =
     "CREATE TABLE IF NOT EXISTS weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, "
     "seq BIGINT NOT NULL, idx BIGINT NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts BIGINT, payload BYTEA, "
-    "PRIMARY KEY (node, shard, seq, idx))";
+    "PRIMARY KEY (node, shard, seq, idx, id))";
 /// Serialises the commit slots' schema work (any constant of our own).
 constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(2020617)";
 /// The primary key constraint of a weir_records table of the first schema (no rows: none to move).
@@ -44,7 +45,7 @@ std::string migrate_first_schema(const std::string& old_key) {
          "UPDATE weir_records SET seq = CAST(substring(segment from 'seg_([0-9]+)') AS BIGINT);"
          "ALTER TABLE weir_records DROP CONSTRAINT " + old_key + ";"
          "ALTER TABLE weir_records ALTER COLUMN seq SET NOT NULL, ALTER COLUMN id SET NOT NULL, "
-         "ALTER COLUMN segment SET NOT NULL, ADD PRIMARY KEY (node, shard, seq, idx)";
+         "ALTER COLUMN segment SET NOT NULL, ADD PRIMARY KEY (node, shard, seq, idx, id)";
 }
 constexpr int columns_per_row = 7;
 constexpr std::size_t rows_per_statement = 1000;  // 7 parameters each, far under the 65535 limit
@@ -136,6 +137,12 @@ class postgres_sink final : public sink {
       return false;
     }
     if (PQntuples(old_key.r) == 1) {
+      // Filling seq and building the new key take time in proportion to the
+      // table: sink.timeout_ms must not cut them off (and retry forever).
+      if (!exec("SET LOCAL statement_timeout = 0")) {
+        exec("ROLLBACK");
+        return false;
+      }
       const char* raw = PQgetvalue(old_key.r, 0, 0);
       char* quoted = PQescapeIdentifier(conn_, raw, std::strlen(raw));
       const std::string sql = migrate_first_schema(quoted ? quoted : "weir_records_pkey");
@@ -180,7 +187,7 @@ class postgres_sink final : public sink {
         text.push_back(r.segment);
         text.push_back(std::to_string(r.ts_ns));
       }
-      sql += " ON CONFLICT (node, shard, seq, idx) DO NOTHING";
+      sql += " ON CONFLICT (node, shard, seq, idx, id) DO NOTHING";
       for (std::size_t k = 0; k < n; ++k) {
         const auto& r = batch[rows[from + k]];
         for (int c = 0; c < columns_per_row - 1; ++c) {

@@ -1,10 +1,13 @@
 // sqlite: one transaction per batch into weir_records, keyed by the record's
-// coordinate (node, shard, segment sequence, index), with INSERT OR IGNORE,
-// so a redelivered record changes nothing. The coordinate identifies a record
-// exactly as its id does (the id is a hash of it), but it grows with every
-// record: inserts append to the key's index instead of landing on a random
-// page of it. The id stays a column (the idempotency key users see). WAL
-// mode, so readers never block the drain. Every SQLite error is transient
+// coordinate and id (node, shard, segment sequence, index, id), with INSERT
+// OR IGNORE, so a redelivered record changes nothing. The key deduplicates
+// exactly as the id alone did (the id is a hash of the segment name, the index
+// and the payload, so one id has one coordinate), and a coordinate used again
+// by another record (a wiped data_dir writing into the same database, two
+// daemons sharing it) is a different row, not a silent drop. Its leading
+// columns grow with every record: inserts append to the key's index instead
+// of landing on a random page of it. WAL mode, so readers never block the
+// drain. Every SQLite error is transient
 // here (a busy or full database heals; a record cannot violate this schema).
 //
 // A table from before (id TEXT PRIMARY KEY, no sequence column) is rebuilt
@@ -29,7 +32,7 @@ namespace {
 constexpr const char* create_table =
     "CREATE TABLE IF NOT EXISTS weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, "
     "seq INTEGER NOT NULL, idx INTEGER NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts INTEGER, payload BLOB, "
-    "PRIMARY KEY (node, shard, seq, idx))";
+    "PRIMARY KEY (node, shard, seq, idx, id))";
 constexpr const char* insert_row =
     "INSERT OR IGNORE INTO weir_records(node, shard, seq, idx, id, segment, ts, payload) "
     "VALUES(0, ?1, ?2, ?3, ?4, ?5, ?6, ?7)";
@@ -42,7 +45,7 @@ constexpr const char* migrate_first_schema =
     "ALTER TABLE weir_records RENAME TO weir_records_before_coordinate_key;"
     "CREATE TABLE weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, seq INTEGER NOT NULL, "
     "idx INTEGER NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts INTEGER, payload BLOB, "
-    "PRIMARY KEY (node, shard, seq, idx));"
+    "PRIMARY KEY (node, shard, seq, idx, id));"
     "INSERT INTO weir_records(node, shard, seq, idx, id, segment, ts, payload) "
     "SELECT 0, shard, CAST(substr(segment, instr(segment, 'seg_') + 4, "
     "length(segment) - instr(segment, 'seg_') - 7) AS INTEGER), idx, id, segment, ts, payload "

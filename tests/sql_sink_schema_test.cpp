@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -25,7 +26,8 @@ std::shared_ptr<sink_factory> sqlite_factory_at(const std::filesystem::path& db)
   return make_sink_factory(load_config(src));
 }
 
-sink_record record(std::uint16_t shard, std::uint64_t seq, std::uint64_t index, const std::string& payload) {
+sink_record record(std::uint16_t shard, std::uint64_t seq, std::uint64_t index, const std::string& payload,
+                   const std::string& id_suffix = "") {
   sink_record r;
   r.shard = shard;
   r.sequence = seq;
@@ -33,7 +35,7 @@ sink_record record(std::uint16_t shard, std::uint64_t seq, std::uint64_t index, 
   char name[32];
   std::snprintf(name, sizeof name, "shard_%02u/seg_%08llu.wab", shard, static_cast<unsigned long long>(seq));
   r.segment = name;
-  r.id = "id-" + std::string(name) + "-" + std::to_string(index);
+  r.id = "id-" + std::string(name) + "-" + std::to_string(index) + id_suffix;
   r.ts_ns = 42;
   r.payload.assign(payload.begin(), payload.end());
   return r;
@@ -85,6 +87,21 @@ TEST_CASE("sqlite: the coordinate key keeps one row per record whatever the rede
   CHECK(got[4] == "1/1/2 id-shard_01/seg_00000001.wab-2 e");
 }
 
+TEST_CASE("sqlite: another record at a coordinate already used is kept and not taken for a redelivery",
+          "[sink][sqlite][schema]") {
+  test::temp_dir dir;
+  const auto db = dir / "sink.db";
+  auto sink = sqlite_factory_at(db)->make();
+  // A wiped data_dir starts again at seg_00000001 into the same database: same
+  // coordinate, another payload, so another id.
+  REQUIRE(sink->commit({record(0, 1, 1, "first life")}).kind == commit_result::outcome::committed);
+  REQUIRE(sink->commit({record(0, 1, 1, "second life", "-again"), record(0, 1, 1, "first life")}).kind ==
+          commit_result::outcome::committed);
+  const auto got = rows(db);
+  REQUIRE(got.size() == 2);
+  CHECK(got[1] == "0/1/1 id-shard_00/seg_00000001.wab-1-again second life");
+}
+
 TEST_CASE("sqlite: a table of the first schema moves to the coordinate key and keeps every row",
           "[sink][sqlite][schema][migration]") {
   test::temp_dir dir;
@@ -130,18 +147,25 @@ TEST_CASE("postgres: the coordinate key keeps one row per record and a first-sch
       "INSERT INTO weir_records VALUES('id-shard_01/seg_00012345.wab-9', 1, 'shard_01/seg_00012345.wab', 9, 6, "
       "'old2');");
   auto factory = postgres_factory_for(pg);
-  // Two commit slots connect at once: one moves the table, the other waits for it.
+  // Two commit slots connect at once (each connects on its first commit): one
+  // moves the table under the advisory lock, the other waits for it.
   auto a = factory->make();
   auto b = factory->make();
-  REQUIRE(a->commit({record(0, 7, 1, "old1"), record(0, 8, 1, "new")}).kind == commit_result::outcome::committed);
-  REQUIRE(b->commit({record(1, 12345, 9, "old2"), record(0, 8, 2, "newer"), record(0, 8, 1, "new")}).kind ==
-          commit_result::outcome::committed);
+  commit_result ra, rb;
+  std::thread ta([&] { ra = a->commit({record(0, 7, 1, "old1"), record(0, 8, 1, "new")}); });
+  std::thread tb([&] { rb = b->commit({record(1, 12345, 9, "old2"), record(0, 8, 2, "newer")}); });
+  ta.join();
+  tb.join();
+  INFO(ra.error << " / " << rb.error);
+  REQUIRE(ra.kind == commit_result::outcome::committed);
+  REQUIRE(rb.kind == commit_result::outcome::committed);
+  REQUIRE(a->commit({record(0, 8, 1, "new")}).kind == commit_result::outcome::committed);
   CHECK(pg.psql("SELECT string_agg(shard || '/' || seq || '/' || idx || ' ' || encode(payload, 'escape'), ', ' "
                 "ORDER BY shard, seq, idx) FROM weir_records") ==
         "0/7/1 old1, 0/8/1 new, 0/8/2 newer, 1/12345/9 old2\n");
   CHECK(pg.psql("SELECT string_agg(a.attname, ',' ORDER BY array_position(i.indkey::int2[], a.attnum)) "
                 "FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) "
-                "WHERE i.indrelid = 'weir_records'::regclass AND i.indisprimary") == "node,shard,seq,idx\n");
+                "WHERE i.indrelid = 'weir_records'::regclass AND i.indisprimary") == "node,shard,seq,idx,id\n");
 }
 
 TEST_CASE("postgres: a fresh table is keyed by the coordinate", "[sink][postgres][schema]") {
@@ -150,6 +174,9 @@ TEST_CASE("postgres: a fresh table is keyed by the coordinate", "[sink][postgres
   REQUIRE(sink->commit({record(0, 1, 1, "a"), record(0, 1, 1, "a"), record(0, 2, 1, "b")}).kind ==
           commit_result::outcome::committed);
   CHECK(pg.psql("SELECT count(*) FROM weir_records") == "2\n");
+  // Another record at a used coordinate (a wiped data_dir) is kept, not taken for a redelivery.
+  REQUIRE(sink->commit({record(0, 1, 1, "other", "-again")}).kind == commit_result::outcome::committed);
+  CHECK(pg.psql("SELECT count(*) FROM weir_records") == "3\n");
   CHECK(pg.psql("SELECT count(*) FROM information_schema.columns WHERE table_name = 'weir_records' "
                 "AND column_name IN ('node', 'seq', 'id')") == "3\n");
 }

@@ -386,3 +386,17 @@ TEST_CASE("a recovery that fails still reports the repairs it made before", "[wa
   }
   CHECK_FALSE(fs::exists(f.segment(1)));  // the repair did happen
 }
+
+TEST_CASE("the reader's read-ahead serves records that straddle it or outgrow it", "[wab]") {
+  shard_fixture f;
+  // Around and beyond the 256 KiB the reader reads at a time.
+  const std::vector<std::size_t> sizes{100 * 1024, 200 * 1024, 300 * 1024, 5, 255 * 1024, 1, 700 * 1024, 3};
+  std::vector<std::string> payloads;
+  for (std::size_t i = 0; i < sizes.size(); ++i) payloads.emplace_back(sizes[i], static_cast<char>('a' + i));
+  write_file(f.segment(1), segment_image(0, 1, payloads));
+  CHECK(read_payloads(f.segment(1)) == payloads);
+  auto r = f.recover();
+  CHECK(r.records == payloads.size());
+  CHECK(r.truncated_segments == 0);
+  CHECK(r.quarantined_segments == 0);
+}
