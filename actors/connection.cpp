@@ -212,6 +212,7 @@ class connection_state {
     }
     if (settings_.stats) settings_.stats->tier(slot.tier).accepted->Increment(records);
     ingest_request req;
+    req.reply_to = caf::actor_cast<ingest_client_actor>(self_);
     req.tag = first_tag_ + replies_.size();
     req.kind = kind;
     req.durable = tier == wire::tier::durable;

@@ -259,7 +259,7 @@ class drain_state {
     linger_scheduled_ = false;
     const std::uint64_t id = next_batch_++;
     flying_.push_back({id, read_, false, pending_.size()});
-    self_->send(runner_, delivery_batch{id, std::move(pending_)});
+    self_->send(runner_, delivery_batch{id, caf::actor_cast<delivery_client_actor>(self_), std::move(pending_)});
     pending_.clear();
     pending_bytes_ = 0;
   }

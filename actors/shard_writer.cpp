@@ -81,7 +81,7 @@ class shard_writer_state {
   }
 
   void enqueue(ingest_request& req) {
-    auto to = caf::actor_cast<ingest_client_actor>(self_->current_sender());
+    auto to = req.reply_to;
     if (!settings_.usage->admit()) {
       self_->send(to, ingest_reply{req.tag, failure_reply(req)});
       return;

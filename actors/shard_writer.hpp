@@ -4,7 +4,7 @@
 // call; Buffered records are answered right after it, Durable ones are handed
 // to the shard's fsync_group, which answers them after the covering sync.
 //
-// Messages in:  ingest_request                 from a connection (the sender)
+// Messages in:  ingest_request                 from a connection (answered to its reply_to)
 //               (flush_atom)                   write what is queued (self-sent)
 //               (shutdown_atom) => done_atom   write what is queued, seal, stop
 // Messages out: ingest_reply to the connection (Buffered; any failure)

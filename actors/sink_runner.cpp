@@ -49,7 +49,7 @@ class sink_runner_state {
 
   void enqueue(delivery_batch& b) {
     const std::uint64_t n = b.records.size();
-    job j{caf::actor_cast<delivery_client_actor>(self_->current_sender()), b.id,
+    job j{b.reply_to, b.id,
           commit_job{std::make_shared<const std::vector<sink_record>>(std::move(b.records))}, n};
     queue_.emplace(next_job_++, std::move(j));
     dispatch();

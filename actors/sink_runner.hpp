@@ -4,7 +4,7 @@
 // only once its batch is committed (refused records dead-lettered). It never
 // blocks: commits run on the workers' threads.
 //
-// Messages in:  delivery_batch                  from a drain (the sender)
+// Messages in:  delivery_batch                  from a drain (answered to its reply_to)
 //               (retry_atom, epoch)             backoff over (self-sent)
 //               (probe_atom, epoch)             health interval (self-sent)
 // Messages out: (delivered_atom, batch id)      to the drain

@@ -8,7 +8,7 @@
 //   shard_writer -> drain        (sealed_atom, sequence, end_offset)     no more appends to this segment
 //                                                                        (rotated, or retired after a failed
 //                                                                        write), even if no next one exists
-//   drain        -> sink_runner  delivery_batch                          commit these (the sender is the drain)
+//   drain        -> sink_runner  delivery_batch                          commit these, then tell reply_to
 //   sink_runner  -> drain        (delivered_atom, batch_id)              committed or dead-lettered, all of it
 //   sink_runner  -> sink_worker  commit_job => commit_outcome            one commit on the worker's sink
 //   sink_runner  -> sink_worker  (probe_atom) => sink_health             sink health
@@ -37,8 +37,12 @@ using persist_atom = caf::atom_constant<caf::atom("persist")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using probe_atom = caf::atom_constant<caf::atom("probe")>;
 
+/// What the sink runner needs of whoever sent a batch: the news that it is done.
+using delivery_client_actor = caf::typed_actor<caf::reacts_to<delivered_atom, std::uint64_t>>;
+
 struct delivery_batch {
   std::uint64_t id = 0;  // the drain's own numbering
+  delivery_client_actor reply_to;  // told when the batch is done
   std::vector<sink_record> records;
 };
 
@@ -59,9 +63,6 @@ struct commit_outcome {
 /// What the shard writer needs of its drain: news of the segments.
 using segment_listener_actor = caf::typed_actor<caf::reacts_to<appended_atom, std::uint64_t, std::uint64_t>,
                                                caf::reacts_to<sealed_atom, std::uint64_t, std::uint64_t>>;
-
-/// What the sink runner needs of whoever sent a batch: the news that it is done.
-using delivery_client_actor = caf::typed_actor<caf::reacts_to<delivered_atom, std::uint64_t>>;
 
 using drain_actor = segment_listener_actor::extend<caf::reacts_to<delivered_atom, std::uint64_t>,
                                                    caf::reacts_to<linger_atom, std::uint64_t>,

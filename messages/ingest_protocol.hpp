@@ -3,7 +3,8 @@
 // Each actor's whole interface is one typed_actor below: the compiler checks
 // every send, and a message an actor does not take is a compile error.
 //
-//   connection   -> shard_writer  ingest_request          one push, tracked push or batch
+//   connection   -> shard_writer  ingest_request          one push, tracked push or batch,
+//                                                         naming the ingest_client to answer
 //   shard_writer -> connection    ingest_reply            Buffered: after the write;
 //                                                         any tier: on a failure
 //   shard_writer -> fsync_group   sync_request            Durable: the acks a sync releases
@@ -39,22 +40,6 @@ class segment_writer;
 
 enum class ingest_kind : std::uint8_t { push, tracked, batch };
 
-/// Records for one shard, all of one tier (Buffered or Durable).
-struct ingest_request {
-  std::uint64_t tag = 0;
-  ingest_kind kind = ingest_kind::push;
-  bool durable = false;
-  byte_buffer body;          // the payload, or a whole PushBatch body
-  std::vector<std::uint32_t> bounds;  // batch: offset and length of each record in body
-
-  std::size_t record_count() const { return kind == ingest_kind::batch ? bounds.size() / 2 : 1; }
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ingest_request& x) {
-  return f(caf::meta::type_name("weir::ingest_request"), x.tag, x.kind, x.durable, x.body, x.bounds);
-}
-
 /// The reply frame for request `tag`, and how many of its records it acks
 /// (the rest were refused with InternalError: the only reason a writer has),
 /// so the connection counts outcomes without reading the frame back.
@@ -72,6 +57,23 @@ typename Inspector::result_type inspect(Inspector& f, ingest_reply& x) {
 /// What the writer and the fsync group need of whoever sent a request: it
 /// takes the reply. (The connection's full interface is connection_actor.)
 using ingest_client_actor = caf::typed_actor<caf::reacts_to<ingest_reply>>;
+
+/// Records for one shard, all of one tier (Buffered or Durable).
+struct ingest_request {
+  std::uint64_t tag = 0;
+  ingest_client_actor reply_to;  // who gets the ingest_reply
+  ingest_kind kind = ingest_kind::push;
+  bool durable = false;
+  byte_buffer body;          // the payload, or a whole PushBatch body
+  std::vector<std::uint32_t> bounds;  // batch: offset and length of each record in body
+
+  std::size_t record_count() const { return kind == ingest_kind::batch ? bounds.size() / 2 : 1; }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ingest_request& x) {
+  return f(caf::meta::type_name("weir::ingest_request"), x.tag, x.reply_to, x.kind, x.durable, x.body, x.bounds);
+}
 
 /// A Durable request waiting for its sync: whom to answer, and with which
 /// frame once the sync returned (success or failure).

@@ -75,7 +75,8 @@ shard_writer_actor::behavior_type held_writer(shard_writer_actor::stateful_point
   };
   return {
       [=](ingest_request& r) {
-        self->state.held.emplace_back(caf::actor_cast<ingest_client_actor>(self->current_sender()), std::move(r));
+        CHECK(r.reply_to);  // the connection names itself
+        self->state.held.emplace_back(r.reply_to, std::move(r));
         count();
       },
       [=](flush_atom) {

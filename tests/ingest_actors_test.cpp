@@ -73,6 +73,7 @@ struct ingest_harness : test::test_scheduler {
   void push(std::uint64_t tag, const std::string& payload, bool durable, ingest_kind kind = ingest_kind::push) {
     ingest_request r;
     r.tag = tag;
+    r.reply_to = caf::actor_cast<ingest_client_actor>(*self);
     r.kind = kind;
     r.durable = durable;
     r.body = bytes_of(payload);
@@ -82,6 +83,7 @@ struct ingest_harness : test::test_scheduler {
   void push_batch(std::uint64_t tag, const std::vector<std::string>& records, bool durable) {
     ingest_request r;
     r.tag = tag;
+    r.reply_to = caf::actor_cast<ingest_client_actor>(*self);
     r.kind = ingest_kind::batch;
     r.durable = durable;
     for (const auto& rec : records) {

@@ -110,6 +110,7 @@ struct runner_world : test::test_scheduler {
   void send_batch(std::uint64_t id, std::vector<std::string> record_ids, bool then_run = true) {
     delivery_batch b;
     b.id = id;
+    b.reply_to = caf::actor_cast<delivery_client_actor>(*drain);
     for (auto& r : record_ids) {
       sink_record rec;
       rec.id = std::move(r);
