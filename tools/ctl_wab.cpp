@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -27,6 +28,13 @@ struct segment_summary {
   std::string file;
   std::uint64_t records = 0, bytes = 0;
   std::string stop;
+  std::uint64_t damaged = 0, recovered = 0;  // records read past, and of them recovered whole
+};
+
+/// How reading a file ended.
+struct read_outcome {
+  std::string stop;
+  std::uint64_t damaged = 0, recovered = 0;
 };
 
 /// Files in `dir` whose names `sequence_of` accepts, in sequence order.
@@ -42,16 +50,27 @@ std::vector<fs::path> ordered_files(const fs::path& dir, F sequence_of) {
   return out;
 }
 
-/// Calls `each` for every record of `file`; returns why reading stopped.
+/// Calls `each` for every record of `file`, reading past damage to the next
+/// record that checks, as the drain does; says why reading stopped.
 template <class F>
-std::string read_records(const fs::path& file, F each) {
+read_outcome read_records(const fs::path& file, F each) {
   auto io = wab::default_file_io();
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "unreadable";
-  wab::segment_reader reader(*io, fd, static_cast<std::uint64_t>(fs::file_size(file)));
+  if (fd < 0) return {"unreadable"};
+  std::uint8_t header[wab::segment_header_size] = {};
+  const ssize_t got = ::pread(fd, header, sizeof header, 0);
+  const auto decoded = wab::decode_segment_header(byte_span(header, got > 0 ? static_cast<std::size_t>(got) : 0));
+  if (!decoded) {
+    ::close(fd);
+    return {std::string("header: ") + std::string(wab::name_of(decoded.error()))};
+  }
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  wab::segment_reader reader(*io, fd, static_cast<std::uint64_t>(fs::file_size(file)), wab::segment_header_size, 1,
+                             wab::resync_window_for(decoded.value(),
+                                                    std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   while (auto r = reader.next()) each(*r);
   ::close(fd);
-  return wab::name_of(reader.stop());
+  return {wab::name_of(reader.stop()), reader.damaged(), reader.recovered()};
 }
 
 std::string printable(const byte_buffer& p, std::size_t max = 60) {
@@ -92,8 +111,16 @@ int wab_list(const std::string& data_dir, bool json) {
     nlohmann::json segs = nlohmann::json::array();
     for (const auto& f : ordered_files(shard, [](const std::string& n) { return wab::parse_segment_file_name(n); })) {
       segment_summary s{f.filename().string(), 0, fs::file_size(f), ""};
-      s.stop = read_records(f, [&](const wab::stored_record&) { ++s.records; });
-      segs.push_back({{"file", s.file}, {"records", s.records}, {"bytes", s.bytes}, {"end", s.stop}});
+      const auto read = read_records(f, [&](const wab::stored_record&) { ++s.records; });
+      s.stop = read.stop;
+      s.damaged = read.damaged;
+      s.recovered = read.recovered;
+      segs.push_back({{"file", s.file},
+                      {"records", s.records},
+                      {"bytes", s.bytes},
+                      {"end", s.stop},
+                      {"damaged", s.damaged},
+                      {"recovered", s.recovered}});
     }
     nlohmann::json c = nullptr;
     if (cursor) c = {{"segment", cursor->sequence}, {"offset", cursor->offset}, {"index", cursor->index}};
@@ -110,10 +137,15 @@ int wab_list(const std::string& data_dir, bool json) {
                     : ("segment " + std::to_string(sh["confirm_cursor"]["segment"].get<std::uint64_t>()) + " index " +
                        std::to_string(sh["confirm_cursor"]["index"].get<std::uint64_t>()))
                           .c_str());
-    for (const auto& s : sh["segments"])
-      std::printf("  %s  %llu records  %llu bytes  (%s)\n", s["file"].get<std::string>().c_str(),
+    for (const auto& s : sh["segments"]) {
+      std::string damage;
+      if (s["damaged"].get<std::uint64_t>() > 0)
+        damage = "; DAMAGED: " + std::to_string(s["damaged"].get<std::uint64_t>()) + " record(s) read past, " +
+                 std::to_string(s["recovered"].get<std::uint64_t>()) + " of them recovered";
+      std::printf("  %s  %llu records  %llu bytes  (%s%s)\n", s["file"].get<std::string>().c_str(),
                   s["records"].get<unsigned long long>(), s["bytes"].get<unsigned long long>(),
-                  s["end"].get<std::string>().c_str());
+                  s["end"].get<std::string>().c_str(), damage.c_str());
+    }
   }
   return 0;
 }
