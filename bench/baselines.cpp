@@ -117,66 +117,42 @@ baseline_result measure_socket_round_trip(std::size_t request_bytes, double seco
   return {static_cast<double>(lat.size()) / elapsed, quantile(lat, 0.5)};
 }
 
-baseline_result measure_sqlite_insert(const std::string& dir, std::size_t payload_bytes, double seconds) {
-  const std::string path = dir + "/sqlite-baseline.db";
-  sqlite3* db = nullptr;
-  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot open " + path);
-  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE weir_records(id TEXT PRIMARY KEY, "
-               "shard INTEGER, segment TEXT, idx INTEGER, ts INTEGER, payload BLOB)",
-               nullptr, nullptr, nullptr);
-  sqlite3_stmt* insert = nullptr;
-  sqlite3_prepare_v2(db, "INSERT INTO weir_records VALUES(?1, 0, 'baseline', ?2, 0, ?3)", -1, &insert, nullptr);
-  const std::vector<std::uint8_t> payload(payload_bytes, 'p');
-  std::vector<double> lat;
-  const auto start = clock::now();
-  const auto stop_at = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
-  for (std::int64_t i = 0; clock::now() < stop_at; ++i) {
-    const auto t0 = clock::now();
-    const std::string id = std::to_string(i);
-    sqlite3_reset(insert);
-    sqlite3_bind_text(insert, 1, id.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(insert, 2, i);
-    sqlite3_bind_blob(insert, 3, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
-    if (sqlite3_step(insert) != SQLITE_DONE) break;
-    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
-  }
-  const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
-  sqlite3_finalize(insert);
-  sqlite3_close(db);
-  std::filesystem::remove(path);
-  std::filesystem::remove(path + "-wal");
-  std::filesystem::remove(path + "-shm");
-  return {static_cast<double>(lat.size()) / elapsed, quantile(lat, 0.5)};
-}
+namespace {
 
-baseline_result measure_sqlite_bulk(const std::string& dir, std::size_t payload_bytes, double seconds) {
-  const std::string path = dir + "/sqlite-bulk-baseline.db";
+/// Rows of `payload_bytes` inserted into a fresh database in `dir` (WAL,
+/// synchronous=FULL, as the SQLite sink runs it), `rows_per_transaction` at a
+/// time (1: each INSERT commits on its own), for `seconds`. `key` is the
+/// table's key column: a random text id, or a sequential integer.
+baseline_result measure_sqlite(const std::string& path, const char* key, int rows_per_transaction,
+                               std::size_t payload_bytes, double seconds) {
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot open " + path);
-  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE weir_records(seq INTEGER PRIMARY "
-               "KEY, id TEXT, shard INTEGER, segment TEXT, idx INTEGER, ts INTEGER, payload BLOB)",
-               nullptr, nullptr, nullptr);
+  const std::string create = std::string("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE "
+                                         "weir_records(") + key + ", shard INTEGER, segment TEXT, idx INTEGER, "
+                                         "ts INTEGER, payload BLOB)";
+  sqlite3_exec(db, create.c_str(), nullptr, nullptr, nullptr);
   sqlite3_stmt* insert = nullptr;
-  sqlite3_prepare_v2(db, "INSERT INTO weir_records VALUES(?1, ?2, 0, 'baseline', ?1, 0, ?3)", -1, &insert, nullptr);
+  sqlite3_prepare_v2(db, "INSERT INTO weir_records(id, shard, segment, idx, ts, payload) VALUES(?1, 0, 'baseline', "
+                     "?2, 0, ?3)", -1, &insert, nullptr);
   const std::vector<std::uint8_t> payload(payload_bytes, 'p');
-  constexpr int rows_per_transaction = 1000;
   std::vector<double> lat;  // per transaction
   std::int64_t rows = 0;
+  const bool explicit_transactions = rows_per_transaction > 1;
   const auto start = clock::now();
   const auto stop_at = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
   while (clock::now() < stop_at) {
     const auto t0 = clock::now();
-    sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+    if (explicit_transactions) sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
     for (int k = 0; k < rows_per_transaction; ++k, ++rows) {
       const std::string id = std::to_string(rows);
       sqlite3_reset(insert);
-      sqlite3_bind_int64(insert, 1, rows);
-      sqlite3_bind_text(insert, 2, id.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(insert, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(insert, 2, rows);
       sqlite3_bind_blob(insert, 3, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
-      if (sqlite3_step(insert) != SQLITE_DONE) throw std::runtime_error("sqlite bulk baseline: INSERT failed");
+      if (sqlite3_step(insert) != SQLITE_DONE) throw std::runtime_error("sqlite baseline: INSERT failed");
     }
-    if (sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
-      throw std::runtime_error("sqlite bulk baseline: COMMIT failed");
+    if (explicit_transactions && sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+      throw std::runtime_error("sqlite baseline: COMMIT failed");
     lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
   }
   const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
@@ -184,6 +160,18 @@ baseline_result measure_sqlite_bulk(const std::string& dir, std::size_t payload_
   sqlite3_close(db);
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   return {static_cast<double>(rows) / elapsed, quantile(lat, 0.5)};
+}
+
+}  // namespace
+
+baseline_result measure_sqlite_insert(const std::string& dir, std::size_t payload_bytes, double seconds) {
+  return measure_sqlite(dir + "/sqlite-baseline.db", "id TEXT PRIMARY KEY", 1, payload_bytes, seconds);
+}
+
+baseline_result measure_sqlite_bulk(const std::string& dir, std::size_t payload_bytes, double seconds) {
+  // seq takes the rowid: each row lands after the last.
+  return measure_sqlite(dir + "/sqlite-bulk-baseline.db", "seq INTEGER PRIMARY KEY, id TEXT", 1000, payload_bytes,
+                        seconds);
 }
 
 std::uint64_t sqlite_row_count(const std::string& path) {
