@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -20,6 +21,7 @@
 #include "observability/log.hpp"
 #include "observability/metrics.hpp"
 #include "wab/confirm_cursor.hpp"
+#include "wab/quarantine.hpp"
 #include "wab/segment_reader.hpp"
 #include "wab/wall_clock.hpp"
 
@@ -31,8 +33,9 @@ using position = wab::confirm_cursor;  // (segment, offset, index) of a record
 
 
 struct segment_state {
-  std::uint64_t end = wab::segment_header_size;  // bytes known written, at a record boundary
-  bool closed = false;                           // no more appends will come
+  std::uint64_t start = wab::segment_prefix_size;  // its first record (every segment this run makes is version 2)
+  std::uint64_t end = wab::segment_prefix_size;    // bytes known written, at a record boundary
+  bool closed = false;                             // no more appends will come
 };
 
 struct in_flight {
@@ -204,7 +207,7 @@ class drain_state {
     auto it = segments_.lower_bound(read_.sequence);
     if (it == segments_.end()) return false;
     if (it->first != read_.sequence) read_ = position{it->first};
-    if (read_.offset >= it->second.end) {
+    if (std::max(read_.offset, it->second.start) >= it->second.end) {
       auto next = std::next(it);
       if (!it->second.closed || next == segments_.end()) return false;
       close_reader();
@@ -212,10 +215,15 @@ class drain_state {
       return true;
     }
     if (!open_reader(it->first)) return false;
-    std::optional<wab::resync_window> window;
-    if (fd_header_) window = wab::resync_window_for(*fd_header_, wab::wall_clock_ns());
-    wab::segment_reader reader(*s_.io, fd_, it->second.end, read_.offset, read_.index, window);
     const std::string segment = shard_name_ + "/" + wab::segment_file_name(read_.sequence);
+    if (!fd_header_) {
+      log::error("WAB segment header unreadable while draining; skipping the segment", {{"segment", segment}});
+      it->second.end = read_.offset;
+      it->second.closed = true;
+      return true;
+    }
+    wab::segment_reader reader(*s_.io, fd_, *fd_header_, it->second.end, read_.offset, read_.index,
+                               wab::resync_window_for(*fd_header_, wab::wall_clock_ns()));
     bool any = false;
     while (!batch_full()) {
       auto rec = reader.next();
@@ -236,12 +244,7 @@ class drain_state {
     any = any || reader.valid_end() > read_.offset;
     read_.offset = reader.valid_end();
     read_.index = reader.next_index();
-    if (reader.damaged() > 0)
-      log::error("WAB segment damaged; read on past it",
-                 {{"segment", segment},
-                  {"first_damage_offset", std::to_string(*reader.first_damage())},
-                  {"damaged_records", std::to_string(reader.damaged())},
-                  {"recovered", std::to_string(reader.recovered())}});
+    if (reader.damaged() > 0) report_damage(segment, reader);
     if (!any && reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file) {
       // Unreadable before its known end: deliver nothing more from this file.
       log::error("WAB segment unreadable while draining; skipping its rest",
@@ -252,6 +255,26 @@ class drain_state {
       return true;
     }
     return any;
+  }
+
+  /// A sealed segment is trusted at startup without being read, so damage
+  /// in it is first seen here: kept for inspection and reported as recovery
+  /// would have.
+  void report_damage(const std::string& segment, const wab::segment_reader& reader) {
+    std::vector<std::pair<std::string, std::string>> fields{
+        {"segment", segment},
+        {"first_damage_offset", std::to_string(*reader.first_damage())},
+        {"damaged_records_skipped", std::to_string(reader.damaged())},
+        {"of_them_recovered", std::to_string(reader.recovered())}};
+    if (!s_.quarantine_dir.empty() && quarantined_.insert(fd_sequence_).second) {
+      const std::int64_t size = s_.io->size(fd_);
+      auto copy = wab::quarantine_copy(*s_.io, fd_, size < 0 ? 0 : static_cast<std::uint64_t>(size), s_.quarantine_dir,
+                                       shard_name_, wab::segment_file_name(fd_sequence_));
+      fields.emplace_back("quarantine", copy ? copy.value().path : "not copied: " + copy.error());
+      if (copy && !copy.value().copied_before && s_.stats)
+        s_.stats->quarantined_segments.fetch_add(1, std::memory_order_relaxed);
+    }
+    log::write(log_level::error, "WAB segment damaged; every record that checks is delivered", fields);
   }
 
   void send_pending() {
@@ -274,10 +297,9 @@ class drain_state {
                                                           {"error", std::strerror(-fd_)}});
       return false;
     }
-    // Its creation time bounds the timestamps a reader may resynchronise on.
-    std::uint8_t h[wab::segment_header_size] = {};
-    const ssize_t got = wab::pread_full(*s_.io, fd_, h, sizeof h, 0);
-    auto header = wab::decode_segment_header(byte_span(h, got > 0 ? static_cast<std::size_t>(got) : 0));
+    // Its version says where records start and how their CRCs begin; its
+    // creation time bounds the timestamps a reader may resynchronise on.
+    auto header = wab::read_segment_header(*s_.io, fd_);
     fd_header_.reset();
     if (header) fd_header_ = header.value();
     return true;
@@ -294,8 +316,24 @@ class drain_state {
     for (const auto& e : std::filesystem::directory_iterator(s_.shard_dir, ec)) {
       auto seq = wab::parse_segment_file_name(e.path().filename().string());
       if (!seq || *seq >= s_.first_live_sequence) continue;
-      segments_[*seq] = {static_cast<std::uint64_t>(e.file_size(ec)), true};
+      segments_[*seq] = stored_extent(e.path().string());
     }
+  }
+
+  /// Where an earlier run's segment starts and ends: its seal says (startup
+  /// recovery seals every version-2 segment), a version-1 file ends where
+  /// its records do.
+  segment_state stored_extent(const std::string& path) {
+    segment_state st{wab::segment_header_size, wab::segment_header_size, true};
+    const int fd = s_.io->open_existing(path);
+    if (fd < 0) return st;
+    const std::int64_t size = s_.io->size(fd);
+    if (auto header = wab::read_segment_header(*s_.io, fd); header && size >= 0) {
+      st.start = header.value().data_start();
+      st.end = std::max(st.start, wab::records_end(header.value(), static_cast<std::uint64_t>(size)));
+    }
+    s_.io->close(fd);
+    return st;
   }
 
   /// A cursor at the end of a closed segment moves to the start of the next
@@ -308,7 +346,7 @@ class drain_state {
         cursor_ = position{it->first};
         continue;
       }
-      if (!it->second.closed || cursor_.offset < it->second.end) return;
+      if (!it->second.closed || std::max(cursor_.offset, it->second.start) < it->second.end) return;
       // Past a closed segment's end: onto the next one, or where the next
       // one will be when the writer could not make it yet.
       auto next = std::next(it);
@@ -323,7 +361,9 @@ class drain_state {
     for (auto it = segments_.begin(); it != segments_.end() && it->first < stored_.sequence;) {
       const std::string path = s_.shard_dir + "/" + wab::segment_file_name(it->first);
       if (fd_sequence_ == it->first) close_reader();
-      if (int rc = s_.io->unlink(path); rc < 0 && rc != -ENOENT) {
+      // Kept as a spare when the pool wants one: its blocks are already written.
+      const int recycled = s_.spares ? s_.spares->recycle(path) : 0;
+      if (int rc = recycled > 0 ? 0 : s_.io->unlink(path); rc < 0 && rc != -ENOENT) {
         report_trouble("cannot delete a confirmed WAB segment " + path, rc);
         all = false;
         break;
@@ -366,6 +406,7 @@ class drain_state {
   int fd_ = -1;
   std::uint64_t fd_sequence_ = 0;
   std::optional<wab::segment_header> fd_header_;
+  std::set<std::uint64_t> quarantined_;  // segments copied to quarantine this run
 
  public:
   ~drain_state() { close_reader(); }

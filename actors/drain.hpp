@@ -4,7 +4,9 @@
 // included, so a record is on its way to the sink within drain.linger_ms of
 // being written — cuts batches, hands them to the sink runner, and advances
 // the cursor only over the contiguous prefix of committed batches. Segments
-// wholly behind the cursor are deleted.
+// wholly behind the cursor are deleted (or kept as spares). Segments an
+// earlier run sealed were not read at startup: the drain is where a damaged
+// record in one is found, copied to quarantine and reported.
 //
 // Messages in:  (appended_atom, sequence, end_offset)  from the shard_writer
 //               (sealed_atom, sequence, end_offset)    from the shard_writer
@@ -27,6 +29,7 @@
 #include "actors/actor_thread.hpp"
 #include "messages/drain_protocol.hpp"
 #include "wab/file_io.hpp"
+#include "wab/spare_pool.hpp"
 #include "wab/wab_usage.hpp"
 
 namespace weir {
@@ -46,6 +49,11 @@ struct drain_settings {
   std::uint32_t max_in_flight = 4;
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
+  /// Delivered segments are given to it as spares, when it wants them; else
+  /// (or when null) deleted.
+  std::shared_ptr<wab::spare_pool> spares;
+  /// Where a segment found damaged while draining is copied; empty: not copied.
+  std::string quarantine_dir;
   /// Records per segment found by startup recovery, for the lag at startup.
   std::map<std::uint64_t, std::uint64_t> recovered_records;
   shard_metrics* stats = nullptr;  // may be null (tests)

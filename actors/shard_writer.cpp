@@ -1,6 +1,7 @@
 #include "actors/shard_writer.hpp"
 
 #include <chrono>
+#include <optional>
 #include <cstring>
 #include <vector>
 
@@ -65,6 +66,8 @@ byte_buffer success_reply(const ingest_request& req, const wab::segment_writer& 
 }
 
 class shard_writer_state {
+  using wab_outcome = outcome<std::shared_ptr<wab::segment_writer>, int>;
+
  public:
   static inline const char* name = "shard_writer";
 
@@ -133,7 +136,7 @@ class shard_writer_state {
   void shutdown() {
     write_queued();
     if (active_) {
-      active_->close_for_append();
+      seal_active("shutdown");
       self_->send(fsync_, sync_request{active_, {}});
       active_.reset();
     }
@@ -194,48 +197,87 @@ class shard_writer_state {
   }
 
   /// Closes the active segment for appends and starts the next one. The old
-  /// segment gets one more sync so that its Buffered tail reaches the disk,
-  /// and the drain learns it is final (it may go once delivered, even if no
-  /// next segment can be made).
+  /// segment is sealed (its Buffered tail synced, its extent recorded so that
+  /// recovery need not read it), and the drain learns it is final (it may go
+  /// once delivered, even if no next segment can be made).
   void rotate() {
     active_->close_for_append();
-    // Synced before the next segment takes a record: then only the newest
-    // segment can end in a torn write after a crash, and recovery may call
-    // any bad tail of an older one damage. (Once per segment: cheap.)
-    if (int rc = active_->sync(); rc < 0)
-      log::error("WAB sync at rotation failed; nothing the segment held is acked",
-                 {{"file", active_->path()}, {"error", std::strerror(-rc)}});
+    // Sealed before the next segment takes a record: then only the newest
+    // segment can be unsealed after a crash. (Once per segment: cheap.)
+    seal_active("rotation");
     if (settings_.drain) self_->send(settings_.drain, sealed_atom::value, active_->sequence(), active_->size());
     self_->send(fsync_, sync_request{std::move(active_), {}});
     active_.reset();
     open_segment();
   }
 
-  /// Starts the next segment, only with min_free_bytes free: a new segment
-  /// needs just a page, which a truncated failed write may just have freed,
-  /// and taking records on that would fail the very next write while
-  /// readiness said all was well.
+  /// Starts the next segment: in a spare when one is ready (its blocks are
+  /// already written, so no room is needed), else in a new file, only with
+  /// min_free_bytes free: a new segment needs just a page, which a truncated
+  /// failed write may just have freed, and taking records on that would fail
+  /// the very next write while readiness said all was well.
   void open_segment() {
-    const std::int64_t free = settings_.io->free_bytes(settings_.shard_dir);
-    if (free >= 0 && static_cast<std::uint64_t>(free) < settings_.min_free_bytes) {
-      go_offline("the disk holding the WAB is full (a segment is started with " +
-                 std::to_string(settings_.min_free_bytes) + " bytes free, there are " + std::to_string(free) + ")");
-      return;
+    std::optional<std::string> spare = settings_.spares ? settings_.spares->take() : std::nullopt;
+    std::shared_ptr<wab::segment_writer> made;
+    if (spare) {
+      auto created = create_segment(*spare);
+      if (created) made = std::move(created).value();
+      else log::warn("a spare WAB segment could not be used; starting a new file instead",
+                     {{"spare", *spare}, {"error", std::strerror(-created.error())}});
     }
-    auto created = wab::segment_writer::create(settings_.io, settings_.shard_dir, settings_.shard,
-                                               next_sequence_, wall_clock_ns());
-    // A sequence is never reused, even one whose creation failed half-way.
-    ++next_sequence_;
-    if (!created) {
-      go_offline(std::string("cannot create a segment: ") + std::strerror(-created.error()));
-      return;
+    if (!made) {
+      const std::int64_t free = settings_.io->free_bytes(settings_.shard_dir);
+      if (free >= 0 && static_cast<std::uint64_t>(free) < settings_.min_free_bytes) {
+        go_offline("the disk holding the WAB is full (a segment is started with " +
+                   std::to_string(settings_.min_free_bytes) + " bytes free, there are " + std::to_string(free) + ")");
+        return;
+      }
+      auto created = create_segment({});
+      if (!created) {
+        go_offline(std::string("cannot create a segment: ") + std::strerror(-created.error()));
+        return;
+      }
+      made = std::move(created).value();
     }
-    active_ = std::move(created).value();
+    active_ = std::move(made);
+    active_in_spare_ = spare.has_value() && active_ != nullptr;
     settings_.usage->add(active_->size());
     announce();
     if (offline_) log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
     offline_ = false;
     if (settings_.stats) settings_.stats->offline = false;
+    ask_for_spare();
+  }
+
+  /// Numbers the segment: a sequence is never reused, even one whose
+  /// creation failed half-way.
+  wab_outcome create_segment(const std::string& spare) {
+    return wab::segment_writer::create(settings_.io, settings_.shard_dir, settings_.shard, next_sequence_++,
+                                       wall_clock_ns(), {}, spare);
+  }
+
+  /// Asks the preparer to refill the spare pool. When a spare is ready and
+  /// the active segment is one that grows as it is written (none was ready
+  /// when it started), the writer moves onto the spare at once; an offline
+  /// shard starts a segment in it.
+  void ask_for_spare() {
+    if (!settings_.preparer || preparing_) return;
+    preparing_ = true;
+    self_->request(settings_.preparer, caf::infinite, prepare_atom::value)
+        .then(
+            [this](spare_ready_atom) {
+              preparing_ = false;
+              if (shutting_down_) return;
+              if (!active_) open_segment();
+              else if (!active_in_spare_ && !active_->append_closed()) rotate();
+            },
+            [this](caf::error&) { preparing_ = false; });
+  }
+
+  void seal_active(const char* when) {
+    if (int rc = active_->seal(); rc < 0)
+      log::error(std::string("WAB seal at ") + when + " failed; nothing the segment held unacked is acked",
+                 {{"file", active_->path()}, {"error", std::strerror(-rc)}});
   }
 
   std::chrono::milliseconds retry_interval() const { return std::chrono::milliseconds(settings_.segment_retry_ms); }
@@ -265,6 +307,8 @@ class shard_writer_state {
 
  private:
   std::shared_ptr<wab::segment_writer> active_;
+  bool active_in_spare_ = false;  // else it grows as it is written
+  bool preparing_ = false;        // a prepare request is out
   std::uint64_t next_sequence_ = 1;
   std::vector<queued> queue_;
   std::uint64_t queued_records_ = 0, queued_bytes_ = 0;

@@ -8,12 +8,15 @@
 //               (flush_atom)                   write what is queued (self-sent)
 //               (shutdown_atom) => done_atom   write what is queued, seal, stop
 // Messages out: ingest_reply to the connection (Buffered; any failure)
-//               sync_request to the fsync_group (Durable; seal after rotation)
+//               sync_request to the fsync_group (Durable; after rotation)
+//               prepare_atom to the segment_preparer (after taking a spare)
 //               (appended_atom, sequence, end) to the drain after each write
 //               and for each new segment
 // States:       writing (an open segment)
-//               -> rotating (segment reached wab.segment_max_bytes, or a write
-//                  failed: it is closed for appends and a new one is created)
+//               -> rotating (segment reached wab.segment_max_bytes, a write
+//                  failed, or a spare became ready while the segment was a
+//                  growing file: it is sealed and the next one started, in a
+//                  spare when one is ready)
 //               -> offline (no segment can be created, or its disk has less
 //                  than min_free_bytes free: every request gets the failure
 //                  reply; creation is retried every segment_retry_ms on a timer)
@@ -29,6 +32,7 @@
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "wab/file_io.hpp"
+#include "wab/spare_pool.hpp"
 #include "wab/wab_usage.hpp"
 
 namespace weir {
@@ -48,6 +52,10 @@ struct shard_writer_settings {
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
   segment_listener_actor drain;  // told after every write what is readable; may be null (tests)
+  /// Spares to start segments in, and who refills them; either may be null
+  /// (every segment is then a new file that grows as it is written).
+  std::shared_ptr<wab::spare_pool> spares;
+  segment_preparer_actor preparer;
   shard_metrics* stats = nullptr;  // may be null (tests)
   actor_thread thread = actor_thread::own;
 };

@@ -36,7 +36,7 @@ void put_u64(byte_buffer& out, std::uint64_t v) {
 /// Appends one record as the WAB frames it: length, CRC, ingest time, payload.
 void append_record(byte_buffer& out, byte_span payload, std::int64_t ts) {
   put_u32(out, static_cast<std::uint32_t>(payload.size()));
-  put_u32(out, wab::record_crc(ts, payload));
+  put_u32(out, wab::record_crc(0, ts, payload));
   put_u64(out, static_cast<std::uint64_t>(ts));
   out.insert(out.end(), payload.begin(), payload.end());
 }

@@ -47,6 +47,7 @@ struct config {
     std::int64_t segment_max_bytes;
     std::int64_t min_free_bytes;
     std::int64_t segment_retry_ms;
+    std::int64_t spare_segments;
   } wab;
 
   struct {

@@ -233,6 +233,10 @@ std::vector<setting> make_settings() {
                         "the shard refuses pushes (not ready) and retries every wab.segment_retry_ms."));
   s.push_back(integer("wab.segment_retry_ms", WEIR_FIELD(wab.segment_retry_ms), 10, 600000, "1000",
                       "How often an offline shard (no segment could be started) tries again."));
+  s.push_back(integer("wab.spare_segments", WEIR_FIELD(wab.spare_segments), 0, 64, "1",
+                      "Files per shard kept ready for the next segments: zero-filled ahead of need, "
+                      "or delivered segments reused, so that a sync after an append flushes data "
+                      "only. 0: every segment is a new file that grows as it is written."));
 
   s.push_back(choice("group_commit.policy", WEIR_FIELD(group_commit.policy),
                      std::vector<std::pair<std::string, commit_policy>>{

@@ -75,4 +75,11 @@ sink_runner_settings runner_settings_for(const config& cfg) {
   return s;
 }
 
+std::shared_ptr<wab::spare_pool> spare_pool_for(const config& cfg, const std::string& shard_dir,
+                                                std::shared_ptr<wab::file_io> io) {
+  return std::make_shared<wab::spare_pool>(std::move(io), shard_dir, narrow<std::uint64_t>(cfg.wab.segment_max_bytes),
+                                           narrow<std::uint32_t>(cfg.wab.spare_segments),
+                                           narrow<std::uint64_t>(cfg.wab.min_free_bytes));
+}
+
 }  // namespace weir

@@ -5,6 +5,7 @@
 // at runtime — the file I/O, the WAB usage, the next actor, metrics — is set
 // by the pipeline and the daemon, not here.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "actors/connection.hpp"
@@ -13,6 +14,7 @@
 #include "actors/shard_writer.hpp"
 #include "actors/sink_runner.hpp"
 #include "config/config.hpp"
+#include "wab/spare_pool.hpp"
 
 namespace weir {
 
@@ -25,5 +27,8 @@ fsync_group_settings fsync_settings_for(const config& cfg, std::uint16_t shard);
 drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const std::string& shard_dir,
                                   std::uint64_t first_sequence);
 sink_runner_settings runner_settings_for(const config& cfg);
+/// A shard's spare pool (wab.spare_segments files of wab.segment_max_bytes).
+std::shared_ptr<wab::spare_pool> spare_pool_for(const config& cfg, const std::string& shard_dir,
+                                                std::shared_ptr<wab::file_io> io);
 
 }  // namespace weir

@@ -1,11 +1,15 @@
 #include "daemon/pipeline.hpp"
 
+#include <cstring>
+
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/segment_preparer.hpp"
 #include "daemon/actor_settings.hpp"
 #include "messages/atoms.hpp"
+#include "observability/log.hpp"
 #include "daemon/data_dir.hpp"
 #include "daemon/startup_error.hpp"
 #include "wab/segment_format.hpp"
@@ -56,9 +60,14 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     const std::uint64_t first_sequence = seq == recovered.next_sequence.end() ? 1 : seq->second;
 
     shard_metrics* shard_stats = stats ? &stats->shard(shard) : nullptr;
+    auto spares = spare_pool_for(cfg, dir, io);
+    if (int rc = spares->adopt(); rc < 0)
+      log::warn("cannot read the spare WAB segments left by an earlier run", {{"dir", dir}, {"error", std::strerror(-rc)}});
     auto ds = drain_settings_for(cfg, shard, dir, first_sequence);
     ds.io = io;
     ds.usage = usage;
+    ds.spares = spares;
+    ds.quarantine_dir = cfg.data_dir + "/quarantine";
     ds.stats = shard_stats;
     if (auto r = recovered.segment_records.find(shard); r != recovered.segment_records.end()) ds.recovered_records = r->second;
     drains_.push_back(spawn_drain(sys, ds, runner_));
@@ -66,6 +75,11 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     ws.io = io;
     ws.usage = usage;
     ws.drain = drains_.back();
+    ws.spares = spares;
+    if (spares->keep() > 0) {
+      preparers_.push_back(spawn_segment_preparer(sys, {spares}));
+      ws.preparer = preparers_.back();
+    }
     ws.stats = shard_stats;
     auto fs = fsync_settings_for(cfg, shard);
     fs.stats = shard_stats;
@@ -76,6 +90,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
 pipeline::~pipeline() {
   for (auto& w : writers_) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   for (auto& d : drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+  for (auto& p : preparers_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
   if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
 }
 
@@ -90,6 +105,7 @@ bool pipeline::shut_down(std::chrono::milliseconds timeout) {
   const bool drains = stop_all(self, drains_, deadline);
   for (auto& w : writers_) self->send_exit(w, caf::exit_reason::user_shutdown);
   for (auto& d : drains_) self->send_exit(d, caf::exit_reason::user_shutdown);
+  for (auto& p : preparers_) self->send_exit(p, caf::exit_reason::user_shutdown);
   // In-flight commits are abandoned: their batches are redelivered after a restart.
   self->send_exit(runner_, caf::exit_reason::user_shutdown);
   return writers && drains;

@@ -51,6 +51,7 @@ class pipeline {
   caf::actor_system& sys_;
   std::vector<shard_writer_actor> writers_;
   std::vector<drain_actor> drains_;
+  std::vector<segment_preparer_actor> preparers_;
   sink_runner_actor runner_;
   std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();
   std::shared_ptr<dead_letter_store> dead_letters_;

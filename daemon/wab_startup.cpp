@@ -64,6 +64,7 @@ wab_startup recover_wab(const config& cfg) {
       out.records += r.records;
       out.segments += r.segments.size();
       out.truncated += r.truncated_segments;
+      out.sealed += r.sealed_segments;
       out.quarantined += r.quarantined_segments;
       out.damaged_records += r.damaged_records;
     } catch (const wab::recovery_error& e) {
@@ -76,6 +77,7 @@ wab_startup recover_wab(const config& cfg) {
                               {"records", std::to_string(out.records)},
                               {"bytes", std::to_string(out.bytes)},
                               {"truncated_segments", std::to_string(out.truncated)},
+                              {"sealed_segments", std::to_string(out.sealed)},
                               {"quarantined_segments", std::to_string(out.quarantined)},
                               {"damaged_records_lost", std::to_string(out.damaged_records)}});
   return out;

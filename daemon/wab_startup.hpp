@@ -14,7 +14,7 @@ struct wab_startup {
   std::map<std::uint16_t, std::uint64_t> next_sequence;  // per shard found on disk
   std::map<std::uint16_t, std::map<std::uint64_t, std::uint64_t>> segment_records;  // shard -> sequence -> records
   std::uint64_t bytes = 0;                               // live segment bytes, all shards
-  std::uint64_t segments = 0, records = 0, truncated = 0, quarantined = 0, damaged_records = 0;
+  std::uint64_t segments = 0, records = 0, truncated = 0, sealed = 0, quarantined = 0, damaged_records = 0;
 };
 
 /// Throws startup_error when a shard directory cannot be read or repaired.

@@ -14,6 +14,10 @@
 //   shard_writer -> itself        flush_atom              write the group the mailbox gave
 //                                 retry_open_atom         offline: try to create a segment again
 //   fsync_group  -> itself        (flush_atom, epoch)     deadline policy: the wait is over
+//   shard_writer -> preparer      prepare_atom => spare_ready_atom
+//                                                         fill the spare pool; answered once a
+//                                                         spare is ready (a writer on a growing
+//                                                         segment then moves onto it)
 //
 // Replies carry the encoded reply frame and the request's tag; a connection
 // numbers its requests and writes replies in tag order.
@@ -33,6 +37,8 @@
 namespace weir {
 
 using retry_open_atom = caf::atom_constant<caf::atom("retryopen")>;
+using prepare_atom = caf::atom_constant<caf::atom("prepare")>;
+using spare_ready_atom = caf::atom_constant<caf::atom("spareready")>;
 
 namespace wab {
 class segment_writer;
@@ -96,6 +102,10 @@ using shard_writer_actor = caf::typed_actor<caf::reacts_to<ingest_request>,
                                            caf::reacts_to<flush_atom>,
                                            caf::reacts_to<retry_open_atom>,
                                            caf::replies_to<shutdown_atom>::with<done_atom>>;
+
+/// Prepares spare segment files off the ack path (writing a segment's worth
+/// of zeros takes far longer than any ack may wait).
+using segment_preparer_actor = caf::typed_actor<caf::replies_to<prepare_atom>::with<spare_ready_atom>>;
 
 using fsync_group_actor = caf::typed_actor<caf::reacts_to<sync_request>,
                                           caf::reacts_to<flush_atom, std::uint64_t>,

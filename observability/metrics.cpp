@@ -15,6 +15,7 @@
 #include "observability/delivery_status.hpp"
 #include "observability/listener_stats.hpp"
 #include "wab/segment_format.hpp"
+#include "wab/spare_pool.hpp"
 #include "wab/wab_usage.hpp"
 
 namespace weir {
@@ -154,6 +155,16 @@ std::pair<std::uint64_t, std::uint64_t> metrics::shard_files(std::uint16_t shard
   return {files, bytes};
 }
 
+std::uint64_t metrics::spare_files(std::uint16_t shard) const {
+  std::error_code ec;
+  std::uint64_t files = 0;
+  const std::string dir = data_dir_ + "/wab/" + wab::shard_dir_name(shard);
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec))
+    if (wab::parse_spare_file_name(it->path().filename().string())) ++files;
+  return files;
+}
+
 prometheus::Counter& metrics::sink_records(const char* outcome) { return sink_records_->Add({{"outcome", outcome}}); }
 
 void metrics::recovered(std::uint64_t records, std::uint64_t quarantined_segments) {
@@ -175,16 +186,25 @@ std::string metrics::render(const live_state& live) {
   families.push_back(std::move(delivery));
 
   auto segments = family("weir_wab_segments", "Segment files in each shard's WAB directory", MetricType::Gauge);
+  auto spares = family("weir_wab_spare_segments", "Files kept ready for each shard's next segments (wab.spare_segments)",
+                       MetricType::Gauge);
   auto lag = family("weir_drain_lag_records", "Records written and not yet confirmed by the sink", MetricType::Gauge);
+  auto damaged = family("weir_drain_segments_quarantined_total",
+                        "Segments the drain found damaged (sealed ones are checked as they are read) and copied to quarantine",
+                        MetricType::Counter);
   for (std::uint16_t s = 0; s < shards(); ++s) {
     const auto& m = *shards_[s];
     const std::string label = std::to_string(s);
     segments.metric.push_back(value(static_cast<double>(shard_files(s).first), MetricType::Gauge, {{"shard", label}}));
+    spares.metric.push_back(value(static_cast<double>(spare_files(s)), MetricType::Gauge, {{"shard", label}}));
+    damaged.metric.push_back(value(static_cast<double>(m.quarantined_segments.load()), MetricType::Counter, {{"shard", label}}));
     const double pending = static_cast<double>(m.appended.load() + m.backlog.load()) - static_cast<double>(m.confirmed.load());
     lag.metric.push_back(value(std::max(0.0, pending), MetricType::Gauge, {{"shard", label}}));
   }
   families.push_back(std::move(segments));
+  families.push_back(std::move(spares));
   families.push_back(std::move(lag));
+  families.push_back(std::move(damaged));
 
   if (live.usage) {
     families.push_back(single("weir_wab_bytes", "Live WAB bytes, all shards (what limits.wab_max_bytes caps)",

@@ -57,6 +57,7 @@ struct shard_metrics {
   std::atomic<std::uint64_t> backlog{0};    // unconfirmed records found at startup
   std::atomic<std::uint64_t> confirmed{0};  // records the sink confirmed this run
   std::atomic<std::uint64_t> fsyncs{0}, synced_records{0};  // for records per fsync over a window
+  std::atomic<std::uint64_t> quarantined_segments{0};  // found damaged while draining, this run
   std::atomic<bool> offline{false};         // no segment can be created: pushes are refused
   std::atomic<bool> writer_up{false};       // the shard's writer actor is running
 };
@@ -86,6 +87,8 @@ class metrics {
   };
   /// Segment files of a shard and their total size, read from its directory.
   std::pair<std::uint64_t, std::uint64_t> shard_files(std::uint16_t shard) const;
+  /// Spare files ready in a shard's directory.
+  std::uint64_t spare_files(std::uint16_t shard) const;
 
   /// The Prometheus text exposition; safe from any thread.
   std::string render(const live_state& live);

@@ -35,7 +35,7 @@ TEST_CASE("weir-ctl wab reads past a damaged record and reports it", "[ctl][wab]
   const auto file = shard / wab::segment_file_name(1);
   {
     std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(wab::segment_header_size + wab::record_header_size + 5 + wab::record_header_size));
+    f.seekp(static_cast<std::streamoff>(wab::segment_prefix_size + wab::record_header_size + 5 + wab::record_header_size));
     f.put('X');
   }
   const auto r = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "--json", "wab"}, dir.path());

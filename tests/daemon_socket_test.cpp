@@ -18,6 +18,7 @@
 
 #include "messages/wire/frame.hpp"
 #include "wab/segment_format.hpp"
+#include "support/v1_segment.hpp"
 #include "support/daemon_process.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
@@ -265,10 +266,10 @@ TEST_CASE("the daemon repairs the WAB before it accepts connections", "[live][re
   temp_dir dir;
   const auto shard = dir / "var/wab/shard_00";
   std::filesystem::create_directories(shard);
-  auto header = weir::wab::encode_segment_header({0, 3, 1});
-  weir::byte_buffer image(header.begin(), header.end());
+  // A version-1 segment (an upgrade in place) ending in a torn write.
+  weir::byte_buffer image = weir::test::v1_segment_header(0, 3, 1);
   const std::string kept = "acked before the crash";
-  weir::wab::append_record(image, 1, weir::byte_span(reinterpret_cast<const std::uint8_t*>(kept.data()), kept.size()));
+  weir::wab::append_record(image, 0, 1, weir::byte_span(reinterpret_cast<const std::uint8_t*>(kept.data()), kept.size()));
   const auto valid_size = image.size();
   image.insert(image.end(), {9, 0, 0, 0, 1, 2});  // a torn final write
   std::ofstream(shard / "seg_00000003.wab", std::ios::binary)

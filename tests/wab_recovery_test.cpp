@@ -1,5 +1,8 @@
 // Segment reading and startup recovery on crafted files: a clean segment, a
 // torn tail, a zero-filled tail, corruption in the middle, a bad header.
+// Most images here are version 1, what earlier releases wrote, which must
+// still be read; the version-2 cases (seals, spares with an earlier life's
+// bytes) are at the end.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -12,6 +15,7 @@
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
 #include "support/test_paths.hpp"
+#include "support/v1_segment.hpp"
 
 using namespace weir;
 using namespace weir::wab;
@@ -21,12 +25,11 @@ namespace {
 
 byte_buffer bytes_of(const std::string& s) { return byte_buffer(s.begin(), s.end()); }
 
-/// A segment image: header plus one record per payload, timestamps ts, ts + 1...
+/// A version-1 segment image: header plus one record per payload, timestamps ts, ts + 1...
 byte_buffer segment_image(std::uint16_t shard, std::uint64_t seq, const std::vector<std::string>& payloads,
                           std::int64_t created_at = 42, std::int64_t ts = 1000) {
-  auto h = encode_segment_header({shard, seq, created_at});
-  byte_buffer out(h.begin(), h.end());
-  for (auto& p : payloads) append_record(out, ts++, bytes_of(p));
+  byte_buffer out = weir::test::v1_segment_header(shard, seq, created_at);
+  for (auto& p : payloads) append_record(out, 0, ts++, bytes_of(p));
   return out;
 }
 
@@ -51,11 +54,19 @@ struct shard_fixture {
   shard_recovery recover() { return recover_shard(*default_file_io(), shard.string(), quarantine.string()); }
 };
 
+segment_header header_of(file_io& io, int fd) {
+  const auto h = read_segment_header(io, fd);
+  REQUIRE(h);
+  return h.value();
+}
+
+std::uint64_t end_of(file_io& io, int fd) { return records_end(header_of(io, fd), static_cast<std::uint64_t>(io.size(fd))); }
+
 std::vector<std::string> read_payloads(const fs::path& p) {
   auto& io = *default_file_io();
   const int fd = io.open_existing(p.string());
   REQUIRE(fd >= 0);
-  segment_reader r(io, fd, static_cast<std::uint64_t>(io.size(fd)));
+  segment_reader r(io, fd, header_of(io, fd), end_of(io, fd));
   std::vector<std::string> out;
   while (auto rec = r.next()) out.emplace_back(rec->payload.begin(), rec->payload.end());
   io.close(fd);
@@ -78,12 +89,8 @@ std::vector<indexed> read_indexed(const fs::path& p) {
   auto& io = *default_file_io();
   const int fd = io.open_existing(p.string());
   REQUIRE(fd >= 0);
-  std::uint8_t h[segment_header_size];
-  REQUIRE(pread_full(io, fd, h, sizeof h, 0) == static_cast<ssize_t>(sizeof h));
-  const auto header = decode_segment_header(byte_span(h, sizeof h));
-  REQUIRE(header);
-  segment_reader r(io, fd, static_cast<std::uint64_t>(io.size(fd)), segment_header_size, 1,
-                   resync_window_for(header.value(), wall_clock_ns()));
+  const auto header = header_of(io, fd);
+  segment_reader r(io, fd, header, end_of(io, fd), 0, 1, resync_window_for(header, wall_clock_ns()));
   std::vector<indexed> out;
   while (auto rec = r.next()) out.push_back({rec->index, std::string(rec->payload.begin(), rec->payload.end())});
   io.close(fd);
@@ -98,13 +105,29 @@ TEST_CASE("segment names and headers round-trip", "[wab]") {
   CHECK(parse_segment_file_name("seg_00000042.wab") == 42u);
   CHECK_FALSE(parse_segment_file_name("seg_00000042.wab.tmp"));
   CHECK_FALSE(parse_segment_file_name("seg_0000000x.wab"));
-  auto h = encode_segment_header({7, 99, 123456789});
+  auto h = encode_segment_prefix({.shard = 7, .sequence = 99, .created_at_ns = 123456789});
   auto d = decode_segment_header(h);
   REQUIRE(d);
   CHECK(d.value().shard == 7);
   CHECK(d.value().sequence == 99);
+  CHECK(d.value().version == 2);
+  CHECK(d.value().data_start() == segment_prefix_size);
+  CHECK_FALSE(d.value().seal);
+  // A seal is the segment's own: the same bytes under another sequence do not check.
+  const auto seal = encode_seal(99, {3, 4096});
+  std::copy(seal.begin(), seal.end(), h.begin() + segment_header_size);
+  REQUIRE(decode_segment_header(h));
+  CHECK(decode_segment_header(h).value().seal == segment_seal{3, 4096});
+  const auto other = encode_seal(98, {3, 4096});
+  std::copy(other.begin(), other.end(), h.begin() + segment_header_size);
+  CHECK_FALSE(decode_segment_header(h).value().seal);
+  CHECK(decode_segment_header(byte_span(h.data(), segment_header_size)).error() == header_error::too_short);
   h[10] ^= 1;
   CHECK(decode_segment_header(h).error() == header_error::bad_crc);
+  const auto v1 = weir::test::v1_segment_header(7, 99, 1);
+  REQUIRE(decode_segment_header(v1));
+  CHECK(decode_segment_header(v1).value().version == 1);
+  CHECK(decode_segment_header(v1).value().data_start() == segment_header_size);
 }
 
 TEST_CASE("the reader yields every record with its index and timestamp", "[wab]") {
@@ -112,7 +135,7 @@ TEST_CASE("the reader yields every record with its index and timestamp", "[wab]"
   write_file(f.segment(1), segment_image(0, 1, {"a", "bb", "ccc"}));
   auto& io = *default_file_io();
   const int fd = io.open_existing(f.segment(1).string());
-  segment_reader r(io, fd, static_cast<std::uint64_t>(io.size(fd)));
+  segment_reader r(io, fd, header_of(io, fd), end_of(io, fd));
   std::vector<std::uint64_t> offsets;
   for (std::uint64_t i = 1; i <= 3; ++i) {
     auto rec = r.next();
@@ -126,7 +149,7 @@ TEST_CASE("the reader yields every record with its index and timestamp", "[wab]"
   CHECK(r.stop() == scan_stop::end_of_file);
 
   // A reader can resume from a known position, as the drain does.
-  segment_reader resumed(io, fd, static_cast<std::uint64_t>(io.size(fd)), offsets[1], 2);
+  segment_reader resumed(io, fd, header_of(io, fd), end_of(io, fd), offsets[1], 2);
   auto rec = resumed.next();
   REQUIRE(rec);
   CHECK(rec->index == 2);
@@ -151,7 +174,7 @@ TEST_CASE("a torn final write is truncated at the last valid record", "[wab][rec
   shard_fixture f;
   auto good = segment_image(0, 1, {"first", "second"});
   auto torn = good;
-  append_record(torn, 5, bytes_of("the third record never fully landed"));
+  append_record(torn, 0, 5, bytes_of("the third record never fully landed"));
   torn.resize(torn.size() - 10);
   write_file(f.segment(1), torn);
   auto r = f.recover();
@@ -182,7 +205,7 @@ TEST_CASE("a last record with a bad CRC and only zeros after it is a torn tail",
   shard_fixture f;
   auto good = segment_image(0, 1, {"keep"});
   auto bad = good;
-  append_record(bad, 9, bytes_of("lost"));
+  append_record(bad, 0, 9, bytes_of("lost"));
   bad[bad.size() - 1] ^= 0xff;
   bad.resize(bad.size() + 100, 0);
   write_file(f.segment(1), bad);
@@ -271,7 +294,7 @@ TEST_CASE("a bad last record of a closed segment is damage and is quarantined", 
   shard_fixture f;
   auto good = segment_image(0, 1, {"keep"});
   auto bad = good;
-  append_record(bad, 1001, bytes_of("hit"));
+  append_record(bad, 0, 1001, bytes_of("hit"));
   bad[bad.size() - 1] ^= 0xff;
   write_file(f.segment(1), bad);
   write_file(f.segment(2), segment_image(0, 2, {"newer"}));
@@ -293,7 +316,7 @@ TEST_CASE("records after a wide stretch of garbage are found again", "[wab][reco
     x = x * 1664525u + 1013904223u;
     image.push_back(static_cast<std::uint8_t>(x >> 24));
   }
-  append_record(image, now + 5, bytes_of("after"));
+  append_record(image, 0, now + 5, bytes_of("after"));
   write_file(f.segment(1), image);
   auto r = f.recover();
   CHECK(r.records == 2);

@@ -33,7 +33,9 @@ struct writer_fixture {
   std::vector<std::string> payloads_on_disk(std::uint64_t seq = 1) {
     const int fd = io->open_existing(shard_dir + "/" + segment_file_name(seq));
     REQUIRE(fd >= 0);
-    segment_reader r(*io, fd, static_cast<std::uint64_t>(io->size(fd)));
+    const auto header = read_segment_header(*io, fd);
+    REQUIRE(header);
+    segment_reader r(*io, fd, header.value(), records_end(header.value(), static_cast<std::uint64_t>(io->size(fd))));
     std::vector<std::string> out;
     while (auto rec = r.next()) out.emplace_back(rec->payload.begin(), rec->payload.end());
     CHECK(r.stop() == scan_stop::end_of_file);
@@ -115,7 +117,7 @@ TEST_CASE("a disk filling mid-group keeps the records that landed whole and they
   CHECK(r.error == -ENOSPC);
   CHECK(r.landed == 2);
   CHECK(r.first_index == 1);
-  CHECK(r.end_offset == segment_header_size + 2 * (record_header_size + 3));
+  CHECK(r.end_offset == segment_prefix_size + 2 * (record_header_size + 3));
   CHECK(w->size() == r.end_offset);
   CHECK(w->sync() == 0);
   CHECK(f.payloads_on_disk() == std::vector<std::string>{"one", "two"});

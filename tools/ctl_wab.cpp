@@ -57,17 +57,16 @@ read_outcome read_records(const fs::path& file, F each) {
   auto io = wab::default_file_io();
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {"unreadable"};
-  std::uint8_t header[wab::segment_header_size] = {};
-  const ssize_t got = ::pread(fd, header, sizeof header, 0);
-  const auto decoded = wab::decode_segment_header(byte_span(header, got > 0 ? static_cast<std::size_t>(got) : 0));
+  const auto decoded = wab::read_segment_header(*io, fd);
   if (!decoded) {
     ::close(fd);
     return {std::string("header: ") + std::string(wab::name_of(decoded.error()))};
   }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  wab::segment_reader reader(*io, fd, static_cast<std::uint64_t>(fs::file_size(file)), wab::segment_header_size, 1,
-                             wab::resync_window_for(decoded.value(),
-                                                    std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+  const auto& header = decoded.value();
+  wab::segment_reader reader(*io, fd, header, wab::records_end(header, static_cast<std::uint64_t>(fs::file_size(file))),
+                             0, 1,
+                             wab::resync_window_for(header, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   while (auto r = reader.next()) each(*r);
   ::close(fd);
   return {wab::name_of(reader.stop()), reader.damaged(), reader.recovered()};

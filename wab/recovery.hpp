@@ -1,15 +1,19 @@
 #pragma once
 // Startup recovery of one shard directory, before any socket accepts:
 //   - a segment whose header cannot be read is moved whole to quarantine/;
-//   - the newest segment (the one open when the daemon stopped) may end in
-//     a torn final write or a zero-filled tail: it is truncated at the last
-//     valid record;
-//   - any other damage — in the middle of a segment, or at the end of a
-//     closed one — is never taken for a torn write: the whole file is copied
-//     to quarantine/ first, the reader resynchronises on the next record whose
-//     CRC checks (losing at most the damaged record, and not even that when
-//     only its length was hit), and only bytes after the last good record are cut.
-// Every repair is fsynced (file, then directory) before recovery returns.
+//   - a sealed segment (version 2) is taken at its seal's word, unread: the
+//     seal was written after a sync covering every record it counts, and the
+//     drain checks each record as it reads it;
+//   - an unsealed version-2 segment (the one open when the daemon stopped)
+//     ends at its first record that does not check, and is sealed there;
+//   - the newest version-1 segment may end in a torn final write or a
+//     zero-filled tail: it is truncated at the last valid record;
+//   - any other damage — a bad record with a good one after it, or a bad
+//     tail on a closed version-1 segment — is never taken for a torn write:
+//     the whole file is copied to quarantine/ first, the reader
+//     resynchronises on the next record whose CRC checks (losing at most the
+//     damaged record, and not even that when only its length was hit).
+// Every repair is synced (file, then directory) before recovery returns.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -24,7 +28,7 @@ struct recovered_segment {
   std::uint64_t sequence = 0;
   std::string path;
   std::uint64_t records = 0;
-  std::uint64_t valid_bytes = 0;  // file size after repair
+  std::uint64_t valid_bytes = 0;  // where its records end
 };
 
 /// A repair an operator must hear of. Recovery does not log (the WAB library
@@ -41,6 +45,7 @@ struct shard_recovery {
   std::uint64_t next_sequence = 1;          // for the next segment the shard creates
   std::uint64_t records = 0;
   std::uint64_t truncated_segments = 0;
+  std::uint64_t sealed_segments = 0;  // version 2: read to their end and sealed now
   std::uint64_t quarantined_segments = 0;
   std::uint64_t damaged_records = 0;  // skipped and not recoverable
   std::vector<recovery_event> events;  // in the order they happened

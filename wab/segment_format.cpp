@@ -8,6 +8,7 @@ namespace weir::wab {
 
 namespace {
 constexpr std::uint8_t magic[4] = {'W', 'W', 'A', 'B'};
+constexpr std::uint8_t seal_magic[4] = {'S', 'E', 'A', 'L'};
 }
 
 std::string_view name_of(header_error e) {
@@ -20,8 +21,26 @@ std::string_view name_of(header_error e) {
   return "?";
 }
 
-std::array<std::uint8_t, segment_header_size> encode_segment_header(const segment_header& h) {
-  std::array<std::uint8_t, segment_header_size> out{};
+namespace {
+
+std::uint32_t sequence_crc(std::uint64_t sequence) {
+  std::uint8_t seq[8];
+  store_le64(seq, sequence);
+  return crc32_of(byte_span(seq, 8));
+}
+
+std::optional<segment_seal> decode_seal(std::uint64_t sequence, byte_span b) {
+  if (!std::equal(seal_magic, seal_magic + 4, b.data())) return std::nullopt;
+  if (crc32_of(b.first(28), sequence_crc(sequence)) != load_le32(b.data() + 28)) return std::nullopt;
+  return segment_seal{load_le64(b.data() + 8), load_le64(b.data() + 16)};
+}
+
+}  // namespace
+
+std::uint32_t segment_header::crc_seed() const { return version == 1 ? 0 : sequence_crc(sequence); }
+
+std::array<std::uint8_t, segment_prefix_size> encode_segment_prefix(const segment_header& h) {
+  std::array<std::uint8_t, segment_prefix_size> out{};
   std::copy(magic, magic + 4, out.begin());
   out[4] = segment_version;
   out[5] = 0;
@@ -32,24 +51,40 @@ std::array<std::uint8_t, segment_header_size> encode_segment_header(const segmen
   return out;
 }
 
+std::array<std::uint8_t, seal_size> encode_seal(std::uint64_t sequence, const segment_seal& s) {
+  std::array<std::uint8_t, seal_size> out{};
+  std::copy(seal_magic, seal_magic + 4, out.begin());
+  store_le64(out.data() + 8, s.records);
+  store_le64(out.data() + 16, s.data_end);
+  store_le32(out.data() + 28, crc32_of(byte_span(out.data(), 28), sequence_crc(sequence)));
+  return out;
+}
+
 outcome<segment_header, header_error> decode_segment_header(byte_span b) {
   if (b.size() < segment_header_size) return header_error::too_short;
   if (!std::equal(magic, magic + 4, b.data())) return header_error::bad_magic;
-  if (b[4] != segment_version) return header_error::unsupported_version;
+  const std::uint8_t version = b[4];
+  if (version != 1 && version != 2) return header_error::unsupported_version;
   if (crc32_of(b.first(28)) != load_le32(b.data() + 28)) return header_error::bad_crc;
-  return segment_header{load_le16(b.data() + 6), load_le64(b.data() + 8),
-                        static_cast<std::int64_t>(load_le64(b.data() + 16))};
+  segment_header h{load_le16(b.data() + 6), load_le64(b.data() + 8),
+                   static_cast<std::int64_t>(load_le64(b.data() + 16)), version, std::nullopt};
+  if (version == 2) {
+    // A version-2 file is created with its header and seal slot in one write.
+    if (b.size() < segment_prefix_size) return header_error::too_short;
+    h.seal = decode_seal(h.sequence, b.subspan(segment_header_size, seal_size));
+  }
+  return h;
 }
 
-std::uint32_t record_crc(std::int64_t ingest_ts_ns, byte_span payload) {
+std::uint32_t record_crc(std::uint32_t crc_seed, std::int64_t ingest_ts_ns, byte_span payload) {
   std::uint8_t ts[8];
   store_le64(ts, static_cast<std::uint64_t>(ingest_ts_ns));
-  return crc32_of(payload, crc32_of(byte_span(ts, 8)));
+  return crc32_of(payload, crc32_of(byte_span(ts, 8), crc_seed));
 }
 
-void append_record(byte_buffer& out, std::int64_t ingest_ts_ns, byte_span payload) {
+void append_record(byte_buffer& out, std::uint32_t crc_seed, std::int64_t ingest_ts_ns, byte_span payload) {
   append_le32(out, static_cast<std::uint32_t>(payload.size()));
-  append_le32(out, record_crc(ingest_ts_ns, payload));
+  append_le32(out, record_crc(crc_seed, ingest_ts_ns, payload));
   append_le64(out, static_cast<std::uint64_t>(ingest_ts_ns));
   append_bytes(out, payload);
 }

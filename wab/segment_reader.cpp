@@ -32,17 +32,36 @@ resync_window resync_window_for(const segment_header& header, std::int64_t now_n
   return {header.created_at_ns - one_day_ns, std::max(now_ns, header.created_at_ns) + one_day_ns};
 }
 
-segment_reader::segment_reader(file_io& io, int fd, std::uint64_t file_size, std::uint64_t start_offset,
-                               std::uint64_t start_index, std::optional<resync_window> resync)
+outcome<segment_header, header_error> read_segment_header(file_io& io, int fd) {
+  std::uint8_t prefix[segment_prefix_size] = {};
+  const ssize_t got = pread_full(io, fd, prefix, sizeof prefix, 0);
+  return decode_segment_header(byte_span(prefix, got > 0 ? static_cast<std::size_t>(got) : 0));
+}
+
+std::optional<segment_seal> usable_seal(const segment_header& header, std::uint64_t file_size) {
+  if (!header.seal || header.seal->data_end < header.data_start() || header.seal->data_end > file_size)
+    return std::nullopt;
+  return header.seal;
+}
+
+std::uint64_t records_end(const segment_header& header, std::uint64_t file_size) {
+  const auto seal = usable_seal(header, file_size);
+  return seal ? seal->data_end : file_size;
+}
+
+segment_reader::segment_reader(file_io& io, int fd, const segment_header& header, std::uint64_t end,
+                               std::uint64_t start_offset, std::uint64_t start_index,
+                               std::optional<resync_window> resync)
     : io_(io),
       fd_(fd),
-      size_(file_size),
-      offset_(start_offset),
+      crc_seed_(header.crc_seed()),
+      size_(end),
+      offset_(std::max(start_offset, header.data_start())),
       index_(start_index),
       resync_(resync),
       // Plausible-looking garbage is rare, but a file crafted to be full of it
       // must not make a search quadratic: past this much CRC work, give up.
-      search_budget_(4 * file_size + 64ull * 1024 * 1024) {}
+      search_budget_(4 * end + 64ull * 1024 * 1024) {}
 
 byte_span segment_reader::bytes_at(std::uint64_t at, std::size_t n) {
   const std::uint64_t want_end = std::min<std::uint64_t>(at + n, size_);
@@ -80,7 +99,7 @@ std::optional<bool> segment_reader::zeros_from(std::uint64_t from) {
 
 std::optional<byte_span> segment_reader::checked_payload(std::uint64_t at, const header_fields& h) {
   const byte_span payload = bytes_at(at + record_header_size, h.length);
-  if (error_ != 0 || payload.size() != h.length || record_crc(h.ts, payload) != h.crc) return std::nullopt;
+  if (error_ != 0 || payload.size() != h.length || record_crc(crc_seed_, h.ts, payload) != h.crc) return std::nullopt;
   return payload;
 }
 

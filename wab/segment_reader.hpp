@@ -48,13 +48,27 @@ struct resync_window {
 /// A day either side of the segment's life (clocks step), up to `now_ns`.
 resync_window resync_window_for(const segment_header& header, std::int64_t now_ns);
 
+/// The header (and seal) at the start of an open segment file; too_short
+/// also when the file cannot be read.
+outcome<segment_header, header_error> read_segment_header(file_io& io, int fd);
+
+/// The seal, when it can be believed of a file this size: its end lies
+/// between the data start and the file's end (a seal claiming more than the
+/// file holds means the file was cut; it is read to its end instead).
+std::optional<segment_seal> usable_seal(const segment_header& header, std::uint64_t file_size);
+
+/// Where a segment's records end: where its usable seal says, else at the
+/// end of the file.
+std::uint64_t records_end(const segment_header& header, std::uint64_t file_size);
+
 class segment_reader {
  public:
-  /// Reads records from `start_offset` (default: just past the header). The
-  /// caller has checked the header: a file shorter than `start_offset` yields
-  /// no record.
-  segment_reader(file_io& io, int fd, std::uint64_t file_size,
-                 std::uint64_t start_offset = segment_header_size, std::uint64_t start_index = 1,
+  /// Reads the records of the segment `header` describes that lie before
+  /// `end` (the file size, or a sealed segment's data end), from
+  /// `start_offset` (raised to the header's data start). The caller has
+  /// checked the header.
+  segment_reader(file_io& io, int fd, const segment_header& header, std::uint64_t end,
+                 std::uint64_t start_offset = 0, std::uint64_t start_index = 1,
                  std::optional<resync_window> resync = std::nullopt);
 
   std::optional<stored_record> next();
@@ -105,6 +119,7 @@ class segment_reader {
 
   file_io& io_;
   int fd_;
+  std::uint32_t crc_seed_;
   std::uint64_t size_;
   std::uint64_t offset_;
   std::uint64_t index_;

@@ -8,27 +8,42 @@ namespace weir::wab {
 outcome<std::shared_ptr<segment_writer>, int> segment_writer::create(std::shared_ptr<file_io> io,
                                                                      const std::string& shard_dir,
                                                                      std::uint16_t shard, std::uint64_t sequence,
-                                                                     std::int64_t now_ns, std::string file_name) {
+                                                                     std::int64_t now_ns, std::string file_name,
+                                                                     std::string reuse) {
   const std::string file = file_name.empty() ? segment_file_name(sequence) : std::move(file_name);
   const std::string path = shard_dir + "/" + file;
-  const int fd = io->create_exclusive(path);
+  // A spare is renamed only once its new header is durable: until then it is
+  // no segment at all, and a crash leaves it a spare.
+  const int fd = reuse.empty() ? io->create_exclusive(path) : io->open_existing(reuse);
   if (fd < 0) return fd;
-  const auto header = encode_segment_header({shard, sequence, now_ns});
-  int rc = pwrite_all(*io, fd, header, 0);
+  const auto prefix = encode_segment_prefix({.shard = shard, .sequence = sequence, .created_at_ns = now_ns});
+  int rc = pwrite_all(*io, fd, prefix, 0);
   if (rc == 0) rc = io->fdatasync(fd);
+  if (rc == 0 && !reuse.empty()) rc = io->rename(reuse, path);
   if (rc == 0) rc = io->fsync_directory(shard_dir);
+  const std::int64_t file_size = rc == 0 ? io->size(fd) : 0;
+  if (rc == 0 && file_size < 0) rc = static_cast<int>(file_size);
   if (rc < 0) {
     io->close(fd);
-    io->unlink(path);  // never acked anything; leave no half-made file behind
+    // Never acked anything; leave no half-made file behind (a spare that was
+    // not renamed yet goes under its own name).
+    if (io->unlink(path) < 0 && !reuse.empty()) io->unlink(reuse);
     return rc;
   }
   const std::string name = std::filesystem::path(shard_dir).filename().string() + "/" + file;
-  return std::shared_ptr<segment_writer>(new segment_writer(std::move(io), fd, path, name, sequence));
+  return std::shared_ptr<segment_writer>(
+      new segment_writer(std::move(io), fd, path, name, sequence, static_cast<std::uint64_t>(file_size)));
 }
 
 segment_writer::segment_writer(std::shared_ptr<file_io> io, int fd, std::string path, std::string name,
-                               std::uint64_t sequence)
-    : io_(std::move(io)), fd_(fd), path_(std::move(path)), name_(std::move(name)), sequence_(sequence) {}
+                               std::uint64_t sequence, std::uint64_t file_size)
+    : io_(std::move(io)),
+      fd_(fd),
+      path_(std::move(path)),
+      name_(std::move(name)),
+      sequence_(sequence),
+      crc_seed_(segment_header{.sequence = sequence}.crc_seed()),
+      file_size_(file_size) {}
 
 segment_writer::~segment_writer() { io_->close(fd_); }
 
@@ -41,7 +56,7 @@ append_result segment_writer::append(const std::vector<byte_span>& payloads, std
   scratch_.clear();
   record_ends_.clear();
   for (auto p : payloads) {
-    append_record(scratch_, ingest_ts_ns, p);
+    append_record(scratch_, crc_seed_, ingest_ts_ns, p);
     record_ends_.push_back(scratch_.size());
   }
   std::size_t written = 0;
@@ -52,7 +67,10 @@ append_result segment_writer::append(const std::vector<byte_span>& payloads, std
     r.landed = static_cast<std::size_t>(
         std::upper_bound(record_ends_.begin(), record_ends_.end(), written) - record_ends_.begin());
     written = r.landed == 0 ? 0 : record_ends_[r.landed - 1];
-    io_->truncate(fd_, size_ + written);
+    // A file that grows is cut back to its last whole record. Inside a
+    // preallocated file the torn bytes stay: they fail their CRC, and the
+    // seal (or a reader's scan) ends the segment before them.
+    if (size_ + written >= file_size_) io_->truncate(fd_, size_ + written);
     append_closed_ = true;
   } else {
     r.landed = payloads.size();
@@ -65,12 +83,28 @@ append_result segment_writer::append(const std::vector<byte_span>& payloads, std
 
 int segment_writer::sync() {
   std::lock_guard<std::mutex> guard(sync_mutex_);
+  return sync_locked();
+}
+
+int segment_writer::sync_locked() {
   if (sync_failed_) return -EIO;
   const int rc = io_->fdatasync(fd_);
   if (rc < 0) {
     sync_failed_ = true;
     append_closed_ = true;
   }
+  return rc;
+}
+
+int segment_writer::seal() {
+  std::lock_guard<std::mutex> guard(sync_mutex_);
+  append_closed_ = true;
+  // The seal may claim only records already on the disk.
+  if (int rc = sync_locked(); rc < 0) return rc;
+  const auto slot = encode_seal(sequence_, {records_, size_});
+  int rc = pwrite_all(*io_, fd_, slot, segment_header_size);
+  if (rc == 0) rc = io_->fdatasync(fd_);
+  if (rc < 0) sync_failed_ = true;  // nothing is left to ack; a later sync proves nothing
   return rc;
 }
 

@@ -32,13 +32,17 @@ struct append_result {
 
 class segment_writer {
  public:
-  /// Creates `<shard_dir>/seg_<sequence>.wab` (or `file_name` when given) with
-  /// its header and fsyncs the directory. Returns -errno on failure, leaving
-  /// no file behind.
+  /// Makes `<shard_dir>/seg_<sequence>.wab` (or `file_name` when given)
+  /// with its header and fsyncs the directory. With `reuse`, the file at that
+  /// path (a spare: zero-filled, or a delivered segment's old bytes) becomes
+  /// the segment: its blocks are already allocated and written, so a sync
+  /// after an append flushes data only. Returns -errno on failure, leaving no
+  /// file behind (a failed spare is removed too).
   static outcome<std::shared_ptr<segment_writer>, int> create(std::shared_ptr<file_io> io,
                                                               const std::string& shard_dir,
                                                               std::uint16_t shard, std::uint64_t sequence,
-                                                              std::int64_t now_ns, std::string file_name = {});
+                                                              std::int64_t now_ns, std::string file_name = {},
+                                                              std::string reuse = {});
   ~segment_writer();
   segment_writer(const segment_writer&) = delete;
   segment_writer& operator=(const segment_writer&) = delete;
@@ -50,11 +54,16 @@ class segment_writer {
   /// fdatasync (any thread; serialised). On failure returns -errno and
   /// finishes the file: every later sync fails too.
   int sync();
+  /// Syncs, then records the segment's extent in its seal slot and syncs
+  /// again (-errno on failure; the segment then stays unsealed and is read
+  /// to its end after a restart). Appends must have stopped.
+  int seal();
   /// Stops appends (rotation); syncing stays possible.
   void close_for_append() { append_closed_ = true; }
 
   bool append_closed() const { return append_closed_; }
   bool sync_failed() const { return sync_failed_; }
+  /// Offset just past the last record: the segment's data, not its file size.
   std::uint64_t size() const { return size_; }
   std::uint64_t records() const { return records_; }
   std::uint64_t sequence() const { return sequence_; }
@@ -63,13 +72,17 @@ class segment_writer {
   const std::string& path() const { return path_; }
 
  private:
-  segment_writer(std::shared_ptr<file_io> io, int fd, std::string path, std::string name, std::uint64_t sequence);
+  segment_writer(std::shared_ptr<file_io> io, int fd, std::string path, std::string name, std::uint64_t sequence,
+                 std::uint64_t file_size);
+  int sync_locked();
 
   std::shared_ptr<file_io> io_;
   int fd_;
   std::string path_, name_;
   std::uint64_t sequence_;
-  std::uint64_t size_ = segment_header_size;  // appending thread only
+  std::uint32_t crc_seed_;
+  std::uint64_t file_size_;                   // allocated at creation (a spare's whole size)
+  std::uint64_t size_ = segment_prefix_size;  // appending thread only
   std::uint64_t records_ = 0;                 // appending thread only
   std::atomic<bool> append_closed_{false};
   std::atomic<bool> sync_failed_{false};

@@ -4,21 +4,24 @@
 
 #include "wab/dead_letter_store.hpp"
 #include "wab/segment_format.hpp"
+#include "wab/segment_reader.hpp"
 
 namespace weir::sim {
 
 std::vector<std::string> segment_payloads(const byte_buffer& bytes) {
   std::vector<std::string> out;
-  if (!wab::decode_segment_header(byte_span(bytes.data(), std::min(bytes.size(), wab::segment_header_size))))
-    return out;
-  std::size_t at = wab::segment_header_size;
-  while (at + wab::record_header_size <= bytes.size()) {
+  const auto header = wab::decode_segment_header(byte_span(bytes.data(), std::min(bytes.size(), wab::segment_prefix_size)));
+  if (!header) return out;
+  const std::uint32_t seed = header.value().crc_seed();
+  const auto end = static_cast<std::size_t>(wab::records_end(header.value(), bytes.size()));
+  std::size_t at = static_cast<std::size_t>(header.value().data_start());
+  while (at + wab::record_header_size <= end) {
     const std::uint32_t len = load_le32(bytes.data() + at);
     const std::uint32_t crc = load_le32(bytes.data() + at + 4);
     const auto ts = static_cast<std::int64_t>(load_le64(bytes.data() + at + 8));
-    if (len == 0 || at + wab::record_header_size + len > bytes.size()) break;
+    if (len == 0 || at + wab::record_header_size + len > end) break;
     const byte_span payload(bytes.data() + at + wab::record_header_size, len);
-    if (wab::record_crc(ts, payload) != crc) break;
+    if (wab::record_crc(seed, ts, payload) != crc) break;
     out.emplace_back(payload.begin(), payload.end());
     at += wab::record_header_size + len;
   }

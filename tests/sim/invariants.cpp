@@ -38,7 +38,7 @@ std::unordered_set<std::string> readable_from_cursor(wab::file_io& io, const sha
   for (const auto& seg : s.recovery.segments) {
     if (s.cursor && seg.sequence < s.cursor->sequence) continue;
     const bool at_cursor = s.cursor && seg.sequence == s.cursor->sequence;
-    for (auto& [index, payload] : scan_segment(io, seg.path, at_cursor ? s.cursor->offset : wab::segment_header_size,
+    for (auto& [index, payload] : scan_segment(io, seg.path, at_cursor ? s.cursor->offset : 0,
                                                at_cursor ? s.cursor->index : 1))
       out.insert(std::move(payload));
   }

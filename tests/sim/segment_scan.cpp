@@ -12,13 +12,12 @@ std::vector<std::pair<std::uint64_t, std::string>> scan_segment(wab::file_io& io
   const int fd = io.open_existing(path);
   if (fd < 0) return out;
   const std::int64_t size = io.size(fd);
-  std::uint8_t h[wab::segment_header_size] = {};
-  const ssize_t got = wab::pread_full(io, fd, h, sizeof h, 0);
-  auto header = wab::decode_segment_header(byte_span(h, got > 0 ? static_cast<std::size_t>(got) : 0));
+  auto header = wab::read_segment_header(io, fd);
   if (header && size > 0) {
     const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count();
-    wab::segment_reader reader(io, fd, static_cast<std::uint64_t>(size), offset, index,
+    wab::segment_reader reader(io, fd, header.value(), wab::records_end(header.value(), static_cast<std::uint64_t>(size)),
+                               offset, index,
                                wab::resync_window_for(header.value(), now));
     while (auto rec = reader.next()) out.emplace_back(rec->index, std::string(rec->payload.begin(), rec->payload.end()));
   }

@@ -15,7 +15,7 @@ namespace weir::sim {
 /// (index, payload) of every record from `offset` on; empty when the file
 /// cannot be opened or its header does not check.
 std::vector<std::pair<std::uint64_t, std::string>> scan_segment(wab::file_io& io, const std::string& path,
-                                                                std::uint64_t offset = wab::segment_header_size,
+                                                                std::uint64_t offset = 0,  // 0: from the first record
                                                                 std::uint64_t index = 1);
 
 }  // namespace weir::sim

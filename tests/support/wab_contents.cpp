@@ -19,7 +19,13 @@ std::vector<wab_record> shard_records(const std::filesystem::path& shard_dir) {
     const int fd = io->open_existing(path.string());
     if (fd < 0) continue;
     const std::string name = shard_dir.filename().string() + "/" + path.filename().string();
-    wab::segment_reader reader(*io, fd, static_cast<std::uint64_t>(io->size(fd)));
+    const auto header = wab::read_segment_header(*io, fd);
+    if (!header) {
+      io->close(fd);
+      continue;
+    }
+    wab::segment_reader reader(*io, fd, header.value(),
+                               wab::records_end(header.value(), static_cast<std::uint64_t>(io->size(fd))));
     while (auto r = reader.next()) out.push_back({name, r->index, std::string(r->payload.begin(), r->payload.end())});
     io->close(fd);
   }
