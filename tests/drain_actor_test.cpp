@@ -5,6 +5,7 @@
 // CAF's test scheduler in this thread, and its linger and cursor timers fire
 // only when a test moves the test clock.
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include <caf/actor_system.hpp>
@@ -17,6 +18,7 @@
 #include "messages/drain_protocol.hpp"
 #include "messages/wire/coordinate.hpp"
 #include "wab/confirm_cursor.hpp"
+#include "wab/spare_pool.hpp"
 #include "wab/segment_writer.hpp"
 #include "support/test_scheduler.hpp"
 #include "support/test_paths.hpp"
@@ -52,6 +54,8 @@ struct drain_harness : test::test_scheduler {
 
   static constexpr std::uint32_t linger_ms = 5;
   std::uint32_t cursor_persist_ms = 200;  // set before start()
+  std::shared_ptr<wab::spare_pool> spares;  // set before start()
+  std::string quarantine_dir;              // set before start()
 
   void start(std::uint64_t first_live = 1) {
     drain_settings s;
@@ -62,6 +66,8 @@ struct drain_harness : test::test_scheduler {
     s.max_in_flight = 1;
     s.io = io;
     s.usage = usage;
+    s.spares = spares;
+    s.quarantine_dir = quarantine_dir;
     s.thread = actor_thread::scheduler;
     drain = spawn_drain(sys(), s, caf::actor_cast<batch_consumer_actor>(*runner));
     run();
@@ -197,4 +203,49 @@ TEST_CASE("drain: the stored cursor trails delivery by at most drain.cursor_pers
   CHECK(stored_index() == 0);
   h.advance(1ms);  // 50 ms: one store for every move since
   CHECK(stored_index() == 3);  // the next record to confirm is the third
+}
+
+TEST_CASE("drain: a sealed segment is checked as it is read and a damaged record is quarantined while the rest is delivered",
+          "[actor][drain][wab]") {
+  drain_harness h;
+  h.quarantine_dir = (h.dir / "quarantine").string();
+  std::filesystem::create_directories(h.quarantine_dir);
+  // An earlier run's segment, sealed: recovery trusts it without reading it.
+  h.write(1, {"alpha", "bravo", "charlie"}, false);
+  REQUIRE(h.segments[1]->seal() == 0);
+  const auto file = h.shard_dir / wab::segment_file_name(1);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(wab::segment_prefix_size + wab::record_header_size + 5 + wab::record_header_size));
+    f.put('X');  // a payload byte of "bravo"
+  }
+  h.start(2);
+  auto b = h.next_batch();
+  REQUIRE(b);
+  CHECK(h.payloads(*b) == std::vector<std::string>{"alpha", "charlie"});
+  CHECK(b->records[1].index == 3);  // the damaged record costs its index, the others keep theirs
+  CHECK(std::filesystem::exists(std::filesystem::path(h.quarantine_dir) / "shard_00__seg_00000001.wab"));
+}
+
+TEST_CASE("drain: a delivered segment is kept as a spare while the pool wants one and deleted otherwise", "[actor][drain][wab]") {
+  drain_harness h;
+  h.spares = std::make_shared<wab::spare_pool>(h.io, h.shard_dir.string(), 1, 1, 0);
+  h.start();
+  h.write(1, {"a"});
+  h.write(2, {"b"});
+  h.write(3, {"c"});
+  std::size_t delivered = 0;
+  while (auto b = h.next_batch()) {
+    delivered += b->records.size();
+    h.confirm(*b);
+  }
+  CHECK(delivered == 3);
+  h.persist();
+  CHECK_FALSE(h.exists(1));
+  CHECK_FALSE(h.exists(2));
+  CHECK(h.spares->held() == 1);  // one of them, renamed; the other deleted
+  std::size_t spare_files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(h.shard_dir))
+    spare_files += wab::parse_spare_file_name(e.path().filename().string()) ? 1 : 0;
+  CHECK(spare_files == 1);
 }

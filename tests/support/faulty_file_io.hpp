@@ -18,6 +18,7 @@ class faulty_file_io final : public wab::posix_file_io {
   std::atomic<std::size_t> short_next_write{0};  // write only this many bytes once
   std::atomic<int> fail_next_sync{0};            // errno for the next fdatasync
   std::atomic<int> fail_creates{0};              // errno for every create while set
+  std::atomic<std::int64_t> free_space{-1};      // what free_bytes says; -1 = the truth
   std::atomic<int> writes{0};                    // pwrite calls
   std::atomic<int> syncs{0};                     // fdatasync calls started
   std::atomic<int> syncs_done{0};                // fdatasync calls returned
@@ -39,6 +40,11 @@ class faulty_file_io final : public wab::posix_file_io {
   int create_exclusive(const std::string& path) override {
     if (int e = fail_creates.load()) return -e;
     return wab::posix_file_io::create_exclusive(path);
+  }
+
+  std::int64_t free_bytes(const std::string& dir) override {
+    const std::int64_t forced = free_space.load();
+    return forced >= 0 ? forced : wab::posix_file_io::free_bytes(dir);
   }
 
   int fdatasync(int fd) override {
