@@ -10,6 +10,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/failure_log.hpp"
+#include "actors/segment_sync.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "observability/log.hpp"
 #include "observability/metrics.hpp"
@@ -65,37 +66,22 @@ class fsync_group_state {
       for (const auto& r : results) done = done || r.first == seg;
       if (done) continue;
       // A finished segment answers -EIO at once: nothing on it may be acked.
-      const bool already_failed = req.segment->sync_failed();
-      const auto started = std::chrono::steady_clock::now();
-      const int rc = req.segment->sync();
-      if (settings_.stats && !already_failed) {
-        settings_.stats->fsync_duration->Observe(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-        if (rc < 0) settings_.stats->fsync_failures->Increment();
-      }
-      if (rc < 0 && !already_failed)
-        log::error("WAB fdatasync failed; the segment is retired and nothing it holds unacked will be acked",
-                   {{"file", req.segment->path()}, {"error", std::strerror(-rc)}});
+      const int rc = timed_sync(*req.segment, settings_.stats);
       results.emplace_back(seg, rc);
     }
-    if (settings_.stats) {
-      std::uint64_t released = 0;
-      for (const auto& req : batch)
-        for (const auto& a : req.acks) released += a.records;
-      if (released > 0) {
-        settings_.stats->group_commit_records->Observe(static_cast<double>(released));
-        settings_.stats->fsyncs.fetch_add(1, std::memory_order_relaxed);
-        settings_.stats->synced_records.fetch_add(released, std::memory_order_relaxed);
-      }
+    std::uint64_t released = 0, requests = 0;
+    for (const auto& req : batch) {
+      requests += req.acks.size();
+      for (const auto& a : req.acks) released += a.records;
     }
+    count_released(settings_.stats, released);
     for (auto& req : batch) {
       int rc = 0;
       for (const auto& r : results)
         if (r.first == req.segment.get()) rc = r.second;
-      for (auto& a : req.acks)
-        self_->send(a.to, rc == 0 ? ingest_reply{a.tag, std::move(a.on_success), a.records}
-                                 : ingest_reply{a.tag, std::move(a.on_failure), 0});
+      answer_synced(self_, req.acks, rc);
     }
+    if (settings_.load) settings_.load->outstanding.fetch_sub(requests, std::memory_order_release);
   }
 
   bool idle() const { return waiting_.empty(); }

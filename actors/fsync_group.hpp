@@ -15,10 +15,12 @@
 //   deadline: a sync runs max_delay_us after the first waiting request, or as
 //             soon as max_records records wait.
 #include <cstdint>
+#include <memory>
 
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "actors/segment_sync.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "config/config.hpp"
 
@@ -32,6 +34,9 @@ struct fsync_group_settings {
   std::uint32_t max_records = 4096;
   std::uint16_t shard = 0;
   shard_metrics* stats = nullptr;  // may be null (tests)
+  /// Shared with the shard writer, which syncs itself while this is zero and
+  /// nothing else waits; null: the writer always hands Durable requests here.
+  std::shared_ptr<weir::sync_load> load;
   actor_thread thread = actor_thread::own;
 };
 

@@ -11,6 +11,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/failure_log.hpp"
+#include "actors/segment_sync.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "messages/wire/batch.hpp"
@@ -178,7 +179,27 @@ class shard_writer_state {
                                 success_reply(q.req, *active_, first_index, landed), failure_reply(q.req)});
       }
     }
-    if (!durable.acks.empty()) self_->send(fsync_, std::move(durable));
+    if (durable.acks.empty()) return;
+    if (sync_here()) {
+      std::uint64_t records = 0;
+      for (const auto& a : durable.acks) records += a.records;
+      const int rc = timed_sync(*active_, settings_.stats);
+      count_released(settings_.stats, records);
+      answer_synced(self_, durable.acks, rc);
+      return;
+    }
+    if (settings_.sync_load) settings_.sync_load->outstanding.fetch_add(durable.acks.size(), std::memory_order_acq_rel);
+    self_->send(fsync_, std::move(durable));
+  }
+
+  /// Whether to sync right here instead of handing the acks to the fsync
+  /// group: when the group has nothing to do and nothing else waits for this
+  /// thread, the hand-off would only add a thread wake-up to the ack (a lone
+  /// producer's case). Under load the group syncs while this thread writes
+  /// the next group, and Buffered requests are never held behind a sync.
+  bool sync_here() {
+    return settings_.sync_load && settings_.sync_load->outstanding.load(std::memory_order_acquire) == 0 &&
+           self_->mailbox().empty();
   }
 
   /// Tells the drain how far the active segment is readable (and, for a new

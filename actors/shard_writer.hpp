@@ -8,7 +8,9 @@
 //               (flush_atom)                   write what is queued (self-sent)
 //               (shutdown_atom) => done_atom   write what is queued, seal, stop
 // Messages out: ingest_reply to the connection (Buffered; any failure)
-//               sync_request to the fsync_group (Durable; after rotation)
+//               sync_request to the fsync_group (Durable; after rotation);
+//               a Durable group is synced here instead when the fsync_group
+//               is idle and the mailbox empty (one thread hop fewer)
 //               prepare_atom to the segment_preparer (after taking a spare)
 //               (appended_atom, sequence, end) to the drain after each write
 //               and for each new segment
@@ -29,6 +31,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "actors/segment_sync.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "wab/file_io.hpp"
@@ -56,6 +59,10 @@ struct shard_writer_settings {
   /// (every segment is then a new file that grows as it is written).
   std::shared_ptr<wab::spare_pool> spares;
   segment_preparer_actor preparer;
+  /// Shared with the fsync group (its settings' `load`): while the group is
+  /// idle and nothing else waits, the writer syncs a Durable group itself.
+  /// Null: every Durable group goes to the fsync group.
+  std::shared_ptr<weir::sync_load> sync_load;
   shard_metrics* stats = nullptr;  // may be null (tests)
   actor_thread thread = actor_thread::own;
 };

@@ -83,6 +83,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     ws.stats = shard_stats;
     auto fs = fsync_settings_for(cfg, shard);
     fs.stats = shard_stats;
+    fs.load = ws.sync_load = std::make_shared<sync_load>();
     writers_.push_back(spawn_shard_writer(sys, std::move(ws), spawn_fsync_group(sys, fs)));
   }
 }

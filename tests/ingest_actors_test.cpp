@@ -387,3 +387,37 @@ TEST_CASE("a group is written at once when it reaches group_commit.max_bytes", "
     CHECK(h.io->writes.load() - before == (max_bytes == 100 ? 2 : 1));
   }
 }
+
+TEST_CASE("with its fsync group idle the writer syncs a Durable group itself and acks only after the sync",
+          "[actor][ingest][durable]") {
+  auto load = std::make_shared<sync_load>();
+  fsync_group_settings fs;
+  fs.load = load;
+  ingest_harness h(fs, 1 << 20, 1ull << 30, [&](shard_writer_settings& ws) { ws.sync_load = load; });
+  const int before = h.io->syncs.load();
+  int replies_during_sync = 0;
+  h.io->during_sync = [&] {
+    if (h.arrived_reply()) ++replies_during_sync;
+  };
+  h.push(1, "a lone producer", true);
+  h.run_writer();  // the fsync group never runs: the writer synced
+  CHECK(h.io->syncs_done.load() == before + 1);
+  CHECK(replies_during_sync == 0);
+  auto r = h.arrived_reply();
+  REQUIRE(r);
+  CHECK(r->acked == 1);
+  CHECK(type_of(*r) == wire::message_type::ack);
+
+  // With a sync outstanding at the group, Durable requests go there, so that
+  // the writer goes on writing while the group syncs.
+  load->outstanding = 1;
+  h.push(2, "under load", true);
+  h.run_writer();
+  CHECK_FALSE(h.arrived_reply());
+  CHECK(h.io->syncs_done.load() == before + 1);
+  auto later = h.next_reply();
+  REQUIRE(later);
+  CHECK(later->tag == 2);
+  CHECK(h.io->syncs_done.load() == before + 2);
+  CHECK(load->outstanding.load() == 1);  // the group gave back what it took
+}

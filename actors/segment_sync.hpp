@@ -1,0 +1,57 @@
+#pragma once
+// One Durable sync and the answers it releases: what the fsync group does for
+// every group, and what the shard writer does itself when the fsync group is
+// idle and nothing else waits (a lone producer then skips one thread hop).
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "messages/ingest_protocol.hpp"
+#include "observability/log.hpp"
+#include "observability/metrics.hpp"
+#include "wab/segment_writer.hpp"
+
+namespace weir {
+
+/// Durable requests handed to the fsync group and not answered yet, counted
+/// by the writer (up) and the group (down): at zero the group is idle.
+struct sync_load {
+  std::atomic<std::uint64_t> outstanding{0};
+};
+
+/// fdatasync of `segment`, timed and counted; a failure is logged once (a
+/// finished segment answers -EIO at once without a second log line).
+inline int timed_sync(wab::segment_writer& segment, shard_metrics* stats) {
+  const bool already_failed = segment.sync_failed();
+  const auto started = std::chrono::steady_clock::now();
+  const int rc = segment.sync();
+  if (already_failed) return rc;
+  if (stats) {
+    stats->fsync_duration->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    if (rc < 0) stats->fsync_failures->Increment();
+  }
+  if (rc < 0)
+    log::error("WAB fdatasync failed; the segment is retired and nothing it holds unacked will be acked",
+               {{"file", segment.path()}, {"error", std::strerror(-rc)}});
+  return rc;
+}
+
+/// Counts one sync that released `records` Durable records.
+inline void count_released(shard_metrics* stats, std::uint64_t records) {
+  if (!stats || records == 0) return;
+  stats->group_commit_records->Observe(static_cast<double>(records));
+  stats->fsyncs.fetch_add(1, std::memory_order_relaxed);
+  stats->synced_records.fetch_add(records, std::memory_order_relaxed);
+}
+
+/// Answers acks after the sync that covered them returned `rc`.
+template <class Self>
+void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc) {
+  for (auto& a : acks)
+    self->send(a.to, rc == 0 ? ingest_reply{a.tag, std::move(a.on_success), a.records}
+                             : ingest_reply{a.tag, std::move(a.on_failure), 0});
+}
+
+}  // namespace weir
