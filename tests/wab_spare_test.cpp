@@ -13,6 +13,7 @@
 #include "wab/spare_pool.hpp"
 #include "support/faulty_file_io.hpp"
 #include "support/test_paths.hpp"
+#include "support/wab_contents.hpp"
 
 using namespace weir;
 using namespace weir::wab;
@@ -56,17 +57,7 @@ struct spare_fixture {
     return std::move(w).value();
   }
 
-  std::vector<std::string> payloads(std::uint64_t seq) {
-    const int fd = io->open_existing(segment(seq).string());
-    REQUIRE(fd >= 0);
-    const auto header = read_segment_header(*io, fd);
-    REQUIRE(header);
-    segment_reader r(*io, fd, header.value(), records_end(header.value(), static_cast<std::uint64_t>(io->size(fd))));
-    std::vector<std::string> out;
-    while (auto rec = r.next()) out.emplace_back(rec->payload.begin(), rec->payload.end());
-    io->close(fd);
-    return out;
-  }
+  std::vector<std::string> payloads(std::uint64_t seq) { return test::read_segment_file(segment(seq)).payloads; }
 
   segment_header header(std::uint64_t seq) {
     const int fd = io->open_existing(segment(seq).string());

@@ -10,6 +10,7 @@
 #include "wab/segment_writer.hpp"
 #include "support/faulty_file_io.hpp"
 #include "support/test_paths.hpp"
+#include "support/wab_contents.hpp"
 
 using namespace weir;
 using namespace weir::wab;
@@ -31,16 +32,9 @@ struct writer_fixture {
     return std::move(w).value();
   }
   std::vector<std::string> payloads_on_disk(std::uint64_t seq = 1) {
-    const int fd = io->open_existing(shard_dir + "/" + segment_file_name(seq));
-    REQUIRE(fd >= 0);
-    const auto header = read_segment_header(*io, fd);
-    REQUIRE(header);
-    segment_reader r(*io, fd, header.value(), records_end(header.value(), static_cast<std::uint64_t>(io->size(fd))));
-    std::vector<std::string> out;
-    while (auto rec = r.next()) out.emplace_back(rec->payload.begin(), rec->payload.end());
-    CHECK(r.stop() == scan_stop::end_of_file);
-    io->close(fd);
-    return out;
+    const auto read = weir::test::read_segment_file(fs::path(shard_dir) / segment_file_name(seq));
+    CHECK(read.stop == "end_of_file");
+    return read.payloads;
   }
 };
 

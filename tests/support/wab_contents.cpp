@@ -8,6 +8,23 @@
 
 namespace weir::test {
 
+segment_contents read_segment_file(const std::filesystem::path& file) {
+  auto io = wab::default_file_io();
+  segment_contents out;
+  const int fd = io->open_existing(file.string());
+  if (fd < 0) return {{}, "unopenable"};
+  if (const auto header = wab::read_segment_header(*io, fd)) {
+    wab::segment_reader r(*io, fd, header.value(),
+                          wab::records_end(header.value(), static_cast<std::uint64_t>(io->size(fd))));
+    while (auto rec = r.next()) out.payloads.emplace_back(rec->payload.begin(), rec->payload.end());
+    out.stop = wab::name_of(r.stop());
+  } else {
+    out.stop = "bad header";
+  }
+  io->close(fd);
+  return out;
+}
+
 std::vector<wab_record> shard_records(const std::filesystem::path& shard_dir) {
   auto io = wab::default_file_io();
   std::vector<std::pair<std::uint64_t, std::filesystem::path>> segments;

@@ -14,6 +14,13 @@ struct wab_record {
   std::string payload;
 };
 
+/// The payloads of one segment file, read to its records' end, and why reading stopped.
+struct segment_contents {
+  std::vector<std::string> payloads;
+  std::string stop;
+};
+segment_contents read_segment_file(const std::filesystem::path& file);
+
 /// Every valid record of one shard directory, segments in sequence order.
 std::vector<wab_record> shard_records(const std::filesystem::path& shard_dir);
 /// Every shard under `<data_dir>/wab`, shards in name order.
