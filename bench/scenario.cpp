@@ -45,6 +45,8 @@ scenario load_scenario(const std::string& path) {
     s.batches = one_or_many(load["batch"], 0);
     if (load["pipeline"]) s.load.pipeline = load["pipeline"].as<std::uint32_t>();
     if (load["seconds"]) s.load.seconds = load["seconds"].as<double>();
+    if (load["warmup_seconds"]) s.load.warmup_seconds = load["warmup_seconds"].as<double>();
+    if (s.load.warmup_seconds < 0) throw bad(path, "load.warmup_seconds", "expected 0 or more");
     const auto b = root["baseline"] ? root["baseline"].as<std::string>() : "fsync";
     if (b == "fsync") s.baseline = baseline_kind::fsync;
     else if (b == "overwrite_fsync") s.baseline = baseline_kind::overwrite_fsync;

@@ -12,6 +12,9 @@
 //     batch: [0]                 # records per PushBatch; 0 = single pushes; one run per value
 //     pipeline: 1                # frames in flight per connection
 //     seconds: 5
+//     warmup_seconds: 1          # load before measuring (ingest; the minimal server too),
+//                                #   so a round measures the steady state, not a fresh
+//                                #   daemon preparing its spare segments
 //   measure: ingest              # ingest (acked records/s) | delivery (records/s until the
 //                                #   SQLite sink holds every acked record) | recovery (the load
 //                                #   builds a backlog the sink cannot take, kill -9, then the
@@ -42,6 +45,7 @@ struct load_spec {
   std::uint32_t batch = 0;
   std::uint32_t pipeline = 1;
   double seconds = 5;
+  double warmup_seconds = 1;
 };
 
 struct scenario {

@@ -25,7 +25,7 @@
 namespace {
 
 constexpr const char* usage = R"(Usage:
-  weir-bench run SCENARIO.yaml [--socket PATH] [--workdir DIR] [--seconds S] [--repeat N]
+  weir-bench run SCENARIO.yaml [--socket PATH] [--workdir DIR] [--seconds S] [--warmup S] [--repeat N]
   weir-bench report [FILE...]
 
 run      Starts weir-server (next to this binary) in a fresh directory under
@@ -41,6 +41,8 @@ report   Reads BENCH lines (files, or standard input) and prints a Markdown tabl
 
 Options:
   --seconds S   override the scenario's duration per round
+  --warmup S    override the scenario's warm-up: load before measuring an
+                ingest round (default 1 s), results dropped
   --repeat N    rounds of baseline and scenario (default 3)
   -h, --help    print this help;  --version  print the version
 
@@ -70,7 +72,7 @@ double highest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_
 
 int run(const std::vector<std::string>& args) {
   std::string scenario_path, socket, workdir = "var/bench";
-  double seconds = 0;
+  double seconds = 0, warmup = -1;
   int repeats = 3;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto value = [&](const char* flag) {
@@ -80,6 +82,7 @@ int run(const std::vector<std::string>& args) {
     if (args[i] == "--socket") socket = value("--socket");
     else if (args[i] == "--workdir") workdir = value("--workdir");
     else if (args[i] == "--seconds") seconds = std::stod(value("--seconds"));
+    else if (args[i] == "--warmup") warmup = std::stod(value("--warmup"));
     else if (args[i] == "--repeat") repeats = std::stoi(value("--repeat"));
     else if (scenario_path.empty()) scenario_path = args[i];
     else throw std::runtime_error("unexpected argument " + args[i]);
@@ -88,6 +91,7 @@ int run(const std::vector<std::string>& args) {
   if (repeats < 1 || repeats > 100) throw std::runtime_error("--repeat must be 1 to 100");
   auto sc = weir::bench::load_scenario(scenario_path);
   if (seconds > 0) sc.load.seconds = seconds;
+  if (warmup >= 0) sc.load.warmup_seconds = warmup;
 
   std::filesystem::create_directories(workdir);
   std::string dir_template = workdir + "/run-XXXXXX";
