@@ -1,5 +1,7 @@
 #include "daemon/socket_session.hpp"
 
+#include <sys/socket.h>
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
@@ -39,6 +41,7 @@ void socket_session::attach(std::function<connection_actor(connection_io_ptr)> m
 }
 
 void socket_session::write(byte_buffer bytes) {
+  if (try_send_now(bytes)) return;
   const std::size_t n = bytes.size();
   // Counted here, on the actor's side, so that the actor sees the limit
   // before it takes the next frame.
@@ -46,10 +49,29 @@ void socket_session::write(byte_buffer bytes) {
       !write_blocked_.exchange(true, std::memory_order_acq_rel))
     set_stalled(clock::now());
   asio::post(strand_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
+    std::lock_guard<std::mutex> guard(self->send_mutex_);
+    --self->posted_writes_;
     if (self->finished_) return;
     self->write_queue_.push_back(std::move(b));
     if (!self->writing_) self->do_write();
   });
+}
+
+/// On an idle connection a reply then needs no hand-off to the io thread (a
+/// thread wake-up saved per reply). Order is kept: bytes already posted,
+/// queued or being written go first, so this one waits its turn behind them.
+bool socket_session::try_send_now(byte_buffer& bytes) {
+  std::lock_guard<std::mutex> guard(send_mutex_);
+  if (finished_ || writing_ || posted_writes_ > 0 || !write_queue_.empty()) {
+    ++posted_writes_;
+    return false;
+  }
+  const ssize_t sent = ::send(socket_.native_handle(), bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (sent == static_cast<ssize_t>(bytes.size())) return true;
+  // A full socket buffer, or an error the strand's write will meet and handle.
+  if (sent > 0) bytes.erase(bytes.begin(), bytes.begin() + sent);
+  ++posted_writes_;
+  return false;
 }
 
 void socket_session::read_more(bool mid_frame, std::uint64_t frames_done) {
@@ -64,8 +86,9 @@ void socket_session::hold_frame(std::uint64_t frames_done) {
 
 void socket_session::close() {
   asio::post(strand_, [self = shared_from_this()] {
+    std::lock_guard<std::mutex> guard(self->send_mutex_);
     self->close_requested_ = true;
-    if (!self->writing_) self->finish();
+    if (!self->writing_ && self->posted_writes_ == 0) self->finish();
   });
 }
 
@@ -76,11 +99,15 @@ void socket_session::request_shutdown() {
 }
 
 void socket_session::abort() {
-  asio::post(strand_, [self = shared_from_this()] { self->finish(); });
+  asio::post(strand_, [self = shared_from_this()] {
+    std::lock_guard<std::mutex> guard(self->send_mutex_);
+    self->finish();
+  });
 }
 
 void socket_session::evict() {
   asio::post(strand_, [self = shared_from_this()] {
+    std::lock_guard<std::mutex> guard(self->send_mutex_);
     if (self->finished_) return;
     ++self->stats_.evicted;
     self->finish();
@@ -104,6 +131,7 @@ void socket_session::keep_frame_deadline(std::uint64_t frames_done) {
   timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (ec || self->finished_) return;  // re-armed, cancelled, or closed already
     ++self->stats_.idle_timeouts;
+    std::lock_guard<std::mutex> guard(self->send_mutex_);
     self->finish();
   });
 }
@@ -131,6 +159,7 @@ void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
           return;
         }
         if (ec) {
+          std::lock_guard<std::mutex> guard(self->send_mutex_);
           self->finish();
           return;
         }
@@ -139,6 +168,7 @@ void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
       }));
 }
 
+// Called on the strand with send_mutex_ held.
 void socket_session::do_write() {
   if (write_queue_.empty()) {
     writing_ = false;
@@ -149,6 +179,7 @@ void socket_session::do_write() {
   asio::async_write(socket_, asio::buffer(write_queue_.front()),
                     asio::bind_executor(strand_, [self = shared_from_this()](
                                                      const boost::system::error_code& ec, std::size_t) {
+                      std::lock_guard<std::mutex> guard(self->send_mutex_);
                       if (self->finished_) return;
                       const std::size_t n = self->write_queue_.front().size();
                       self->write_queue_.pop_front();
@@ -166,6 +197,8 @@ void socket_session::do_write() {
                     }));
 }
 
+// Called on the strand with send_mutex_ held: the socket is not closed under
+// a reply being sent from the actor's thread (its descriptor could be reused).
 void socket_session::finish() {
   if (finished_) return;
   finished_ = true;

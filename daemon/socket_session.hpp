@@ -15,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include <boost/asio/local/stream_protocol.hpp>
@@ -65,6 +66,10 @@ class socket_session : public connection_io, public std::enable_shared_from_this
 
  private:
   void do_read(bool mid_frame, std::uint64_t frames_done);
+  /// Sends `bytes` from the calling thread (the connection actor's) when
+  /// nothing is queued or in flight ahead of them; false, with what the
+  /// socket took cut from the front, when the rest must go through the strand.
+  bool try_send_now(byte_buffer& bytes);
   void do_write();
   void finish();
   void keep_frame_deadline(std::uint64_t frames_done);
@@ -78,7 +83,13 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   std::function<void()> on_finished_;
   connection_actor actor_;
   std::array<std::uint8_t, 64 * 1024> read_buf_{};
+  // Replies may be sent straight from the actor's thread (try_send_now): the
+  // state that decides whether bytes are already ahead of a reply, and the
+  // socket's closing, are guarded by send_mutex_. The strand reads them
+  // without it (it is their only other writer).
+  std::mutex send_mutex_;
   std::deque<byte_buffer> write_queue_;
+  std::size_t posted_writes_ = 0;  // write() calls on their way to write_queue_
   bool writing_ = false;
   bool close_requested_ = false;
   bool finished_ = false;

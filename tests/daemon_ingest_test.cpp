@@ -199,6 +199,42 @@ TEST_CASE("live: strict and ordered modes answer a pipelined stream in order", "
   }
 }
 
+TEST_CASE("live: replies stay whole and in order when the peer reads them late", "[live][ingest][modes]") {
+  // Thousands of tracked replies while the peer is still sending: the
+  // socket's buffer fills, replies are sent part now and part later, and
+  // later ones must queue behind what is already waiting.
+  temp_dir dir;
+  daemon_process d(dir.path(), kept_in_wab({"--set", "ingest.ack_mode=ordered", "--set", "ingest.max_inflight=256"}));
+  REQUIRE(d.wait_ready());
+  wire_peer peer(d.socket_path());
+  constexpr int frames = 6000;
+  byte_buffer stream;
+  for (int i = 0; i < frames; ++i) {
+    auto f = push_frame(wire::message_type::push_tracked, 0x03, "late reader " + std::to_string(i));
+    stream.insert(stream.end(), f.begin(), f.end());
+  }
+  std::thread sender([&] { CHECK(peer.send(stream)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // not reading: let the replies pile up
+  auto got = peer.collect_frames(frames, std::chrono::seconds(30));
+  sender.join();
+  REQUIRE(got.replies.size() == frames);
+  CHECK(got.stray_bytes == 0);
+  std::uint64_t last = 0, checked = 0;
+  std::string segment;
+  for (const auto& f : got.replies) {
+    REQUIRE(reply_type(f) == 0x07);
+    auto c = wire::decode_coordinate(byte_span(f.data() + wire::header_size, f.size() - wire::header_size - 4));
+    REQUIRE(c);
+    if (c.value().segment != segment) CHECK(c.value().index == 1);
+    else CHECK(c.value().index == last + 1);
+    last = c.value().index;
+    segment = c.value().segment;
+    ++checked;
+  }
+  CHECK(checked == frames);
+  REQUIRE(d.stop() == 0);
+}
+
 TEST_CASE("live: many connections over several shards keep each connection's order", "[live][ingest][shards]") {
   temp_dir dir;
   daemon_process d(dir.path(), kept_in_wab({"--set", "ingest.shards=4"}));
