@@ -17,10 +17,26 @@ std::string_view name_of(coordinate_error e) {
   return "?";
 }
 
+namespace {
+
+/// SHA-256 fetched once, and a context per thread: making and fetching them
+/// for every record cost more than hashing a small record.
+EVP_MD_CTX* thread_sha256() {
+  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  struct context {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~context() { EVP_MD_CTX_free(ctx); }
+  };
+  thread_local context c;
+  EVP_DigestInit_ex(c.ctx, sha256, nullptr);
+  return c.ctx;
+}
+
+}  // namespace
+
 record_id compute_record_id(std::string_view segment, std::uint64_t index, byte_span payload) {
   std::uint8_t n[8];
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  EVP_MD_CTX* ctx = thread_sha256();
   store_le64(n, segment.size());
   EVP_DigestUpdate(ctx, n, 8);
   EVP_DigestUpdate(ctx, segment.data(), segment.size());
@@ -31,7 +47,6 @@ record_id compute_record_id(std::string_view segment, std::uint64_t index, byte_
   EVP_DigestUpdate(ctx, payload.data(), payload.size());
   record_id id;
   EVP_DigestFinal_ex(ctx, id.data(), nullptr);
-  EVP_MD_CTX_free(ctx);
   return id;
 }
 
