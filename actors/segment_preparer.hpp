@@ -4,9 +4,10 @@
 // an ack may wait, so it never happens on the shard writer's thread).
 //
 // Interface:    segment_preparer_actor (messages/ingest_protocol.hpp)
-// Messages in:  prepare_atom => spare_ready_atom  from the shard writer, after
-//               it takes a spare (and once at start): prepares spares until
-//               the pool holds wab.spare_segments, answers when one is ready
+// Messages in:  prepare_atom => spare_ready_atom  from the shard writer (a
+//               segment started without a spare, one in a spare half full,
+//               offline): prepares spares until the pool holds
+//               wab.spare_segments, answers when one is ready
 // Messages out: the answer; an error answer when none could be made (a full
 //               disk: logged once, the writer goes on with growing segments)
 // States:       idle -> preparing -> idle

@@ -130,6 +130,7 @@ class shard_writer_state {
     answer(group, written);
     announce();
     if (active_->append_closed() || active_->size() >= settings_.segment_max_bytes) rotate();
+    else if (!spare_asked_ && active_->size() >= settings_.segment_max_bytes / 2) ask_for_spare();
   }
 
   /// Writes what is queued and seals the active segment; the fsync_group's
@@ -262,12 +263,16 @@ class shard_writer_state {
     }
     active_ = std::move(made);
     active_in_spare_ = spare.has_value() && active_ != nullptr;
+    spare_asked_ = false;
     settings_.usage->add(active_->size());
     announce();
     if (offline_) log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
     offline_ = false;
     if (settings_.stats) settings_.stats->offline = false;
-    ask_for_spare();
+    // A growing segment wants a spare now; one in a spare asks once it is
+    // half full (write_queued), so a restart that found a spare does not
+    // write another segment's worth of zeros before any record needs it.
+    if (!active_in_spare_) ask_for_spare();
   }
 
   /// Numbers the segment: a sequence is never reused, even one whose
@@ -282,6 +287,7 @@ class shard_writer_state {
   /// when it started), the writer moves onto the spare at once; an offline
   /// shard starts a segment in it.
   void ask_for_spare() {
+    spare_asked_ = true;
     if (!settings_.preparer || preparing_) return;
     preparing_ = true;
     self_->request(settings_.preparer, caf::infinite, prepare_atom::value)
@@ -305,6 +311,7 @@ class shard_writer_state {
 
   /// Every push is refused until a retry (on a timer, not waiting for a push) succeeds.
   void go_offline(const std::string& why) {
+    ask_for_spare();  // ready once there is room: the shard then starts a segment in it
     if (!retry_scheduled_) {
       retry_scheduled_ = true;
       self_->delayed_send(self_, retry_interval(), retry_open_atom::value);
@@ -330,6 +337,7 @@ class shard_writer_state {
   std::shared_ptr<wab::segment_writer> active_;
   bool active_in_spare_ = false;  // else it grows as it is written
   bool preparing_ = false;        // a prepare request is out
+  bool spare_asked_ = false;      // for the active segment
   std::uint64_t next_sequence_ = 1;
   std::vector<queued> queue_;
   std::uint64_t queued_records_ = 0, queued_bytes_ = 0;

@@ -11,7 +11,8 @@
 //               sync_request to the fsync_group (Durable; after rotation);
 //               a Durable group is synced here instead when the fsync_group
 //               is idle and the mailbox empty (one thread hop fewer)
-//               prepare_atom to the segment_preparer (after taking a spare)
+//               prepare_atom to the segment_preparer (a segment started
+//               without a spare, one in a spare half full, offline)
 //               (appended_atom, sequence, end) to the drain after each write
 //               and for each new segment
 // States:       writing (an open segment)

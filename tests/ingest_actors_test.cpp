@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/fsync_group.hpp"
+#include "actors/segment_preparer.hpp"
 #include "actors/shard_writer.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "messages/wire/batch.hpp"
@@ -420,4 +421,53 @@ TEST_CASE("with its fsync group idle the writer syncs a Durable group itself and
   CHECK(later->tag == 2);
   CHECK(h.io->syncs_done.load() == before + 2);
   CHECK(load->outstanding.load() == 1);  // the group gave back what it took
+}
+
+TEST_CASE("the writer moves a growing segment onto a spare once one is ready and asks for the next at half full",
+          "[actor][ingest][spares]") {
+  test::test_scheduler t;
+  test::temp_dir dir;
+  const auto shard_dir = dir / "wab/shard_00";
+  std::filesystem::create_directories(shard_dir);
+  constexpr std::uint64_t segment_bytes = 64 * 1024;
+  auto io = wab::default_file_io();
+  auto spares = std::make_shared<wab::spare_pool>(io, shard_dir.string(), segment_bytes, 1, 0);
+  segment_preparer_settings ps{spares, actor_thread::scheduler};
+  shard_writer_settings ws;
+  ws.shard_dir = shard_dir.string();
+  ws.segment_max_bytes = segment_bytes;
+  ws.io = io;
+  ws.usage = std::make_shared<wab::wab_usage>(1ull << 30);
+  ws.spares = spares;
+  ws.preparer = spawn_segment_preparer(t.sys(), ps);
+  ws.thread = actor_thread::scheduler;
+  fsync_group_settings fs;
+  fs.thread = actor_thread::scheduler;
+  auto writer = spawn_shard_writer(t.sys(), ws, spawn_fsync_group(t.sys(), fs));
+  t.run();
+  // Segment 1 grew until the spare was ready; the writer sealed it and went on in segment 2, in the spare.
+  CHECK(std::filesystem::file_size(shard_dir / wab::segment_file_name(1)) == wab::segment_prefix_size);
+  CHECK(std::filesystem::file_size(shard_dir / wab::segment_file_name(2)) == segment_bytes);
+  CHECK(spares->held() == 0);  // taken, and no other asked for while segment 2 is not half full
+
+  caf::scoped_actor self{t.sys()};
+  auto push = [&](std::uint64_t tag, std::size_t bytes) {
+    ingest_request r;
+    r.tag = tag;
+    r.reply_to = caf::actor_cast<ingest_client_actor>(self);
+    r.durable = false;
+    r.body = byte_buffer(bytes, 'x');
+    self->send(writer, std::move(r));
+    t.run();
+  };
+  push(1, 16 * 1024);
+  CHECK(spares->held() == 0);
+  push(2, 20 * 1024);  // past half of the segment: the next spare is prepared
+  CHECK(spares->held() == 1);
+  push(3, 30 * 1024);  // full: rotation into that spare
+  CHECK(spares->held() == 0);
+  CHECK(std::filesystem::file_size(shard_dir / wab::segment_file_name(3)) == segment_bytes);
+  caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(ws.preparer, caf::exit_reason::user_shutdown);
+  t.run();
 }
