@@ -423,3 +423,27 @@ TEST_CASE("the reader's read-ahead serves records that straddle it or outgrow it
   CHECK(r.truncated_segments == 0);
   CHECK(r.quarantined_segments == 0);
 }
+
+TEST_CASE("reading past damage crosses a zero-filled stretch onto a record whose length starts with zero bytes",
+          "[wab][recovery]") {
+  shard_fixture f;
+  const std::int64_t now = wall_clock_ns();
+  auto image = segment_image(0, 1, {"before"}, now, now);
+  byte_buffer damaged;
+  append_record(damaged, 0, now + 1, bytes_of("hit"));
+  damaged[damaged.size() - 1] ^= 0xff;  // its CRC no longer checks
+  image.insert(image.end(), damaged.begin(), damaged.end());
+  image.resize(image.size() + 1024 * 1024, 0);  // a zero-filled stretch
+  // The largest record there is: its length, little-endian, begins with three zero bytes.
+  const std::string big(max_record_payload, 'b');
+  append_record(image, 0, now + 2, bytes_of(big));
+  write_file(f.segment(1), image);
+  auto r = f.recover();
+  CHECK(r.records == 2);
+  CHECK(r.damaged_records == 1);
+  const auto read = read_indexed(f.segment(1));
+  REQUIRE(read.size() == 2);
+  CHECK(read[0] == indexed{1, "before"});
+  CHECK(read[1].index == 3);
+  CHECK(read[1].payload.size() == max_record_payload);
+}

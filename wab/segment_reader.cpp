@@ -121,7 +121,19 @@ std::optional<std::uint64_t> segment_reader::find_next_record(std::uint64_t from
     }
     const std::uint8_t* h = window.data() + (at - window_at);
     const header_fields f{load_le32(h), load_le32(h + 4), static_cast<std::int64_t>(load_le64(h + 8))};
-    if (f.length == 0 || f.length > max_record_payload || at + record_header_size + f.length > size_) continue;
+    if (f.length == 0) {
+      // No record starts where its length would be four zero bytes: step
+      // to the first offset whose length has a non-zero byte, so a long
+      // zero-filled stretch (a preallocated segment's unwritten rest) is
+      // passed at memory speed, not tried byte by byte.
+      // (The loop's step then lands on the first offset whose four length
+      // bytes include that non-zero byte.)
+      const std::uint8_t* end = window.data() + window.size();
+      const std::uint8_t* nonzero = std::find_if(h + 4, end, [](std::uint8_t b) { return b != 0; });
+      at = window_at + static_cast<std::uint64_t>(nonzero - window.data()) - 4;
+      continue;
+    }
+    if (f.length > max_record_payload || at + record_header_size + f.length > size_) continue;
     if (f.ts < resync_->min_ts_ns || f.ts > resync_->max_ts_ns) continue;
     if (f.length > search_budget_) return std::nullopt;
     search_budget_ -= f.length;
