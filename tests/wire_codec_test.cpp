@@ -1,5 +1,9 @@
 // The codec against weir's own vectors (tests/vectors/wire_vectors.json) and
 // a few encode round trips.
+#include <zlib.h>
+
+#include <random>
+
 #include <catch2/catch.hpp>
 
 #include "messages/wire/batch.hpp"
@@ -148,4 +152,26 @@ TEST_CASE("AckBatch bitmaps are LSB-first across bytes", "[wire]") {
   std::vector<bool> accepted(9, false);
   accepted[0] = accepted[2] = accepted[8] = true;
   CHECK(to_hex(encode_ack_batch_body(accepted)) == "0109000501");
+}
+
+TEST_CASE("crc32_of is the zlib CRC-32 for every length and seed on both sides of the table-walk threshold",
+          "[wire][crc]") {
+  const std::string check = "123456789";
+  CHECK(weir::crc32_of(weir::byte_span(reinterpret_cast<const std::uint8_t*>(check.data()), check.size())) ==
+        0xCBF43926u);
+  std::mt19937 rng(7);
+  std::vector<std::uint8_t> data(2048);
+  for (auto& b : data) b = static_cast<std::uint8_t>(rng());
+  std::size_t checked = 0;
+  for (std::size_t n = 1; n <= 600; ++n) {
+    const std::uint32_t seed = rng();
+    const std::size_t offset = rng() % 7;  // unaligned starts too
+    const weir::byte_span piece(data.data() + offset, n);
+    CHECK(weir::crc32_of(piece, seed) == static_cast<std::uint32_t>(::crc32(seed, piece.data(), static_cast<uInt>(n))));
+    ++checked;
+  }
+  CHECK(checked == 600);
+  // A running CRC over two pieces equals the CRC of the whole.
+  const weir::byte_span whole(data.data(), 1500);
+  CHECK(weir::crc32_of(whole.subspan(100), weir::crc32_of(whole.first(100))) == weir::crc32_of(whole));
 }

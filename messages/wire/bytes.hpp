@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include <zlib.h>
+#include "messages/wire/crc32.hpp"
 
 namespace weir {
 
@@ -48,21 +48,6 @@ inline void append_le64(byte_buffer& out, std::uint64_t v) {
 }
 inline void append_bytes(byte_buffer& out, byte_span bytes) {
   out.insert(out.end(), bytes.begin(), bytes.end());
-}
-
-/// CRC-32/ISO-HDLC as zlib computes it; `seed` continues a running CRC.
-inline std::uint32_t crc32_of(byte_span bytes, std::uint32_t seed = 0) {
-  // zlib takes a uInt length; feed huge inputs in pieces.
-  std::uint32_t crc = seed;
-  const std::uint8_t* p = bytes.data();
-  std::size_t left = bytes.size();
-  while (left > 0) {
-    auto n = static_cast<uInt>(left > (1u << 30) ? (1u << 30) : left);
-    crc = static_cast<std::uint32_t>(::crc32(crc, p, n));
-    p += n;
-    left -= n;
-  }
-  return crc;
 }
 
 }  // namespace weir
