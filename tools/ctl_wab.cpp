@@ -15,6 +15,7 @@
 #include "wab/file_io.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
+#include "wab/spare_pool.hpp"
 #include "tools/ctl_commands.hpp"
 #include "weir/client.hpp"
 
@@ -35,6 +36,8 @@ struct segment_summary {
 struct read_outcome {
   std::string stop;
   std::uint64_t damaged = 0, recovered = 0;
+  std::uint64_t record_bytes = 0;  // where the records end
+  bool sealed = false;
 };
 
 /// Files in `dir` whose names `sequence_of` accepts, in sequence order.
@@ -64,12 +67,18 @@ read_outcome read_records(const fs::path& file, F each) {
   }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const auto& header = decoded.value();
-  wab::segment_reader reader(*io, fd, header, wab::records_end(header, static_cast<std::uint64_t>(fs::file_size(file))),
-                             0, 1,
+  const auto file_bytes = static_cast<std::uint64_t>(fs::file_size(file));
+  wab::segment_reader reader(*io, fd, header, wab::records_end(header, file_bytes), 0, 1,
                              wab::resync_window_for(header, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   while (auto r = reader.next()) each(*r);
   ::close(fd);
-  return {wab::name_of(reader.stop()), reader.damaged(), reader.recovered()};
+  // An open version-2 segment ends where its records do: the bytes after
+  // them (zeros of a preallocated file, an earlier life's) are not damage.
+  const bool sealed = wab::usable_seal(header, file_bytes).has_value();
+  std::string stop = sealed ? "sealed" : wab::name_of(reader.stop());
+  if (!sealed && header.version == 2 && reader.damaged() == 0 && reader.stop() != wab::scan_stop::io_error)
+    stop = "open";
+  return {stop, reader.damaged(), reader.recovered(), reader.valid_end(), sealed};
 }
 
 std::string printable(const byte_buffer& p, std::size_t max = 60) {
@@ -117,20 +126,24 @@ int wab_list(const std::string& data_dir, bool json) {
       segs.push_back({{"file", s.file},
                       {"records", s.records},
                       {"bytes", s.bytes},
+                      {"record_bytes", read.record_bytes},
+                      {"sealed", read.sealed},
                       {"end", s.stop},
                       {"damaged", s.damaged},
                       {"recovered", s.recovered}});
     }
     nlohmann::json c = nullptr;
     if (cursor) c = {{"segment", cursor->sequence}, {"offset", cursor->offset}, {"index", cursor->index}};
-    out.push_back({{"shard", shard.filename().string()}, {"segments", segs}, {"confirm_cursor", c}});
+    const auto spares = ordered_files(shard, [](const std::string& n) { return wab::parse_spare_file_name(n); }).size();
+    out.push_back({{"shard", shard.filename().string()}, {"segments", segs}, {"confirm_cursor", c}, {"spares", spares}});
   }
   if (json) {
     std::cout << out.dump() << "\n";
     return 0;
   }
   for (const auto& sh : out) {
-    std::printf("%s  confirm cursor: %s\n", sh["shard"].get<std::string>().c_str(),
+    std::printf("%s  spares: %zu  confirm cursor: %s\n", sh["shard"].get<std::string>().c_str(),
+                sh["spares"].get<std::size_t>(),
                 sh["confirm_cursor"].is_null()
                     ? "none (nothing confirmed yet)"
                     : ("segment " + std::to_string(sh["confirm_cursor"]["segment"].get<std::uint64_t>()) + " index " +
@@ -141,9 +154,9 @@ int wab_list(const std::string& data_dir, bool json) {
       if (s["damaged"].get<std::uint64_t>() > 0)
         damage = "; DAMAGED: " + std::to_string(s["damaged"].get<std::uint64_t>()) + " record(s) read past, " +
                  std::to_string(s["recovered"].get<std::uint64_t>()) + " of them recovered";
-      std::printf("  %s  %llu records  %llu bytes  (%s%s)\n", s["file"].get<std::string>().c_str(),
-                  s["records"].get<unsigned long long>(), s["bytes"].get<unsigned long long>(),
-                  s["end"].get<std::string>().c_str(), damage.c_str());
+      std::printf("  %s  %llu records  %llu bytes of records in %llu  (%s%s)\n", s["file"].get<std::string>().c_str(),
+                  s["records"].get<unsigned long long>(), s["record_bytes"].get<unsigned long long>(),
+                  s["bytes"].get<unsigned long long>(), s["end"].get<std::string>().c_str(), damage.c_str());
     }
   }
   return 0;
