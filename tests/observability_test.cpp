@@ -155,7 +155,7 @@ TEST_CASE("prometheus: the shipped scrape config and alert rules load and the co
   CHECK(found);
   const auto rules = nlohmann::json::parse(http_request(web, "/api/v1/rules").body, nullptr, false);
   REQUIRE_FALSE(rules.is_discarded());
-  CHECK(rules["data"]["groups"][0]["rules"].size() == 7);
+  CHECK(rules["data"]["groups"][0]["rules"].size() == 8);
   CHECK(a.d.stop() == 0);
 }
 
