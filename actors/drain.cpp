@@ -189,9 +189,13 @@ class drain_state {
     if (done && !delete_confirmed()) done = false;
     if (!done) {
       schedule_persist();
-    } else if (in_trouble_) {
+    } else if (in_trouble_ && !read_retry_) {
       in_trouble_ = false;
-      log::info("confirm cursor stored and delivered segments deleted again", {{"dir", s_.shard_dir}});
+      log::info("WAB housekeeping works again", {{"dir", s_.shard_dir}});
+    }
+    if (read_retry_) {
+      read_retry_ = false;
+      pump();
     }
   }
 
@@ -217,10 +221,11 @@ class drain_state {
     if (!open_reader(it->first)) return false;
     const std::string segment = shard_name_ + "/" + wab::segment_file_name(read_.sequence);
     if (!fd_header_) {
-      log::error("WAB segment header unreadable while draining; skipping the segment", {{"segment", segment}});
-      it->second.end = read_.offset;
-      it->second.closed = true;
-      return true;
+      // Recovery moved every segment with a bad header aside before the
+      // drain started: this is an I/O error. Try again later; never take the
+      // segment for empty (it could be the one the writer is acking into).
+      retry_read_later("cannot read the header of WAB segment " + segment);
+      return false;
     }
     wab::segment_reader reader(*s_.io, fd_, *fd_header_, it->second.end, read_.offset, read_.index,
                                wab::resync_window_for(*fd_header_, wab::wall_clock_ns()));
@@ -244,28 +249,43 @@ class drain_state {
     any = any || reader.valid_end() > read_.offset;
     read_.offset = reader.valid_end();
     read_.index = reader.next_index();
-    if (reader.damaged() > 0) report_damage(segment, reader);
-    if (!any && reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file) {
-      // Unreadable before its known end: deliver nothing more from this file.
-      log::error("WAB segment unreadable while draining; skipping its rest",
-                 {{"segment", segment},
-                  {"offset", std::to_string(read_.offset)},
-                  {"reason", wab::name_of(reader.stop())}});
+    if (reader.stop() == wab::scan_stop::io_error) {
+      retry_read_later("cannot read WAB segment " + segment);
+      return any;
+    }
+    const bool ends_early = reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file;
+    if (reader.damaged() > 0 || ends_early) report_damage(segment, reader, ends_early);
+    if (!any && ends_early) {
+      // Records that no longer check up to its known end, and none after
+      // them: nothing more to deliver from this file.
       it->second.end = read_.offset;
       return true;
     }
     return any;
   }
 
+  /// A read failed: closes the file (reopened, header and all, next time)
+  /// and tries again on the persist timer.
+  void retry_read_later(const std::string& what) {
+    close_reader();
+    report_trouble(what, -EIO);
+    read_retry_ = true;
+    schedule_persist();
+  }
+
   /// A sealed segment is trusted at startup without being read, so damage
   /// in it is first seen here: kept for inspection and reported as recovery
-  /// would have.
-  void report_damage(const std::string& segment, const wab::segment_reader& reader) {
+  /// would have. `ends_early`: its records stop checking before its known
+  /// end, with no good record after them (the rest is lost).
+  void report_damage(const std::string& segment, const wab::segment_reader& reader, bool ends_early) {
     std::vector<std::pair<std::string, std::string>> fields{
         {"segment", segment},
-        {"first_damage_offset", std::to_string(*reader.first_damage())},
+        {"first_damage_offset", std::to_string(reader.first_damage().value_or(reader.valid_end()))},
         {"damaged_records_skipped", std::to_string(reader.damaged())},
         {"of_them_recovered", std::to_string(reader.recovered())}};
+    if (ends_early)
+      fields.emplace_back("unreadable_tail", std::string(wab::name_of(reader.stop())) + " from offset " +
+                                                 std::to_string(reader.valid_end()));
     if (!s_.quarantine_dir.empty() && quarantined_.insert(fd_sequence_).second) {
       const std::int64_t size = s_.io->size(fd_);
       auto copy = wab::quarantine_copy(*s_.io, fd_, size < 0 ? 0 : static_cast<std::uint64_t>(size), s_.quarantine_dir,
@@ -324,7 +344,11 @@ class drain_state {
   /// recovery seals every version-2 segment), a version-1 file ends where
   /// its records do.
   segment_state stored_extent(const std::string& path) {
-    segment_state st{wab::segment_header_size, wab::segment_header_size, true};
+    // Unreadable now (an I/O error): its size stands in, so it is read (and
+    // retried) rather than taken for empty and deleted.
+    std::error_code ec;
+    const auto file_size = std::filesystem::file_size(path, ec);
+    segment_state st{wab::segment_header_size, ec ? wab::segment_prefix_size : file_size, true};
     const int fd = s_.io->open_existing(path);
     if (fd < 0) return st;
     const std::int64_t size = s_.io->size(fd);
@@ -401,6 +425,7 @@ class drain_state {
   bool linger_scheduled_ = false;
   bool persist_scheduled_ = false;
   bool in_trouble_ = false;
+  bool read_retry_ = false;  // a read failed: pump again on the persist timer
   std::string last_trouble_;
   std::unique_ptr<wab::cursor_file> cursor_file_;
   int fd_ = -1;

@@ -241,11 +241,13 @@ class shard_writer_state {
   void open_segment() {
     std::optional<std::string> spare = settings_.spares ? settings_.spares->take() : std::nullopt;
     std::shared_ptr<wab::segment_writer> made;
+    bool spare_failed = false;
     if (spare) {
       auto created = create_segment(*spare);
       if (created) made = std::move(created).value();
       else log::warn("a spare WAB segment could not be used; starting a new file instead",
                      {{"spare", *spare}, {"error", std::strerror(-created.error())}});
+      spare_failed = !created;
     }
     if (!made) {
       const std::int64_t free = settings_.io->free_bytes(settings_.shard_dir);
@@ -272,7 +274,11 @@ class shard_writer_state {
     // A growing segment wants a spare now; one in a spare asks once it is
     // half full (write_queued), so a restart that found a spare does not
     // write another segment's worth of zeros before any record needs it.
-    if (!active_in_spare_) ask_for_spare();
+    // (Not after a spare failed: the next ready one would make this growing
+    // segment rotate at once, and a spare that keeps failing would cost a
+    // sequence and a segment's worth of zeros each time.)
+    if (!active_in_spare_ && !spare_failed) ask_for_spare();
+    spare_asked_ = spare_asked_ || spare_failed;
   }
 
   /// Numbers the segment: a sequence is never reused, even one whose

@@ -20,6 +20,7 @@
 #include "wab/confirm_cursor.hpp"
 #include "wab/spare_pool.hpp"
 #include "wab/segment_writer.hpp"
+#include "support/faulty_file_io.hpp"
 #include "support/test_scheduler.hpp"
 #include "support/test_paths.hpp"
 
@@ -33,7 +34,7 @@ byte_buffer bytes_of(const std::string& s) { return byte_buffer(s.begin(), s.end
 struct drain_harness : test::test_scheduler {
   test::temp_dir dir;
   std::filesystem::path shard_dir = dir / "shard_00";
-  std::shared_ptr<wab::file_io> io = wab::default_file_io();
+  std::shared_ptr<test::faulty_file_io> io = std::make_shared<test::faulty_file_io>();
   std::shared_ptr<wab::wab_usage> usage = std::make_shared<wab::wab_usage>(1ull << 30);
   std::optional<caf::scoped_actor> runner;  // the test plays the sink runner
   drain_actor drain;
@@ -248,4 +249,24 @@ TEST_CASE("drain: a delivered segment is kept as a spare while the pool wants on
   for (const auto& e : std::filesystem::directory_iterator(h.shard_dir))
     spare_files += wab::parse_spare_file_name(e.path().filename().string()) ? 1 : 0;
   CHECK(spare_files == 1);
+}
+
+TEST_CASE("drain: a segment it cannot read is retried and never taken for empty", "[actor][drain][faults]") {
+  drain_harness h;
+  h.start();
+  h.io->fail_reads = EIO;  // the disk fails reads for a while
+  h.write(1, {"a", "b"});
+  h.write(2, {"c"});       // segment 1 is closed now
+  CHECK_FALSE(h.next_batch());
+  h.persist();
+  h.persist();
+  CHECK(h.exists(1));  // not delivered, so never deleted
+  h.io->fail_reads = 0;
+  h.persist();         // the retry reads it
+  std::vector<std::string> got;
+  while (auto b = h.next_batch()) {
+    for (auto& p : h.payloads(*b)) got.push_back(p);
+    h.confirm(*b);
+  }
+  CHECK(got == std::vector<std::string>{"a", "b", "c"});
 }

@@ -207,7 +207,7 @@ TEST_CASE("an unsealed version-2 segment with a good record after a bad one is d
   CHECK(f.header(1).seal->data_end == segment_prefix_size + 3 * record_header_size + 3 + 3 + 5);
 }
 
-TEST_CASE("a seal claiming more than the file holds is not believed", "[wab][recovery]") {
+TEST_CASE("a seal claiming more than the file holds is not believed and the loss is damage", "[wab][recovery]") {
   spare_fixture f;
   {
     auto w = f.make(1, {"one", "two"});
@@ -217,10 +217,34 @@ TEST_CASE("a seal claiming more than the file holds is not believed", "[wab][rec
   fs::resize_file(f.segment(1), segment_prefix_size + record_header_size + 3);  // "two" cut off by someone
   auto r = f.recover();
   CHECK(r.records == 2);  // "one", and "newer"
+  CHECK(r.damaged_records == 1);
+  CHECK(r.quarantined_segments == 1);
+  CHECK(fs::exists(f.quarantine / "shard_00__seg_00000001.wab"));
   CHECK(std::any_of(r.events.begin(), r.events.end(), [](const recovery_event& e) {
-    return e.what == "segment seal claims more than the file holds; reading the segment instead";
+    return e.level == recovery_event::severity::error &&
+           e.what == "segment shorter than its seal says: records past its end are lost; copied to quarantine";
   }));
   CHECK(f.payloads(1) == std::vector<std::string>{"one"});
+  REQUIRE(f.header(1).seal);
+  CHECK(f.header(1).seal->records == 1);  // sealed again where its records now end
+  CHECK(f.recover().damaged_records == 0);
+}
+
+TEST_CASE("a segment file holding another segment's header is moved aside, not read as that segment",
+          "[wab][recovery]") {
+  spare_fixture f;
+  // A delivered segment 1 was renamed to a spare and reused for segment 5;
+  // a power loss undid both renames: the name says 1, the header says 5.
+  { auto reused = f.make(5, {}); }
+  fs::rename(f.segment(5), f.segment(1));
+  f.make(6, {"newer"});
+  auto r = f.recover();
+  CHECK_FALSE(fs::exists(f.segment(1)));
+  CHECK(fs::exists(f.quarantine / "shard_00__seg_00000001.wab"));
+  REQUIRE(r.segments.size() == 1);
+  CHECK(r.segments[0].sequence == 6);
+  CHECK(r.quarantined_segments == 0);  // not damage: it never held a record
+  CHECK(r.next_sequence == 7);
 }
 
 TEST_CASE("a segment whose sync failed is never sealed", "[wab][writer][faults]") {

@@ -75,9 +75,10 @@ read_outcome read_records(const fs::path& file, F each) {
   // An open version-2 segment ends where its records do: the bytes after
   // them (zeros of a preallocated file, an earlier life's) are not damage.
   const bool sealed = wab::usable_seal(header, file_bytes).has_value();
-  std::string stop = sealed ? "sealed" : wab::name_of(reader.stop());
-  if (!sealed && header.version == 2 && reader.damaged() == 0 && reader.stop() != wab::scan_stop::io_error)
-    stop = "open";
+  std::string stop = wab::name_of(reader.stop());
+  if (sealed && reader.stop() == wab::scan_stop::end_of_file) stop = "sealed";
+  else if (sealed) stop = "sealed, but its records stop checking early: " + stop;
+  else if (header.version == 2 && reader.damaged() == 0 && reader.stop() != wab::scan_stop::io_error) stop = "open";
   return {stop, reader.damaged(), reader.recovered(), reader.valid_end(), sealed};
 }
 

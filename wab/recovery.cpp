@@ -109,23 +109,63 @@ class shard_recoverer {
       return;
     }
     const segment_header& header = decoded.value();
+    if (header.sequence != seg.sequence) {
+      // A reused file whose renames a power loss undid (a delivered segment
+      // renamed to a spare, the spare given a new header, neither rename
+      // durable yet): nothing was written into it under either name, since
+      // the writer appends only after the rename is synced. Kept aside, not
+      // read as segment N.
+      const std::string to = quarantine_name(quarantine_dir_, shard_, seg.name);
+      if (int rc = io_.rename(path, to); rc < 0) fail("cannot move " + path + " to quarantine", -rc);
+      result_.events.push_back({recovery_event::severity::warning,
+                                "segment file holds another segment's header (a reuse a crash interrupted); moved aside",
+                                {{"segment", path}, {"header_sequence", std::to_string(header.sequence)}, {"moved_to", to}}});
+      dir_changed_ = quarantine_changed_ = true;
+      return;
+    }
     if (auto seal = usable_seal(header, size)) {
       // Sealed after a sync covering all of it: its extent is known without
       // reading a record. The drain checks every record as it reads them.
       keep(seg, path, seal->records, seal->data_end);
       return;
     }
-    if (header.seal)
-      result_.events.push_back({recovery_event::severity::error,
-                                "segment seal claims more than the file holds; reading the segment instead",
-                                {{"segment", path}, {"sealed_end", std::to_string(header.seal->data_end)},
-                                 {"file_bytes", std::to_string(size)}}});
     segment_reader reader(io_, fd, header, size, 0, 1, resync_window_for(header, now_ns_));
     while (reader.advance()) {
     }
     if (reader.stop() == scan_stop::io_error) fail("cannot read " + path, reader.error());
+    if (header.seal) return finish_cut(fd, seg, path, size, reader, *header.seal);
     if (header.version == 1) finish_v1(fd, seg, path, size, reader, was_open);
     else finish_unsealed(fd, seg, path, size, reader, was_open);
+  }
+
+  /// A seal that claims more than the file holds: the file was cut after it
+  /// was sealed, and the records past its end — synced, so possibly acked —
+  /// are gone. Damage: copied to quarantine, the loss counted, and sealed
+  /// again where its records now end.
+  void finish_cut(int fd, const segment_file& seg, const std::string& path, std::uint64_t size,
+                  const segment_reader& reader, const segment_seal& seal) {
+    auto copy = quarantine_copy(io_, fd, size, quarantine_dir_, shard_, seg.name);
+    if (!copy) throw recovery_error(copy.error());
+    if (!copy.value().copied_before) ++result_.quarantined_segments;
+    const std::uint64_t lost = seal.records > reader.records_read() ? seal.records - reader.records_read() : 0;
+    result_.damaged_records += lost;
+    result_.events.push_back({recovery_event::severity::error,
+                              "segment shorter than its seal says: records past its end are lost; copied to quarantine",
+                              {{"segment", path},
+                               {"sealed_end", std::to_string(seal.data_end)},
+                               {"file_bytes", std::to_string(size)},
+                               {"sealed_records", std::to_string(seal.records)},
+                               {"records_kept", std::to_string(reader.records_read())},
+                               {"quarantine", copy.value().path}}});
+    seal_at(fd, seg, path, reader);
+  }
+
+  void seal_at(int fd, const segment_file& seg, const std::string& path, const segment_reader& reader) {
+    const auto slot = encode_seal(seg.sequence, {reader.records_read(), reader.valid_end()});
+    if (int rc = pwrite_all(io_, fd, slot, segment_header_size); rc < 0) fail("cannot seal " + path, -rc);
+    if (int rc = io_.fdatasync(fd); rc < 0) fail("cannot fsync " + path, -rc);
+    ++result_.sealed_segments;
+    keep(seg, path, reader.records_read(), reader.valid_end());
   }
 
   /// Version 1: the file ends where its records do. A bad tail on the newest
@@ -161,11 +201,7 @@ class shard_recoverer {
       result_.events.push_back({recovery_event::severity::warning,
                                 "closed segment was never sealed (its last sync failed); kept up to its last valid record",
                                 {{"segment", path}, {"records", std::to_string(reader.records_read())}}});
-    const auto slot = encode_seal(seg.sequence, {reader.records_read(), reader.valid_end()});
-    if (int rc = pwrite_all(io_, fd, slot, segment_header_size); rc < 0) fail("cannot seal " + path, -rc);
-    if (int rc = io_.fdatasync(fd); rc < 0) fail("cannot fsync " + path, -rc);
-    ++result_.sealed_segments;
-    keep(seg, path, reader.records_read(), reader.valid_end());
+    seal_at(fd, seg, path, reader);
   }
 
   /// Damage, not a torn write: the file is kept as it was for inspection

@@ -67,10 +67,10 @@ append_result segment_writer::append(const std::vector<byte_span>& payloads, std
     r.landed = static_cast<std::size_t>(
         std::upper_bound(record_ends_.begin(), record_ends_.end(), written) - record_ends_.begin());
     written = r.landed == 0 ? 0 : record_ends_[r.landed - 1];
-    // A file that grows is cut back to its last whole record. Inside a
-    // preallocated file the torn bytes stay: they fail their CRC, and the
-    // seal (or a reader's scan) ends the segment before them.
-    if (size_ + written >= file_size_) io_->truncate(fd_, size_ + written);
+    // A write that grew the file is cut back to its last whole record.
+    // Inside a preallocated file the torn bytes stay: they fail their CRC,
+    // and the seal (or a reader's scan) ends the segment before them.
+    if (size_ + scratch_.size() > file_size_) io_->truncate(fd_, size_ + written);
     append_closed_ = true;
   } else {
     r.landed = payloads.size();

@@ -114,9 +114,14 @@ int spare_pool::prepare_one() {
   if (rc == 0) rc = io_->fdatasync(fd);
   io_->close(fd);
   if (rc == 0) rc = io_->rename(tmp, path);
-  if (rc == 0) rc = io_->fsync_directory(dir_);
-  if (rc < 0) io_->unlink(tmp);
-  return finish(rc);
+  if (rc < 0) {
+    io_->unlink(tmp);
+    return finish(rc);
+  }
+  // A spare whose name is not durable yet is still a spare: after a crash
+  // it is at worst a .tmp again, and removed.
+  io_->fsync_directory(dir_);
+  return finish(0);
 }
 
 std::size_t spare_pool::held() const {

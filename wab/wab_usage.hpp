@@ -15,7 +15,13 @@ class wab_usage {
   void add(std::uint64_t n) { bytes_.fetch_add(n, std::memory_order_relaxed); }
   /// Space freed (a delivered segment deleted): readiness must come back
   /// without waiting for a producer to try.
-  void remove(std::uint64_t n) { update(bytes_.fetch_sub(n, std::memory_order_relaxed) - n); }
+  void remove(std::uint64_t n) {
+    // Never below zero: a count that wrapped would stop intake for good.
+    std::uint64_t now = bytes_.load(std::memory_order_relaxed), left = 0;
+    do left = now > n ? now - n : 0;
+    while (!bytes_.compare_exchange_weak(now, left, std::memory_order_relaxed));
+    update(left);
+  }
 
   /// Whether a new record may be taken; counts a rejection when not.
   bool admit() {

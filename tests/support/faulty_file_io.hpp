@@ -19,6 +19,7 @@ class faulty_file_io final : public wab::posix_file_io {
   std::atomic<int> fail_next_sync{0};            // errno for the next fdatasync
   std::atomic<int> fail_creates{0};              // errno for every create while set
   std::atomic<std::int64_t> free_space{-1};      // what free_bytes says; -1 = the truth
+  std::atomic<int> fail_reads{0};                // errno for every read while set
   std::atomic<int> writes{0};                    // pwrite calls
   std::atomic<int> syncs{0};                     // fdatasync calls started
   std::atomic<int> syncs_done{0};                // fdatasync calls returned
@@ -35,6 +36,11 @@ class faulty_file_io final : public wab::posix_file_io {
       return static_cast<ssize_t>(s);
     }
     return wab::posix_file_io::pwrite(fd, data, n, offset);
+  }
+
+  ssize_t pread(int fd, std::uint8_t* data, std::size_t n, std::uint64_t offset) override {
+    if (int e = fail_reads.load()) return -e;
+    return wab::posix_file_io::pread(fd, data, n, offset);
   }
 
   int create_exclusive(const std::string& path) override {
