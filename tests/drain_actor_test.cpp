@@ -270,3 +270,21 @@ TEST_CASE("drain: a segment it cannot read is retried and never taken for empty"
   }
   CHECK(got == std::vector<std::string>{"a", "b", "c"});
 }
+
+TEST_CASE("drain: a sealed segment whose last records stop checking is damage and quarantined", "[actor][drain][wab]") {
+  drain_harness h;
+  h.quarantine_dir = (h.dir / "quarantine").string();
+  std::filesystem::create_directories(h.quarantine_dir);
+  h.write(1, {"alpha", "bravo"}, false);
+  REQUIRE(h.segments[1]->seal() == 0);
+  {
+    std::fstream f(h.shard_dir / wab::segment_file_name(1), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(wab::segment_prefix_size + 2 * wab::record_header_size + 5));
+    f.put('X');  // a payload byte of "bravo", the last record: nothing good follows it
+  }
+  h.start(2);
+  auto b = h.next_batch();
+  REQUIRE(b);
+  CHECK(h.payloads(*b) == std::vector<std::string>{"alpha"});
+  CHECK(std::filesystem::exists(std::filesystem::path(h.quarantine_dir) / "shard_00__seg_00000001.wab"));
+}
