@@ -230,7 +230,7 @@ TEST_CASE("a seal claiming more than the file holds is not believed and the loss
   CHECK(f.recover().damaged_records == 0);
 }
 
-TEST_CASE("a segment file holding another segment's header is moved aside, not read as that segment",
+TEST_CASE("a segment file holding another segment's header is moved aside and not read as that segment",
           "[wab][recovery]") {
   spare_fixture f;
   // A delivered segment 1 was renamed to a spare and reused for segment 5;
