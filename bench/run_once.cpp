@@ -11,6 +11,7 @@
 #include "bench/daemon_runner.hpp"
 #include "bench/load_driver.hpp"
 #include "bench/minimal_server.hpp"
+#include "bench/postgres_baselines.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
 
@@ -61,6 +62,8 @@ std::uint64_t wab_bytes(const std::string& wab_dir) {
 
 sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::string& dir,
                          const std::string& server_binary, const std::string& socket) {
+  // A delivery round counts its own rows: the table starts empty.
+  if (sc.sinks_to_postgres() && socket.empty()) postgres_reset(sc.postgres);
   std::unique_ptr<daemon_runner> daemon;
   if (socket.empty()) daemon = std::make_unique<daemon_runner>(server_binary, dir, sc.daemon_settings);
   // Delivery and recovery measure from the first push: no warm-up there.
@@ -86,7 +89,8 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   }
   const auto load_ended = std::chrono::steady_clock::now();
   const std::string db = dir + "/var/sink.db";
-  while (sqlite_row_count(db) < load.records) {
+  auto delivered = [&] { return sc.sinks_to_postgres() ? postgres_row_count(sc.postgres) : sqlite_row_count(db); };
+  while (delivered() < load.records) {
     if (std::chrono::steady_clock::now() - load_ended > std::chrono::minutes(5))
       throw std::runtime_error("the sink did not receive every acked record within 5 minutes");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -121,6 +125,14 @@ sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::s
     case baseline_kind::sqlite_bulk:
       base = measure_sqlite_bulk(dir, spec.payload_bytes, seconds);
       records_per_op = 1;  // it counts rows
+      break;
+    case baseline_kind::postgres_insert:
+      base = measure_postgres_insert(sc.postgres, spec.producers, spec.payload_bytes, seconds);
+      records_per_op = 1;  // it counts rows
+      break;
+    case baseline_kind::postgres_copy:
+      base = measure_postgres_copy(sc.postgres, spec.payload_bytes, seconds);
+      records_per_op = 1;
       break;
     case baseline_kind::none:
       return {};

@@ -54,9 +54,12 @@ scenario load_scenario(const std::string& path) {
     else if (b == "minimal_server") s.baseline = baseline_kind::minimal_server;
     else if (b == "sqlite_insert") s.baseline = baseline_kind::sqlite_insert;
     else if (b == "sqlite_bulk") s.baseline = baseline_kind::sqlite_bulk;
+    else if (b == "postgres_insert") s.baseline = baseline_kind::postgres_insert;
+    else if (b == "postgres_copy") s.baseline = baseline_kind::postgres_copy;
     else if (b == "none") s.baseline = baseline_kind::none;
     else throw bad(path, "baseline",
-                   "expected fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, sqlite_bulk or none");
+                   "expected fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, sqlite_bulk, "
+                   "postgres_insert, postgres_copy or none");
     const auto m = root["measure"] ? root["measure"].as<std::string>() : "ingest";
     if (m == "ingest") s.measure = measure_kind::ingest;
     else if (m == "delivery") s.measure = measure_kind::delivery;
@@ -84,6 +87,8 @@ const char* name_of(baseline_kind b) {
     case baseline_kind::socket: return "socket";
     case baseline_kind::sqlite_insert: return "sqlite_insert";
     case baseline_kind::sqlite_bulk: return "sqlite_bulk";
+    case baseline_kind::postgres_insert: return "postgres_insert";
+    case baseline_kind::postgres_copy: return "postgres_copy";
     case baseline_kind::none: return "none";
   }
   return "?";
@@ -96,6 +101,11 @@ const char* name_of(measure_kind m) {
     case measure_kind::recovery: return "recovery";
   }
   return "?";
+}
+
+bool scenario::sinks_to_postgres() const {
+  auto it = daemon_settings.find("sink.type");
+  return it != daemon_settings.end() && it->second == "postgres";
 }
 
 }  // namespace weir::bench

@@ -27,6 +27,9 @@
 //                                #   minimal_server: the same load against bench/minimal_server
 //                                #   sqlite_insert: one INSERT per transaction
 //                                #   sqlite_bulk: 1000-row transactions, sequential key
+//                                #   postgres_insert: load.producers clients, one INSERT per
+//                                #     transaction (needs --postgres)
+//                                #   postgres_copy: COPY of 10,000 rows at a time (needs --postgres)
 //                                #   none: no reference (recovery)
 #include <cstdint>
 #include <map>
@@ -35,7 +38,17 @@
 
 namespace weir::bench {
 
-enum class baseline_kind { fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, sqlite_bulk, none };
+enum class baseline_kind {
+  fsync,
+  overwrite_fsync,
+  socket,
+  minimal_server,
+  sqlite_insert,
+  sqlite_bulk,
+  postgres_insert,
+  postgres_copy,
+  none
+};
 enum class measure_kind { ingest, delivery, recovery };
 
 struct load_spec {
@@ -56,6 +69,11 @@ struct scenario {
   std::vector<std::uint32_t> batches;
   baseline_kind baseline = baseline_kind::fsync;
   measure_kind measure = measure_kind::ingest;
+  /// The PostgreSQL server of a scenario whose sink is postgres, and of the
+  /// postgres_* baselines (weir-bench --postgres); empty otherwise.
+  std::string postgres;
+
+  bool sinks_to_postgres() const;
 };
 
 const char* name_of(baseline_kind b);

@@ -26,6 +26,7 @@ namespace {
 
 constexpr const char* usage = R"(Usage:
   weir-bench run SCENARIO.yaml [--socket PATH] [--workdir DIR] [--seconds S] [--warmup S] [--repeat N]
+                               [--postgres CONNINFO]
   weir-bench report [FILE...]
 
 run      Starts weir-server (next to this binary) in a fresh directory under
@@ -44,6 +45,11 @@ Options:
   --warmup S    override the scenario's warm-up: load before measuring an
                 ingest round (default 1 s), results dropped
   --repeat N    rounds of baseline and scenario (default 3)
+  --postgres CONNINFO
+                the PostgreSQL server (libpq connection string) of a scenario
+                with sink.type postgres and of the postgres_* baselines
+                (default: $WEIR_BENCH_POSTGRES); its weir_records table and
+                the bench's own tables are dropped and made again
   -h, --help    print this help;  --version  print the version
 
 JSON fields (medians over the rounds, with _min/_max): records_per_s (acked
@@ -73,6 +79,7 @@ double highest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_
 int run(const std::vector<std::string>& args) {
   std::string scenario_path, socket, workdir = "var/bench";
   double seconds = 0, warmup = -1;
+  std::string postgres;
   int repeats = 3;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto value = [&](const char* flag) {
@@ -83,6 +90,7 @@ int run(const std::vector<std::string>& args) {
     else if (args[i] == "--workdir") workdir = value("--workdir");
     else if (args[i] == "--seconds") seconds = std::stod(value("--seconds"));
     else if (args[i] == "--warmup") warmup = std::stod(value("--warmup"));
+    else if (args[i] == "--postgres") postgres = value("--postgres");
     else if (args[i] == "--repeat") repeats = std::stoi(value("--repeat"));
     else if (scenario_path.empty()) scenario_path = args[i];
     else throw std::runtime_error("unexpected argument " + args[i]);
@@ -92,6 +100,14 @@ int run(const std::vector<std::string>& args) {
   auto sc = weir::bench::load_scenario(scenario_path);
   if (seconds > 0) sc.load.seconds = seconds;
   if (warmup >= 0) sc.load.warmup_seconds = warmup;
+  if (postgres.empty())
+    if (const char* env = std::getenv("WEIR_BENCH_POSTGRES")) postgres = env;
+  const bool needs_postgres = sc.sinks_to_postgres() || sc.baseline == weir::bench::baseline_kind::postgres_insert ||
+                              sc.baseline == weir::bench::baseline_kind::postgres_copy;
+  if (needs_postgres && postgres.empty())
+    throw std::runtime_error(sc.name + " needs a PostgreSQL server: --postgres CONNINFO (or WEIR_BENCH_POSTGRES)");
+  sc.postgres = postgres;
+  if (sc.sinks_to_postgres()) sc.daemon_settings["sink.postgres.conninfo"] = postgres;
 
   std::filesystem::create_directories(workdir);
   std::string dir_template = workdir + "/run-XXXXXX";

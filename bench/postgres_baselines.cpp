@@ -1,0 +1,150 @@
+#include "bench/postgres_baselines.hpp"
+
+#include <libpq-fe.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "bench/load_driver.hpp"
+
+namespace weir::bench {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+struct connection {
+  explicit connection(const std::string& conninfo) : conn(PQconnectdb(conninfo.c_str())) {
+    if (PQstatus(conn) != CONNECTION_OK)
+      throw std::runtime_error(std::string("postgres baseline: cannot connect: ") + PQerrorMessage(conn));
+  }
+  ~connection() { PQfinish(conn); }
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  /// Runs `sql`; throws with the server's message when it fails.
+  void exec(const std::string& sql) {
+    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQexec(conn, sql.c_str()), PQclear);
+    const auto status = PQresultStatus(r.get());
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+      throw std::runtime_error("postgres baseline: " + sql + ": " + PQerrorMessage(conn));
+  }
+
+  PGconn* conn;
+};
+
+std::string payload_hex(std::size_t payload_bytes) {
+  std::string hex = "\\\\x";  // COPY text format: a backslash is written twice
+  for (std::size_t i = 0; i < payload_bytes; ++i) hex += "70";  // 'p'
+  return hex;
+}
+
+}  // namespace
+
+baseline_result measure_postgres_insert(const std::string& conninfo, int clients, std::size_t payload_bytes,
+                                        double seconds) {
+  {
+    connection setup(conninfo);
+    setup.exec("DROP TABLE IF EXISTS weir_bench_insert");
+    setup.exec("CREATE TABLE weir_bench_insert(id TEXT PRIMARY KEY, ts BIGINT, payload BYTEA)");
+  }
+  const std::string payload(payload_bytes, 'p');
+  std::atomic<std::uint64_t> rows{0};
+  std::vector<std::vector<double>> latencies(static_cast<std::size_t>(clients));
+  std::vector<std::string> errors(static_cast<std::size_t>(clients));
+  const auto deadline = clock::now() + std::chrono::duration<double>(seconds);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      try {
+        connection db(conninfo);
+        const char* values[3];
+        const int lengths[3] = {0, 0, static_cast<int>(payload.size())};
+        const int formats[3] = {0, 0, 1};
+        for (std::uint64_t n = 0; clock::now() < deadline; ++n) {
+          // Ids spread over the key the way record ids (hashes) do.
+          char id[40], ts[24];
+          std::snprintf(id, sizeof id, "%016llx-%02d", static_cast<unsigned long long>((n + 1) * 0x9E3779B97F4A7C15ull), c);
+          std::snprintf(ts, sizeof ts, "%llu", static_cast<unsigned long long>(n));
+          values[0] = id;
+          values[1] = ts;
+          values[2] = payload.data();
+          const auto t0 = clock::now();
+          std::unique_ptr<PGresult, decltype(&PQclear)> r(
+              PQexecParams(db.conn, "INSERT INTO weir_bench_insert(id, ts, payload) VALUES($1, $2, $3)", 3, nullptr,
+                           values, lengths, formats, 0),
+              PQclear);
+          if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) throw std::runtime_error(PQerrorMessage(db.conn));
+          latencies[static_cast<std::size_t>(c)].push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+          rows.fetch_add(1, std::memory_order_relaxed);
+        }
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(c)] = e.what();
+      }
+    });
+  const auto started = clock::now();
+  for (auto& t : threads) t.join();
+  const double elapsed = std::chrono::duration<double>(clock::now() - started).count();
+  for (const auto& e : errors)
+    if (!e.empty()) throw std::runtime_error("postgres insert baseline: " + e);
+  connection(conninfo).exec("DROP TABLE weir_bench_insert");
+  std::vector<double> all;
+  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  return {static_cast<double>(rows.load()) / elapsed, quantile(all, 0.5)};
+}
+
+baseline_result measure_postgres_copy(const std::string& conninfo, std::size_t payload_bytes, double seconds) {
+  constexpr int rows_per_copy = 10'000;
+  connection db(conninfo);
+  db.exec("DROP TABLE IF EXISTS weir_bench_copy");
+  db.exec("CREATE TABLE weir_bench_copy(seq BIGINT PRIMARY KEY, id TEXT, ts BIGINT, payload BYTEA)");
+  const std::string hex = payload_hex(payload_bytes);
+  std::vector<double> lat;
+  std::uint64_t rows = 0;
+  std::string chunk;
+  const auto start = clock::now();
+  const auto deadline = start + std::chrono::duration<double>(seconds);
+  while (clock::now() < deadline) {
+    chunk.clear();
+    for (int i = 0; i < rows_per_copy; ++i, ++rows) {
+      char line[96];
+      std::snprintf(line, sizeof line, "%llu\t%016llx\t%llu\t", static_cast<unsigned long long>(rows),
+                    static_cast<unsigned long long>((rows + 1) * 0x9E3779B97F4A7C15ull), static_cast<unsigned long long>(rows));
+      chunk += line;
+      chunk += hex;
+      chunk += '\n';
+    }
+    const auto t0 = clock::now();
+    std::unique_ptr<PGresult, decltype(&PQclear)> started(
+        PQexec(db.conn, "COPY weir_bench_copy(seq, id, ts, payload) FROM STDIN"), PQclear);
+    if (PQresultStatus(started.get()) != PGRES_COPY_IN)
+      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+    if (PQputCopyData(db.conn, chunk.data(), static_cast<int>(chunk.size())) != 1 || PQputCopyEnd(db.conn, nullptr) != 1)
+      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQgetResult(db.conn), PQclear);
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
+      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+    while (PGresult* more = PQgetResult(db.conn)) PQclear(more);
+    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+  }
+  const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+  db.exec("DROP TABLE weir_bench_copy");
+  return {static_cast<double>(rows) / elapsed, quantile(lat, 0.5)};
+}
+
+std::uint64_t postgres_row_count(const std::string& conninfo) {
+  connection db(conninfo);
+  std::unique_ptr<PGresult, decltype(&PQclear)> r(
+      PQexec(db.conn, "SELECT count(*) FROM weir_records"), PQclear);
+  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) return 0;  // not created yet
+  return std::stoull(PQgetvalue(r.get(), 0, 0));
+}
+
+void postgres_reset(const std::string& conninfo) { connection(conninfo).exec("DROP TABLE IF EXISTS weir_records"); }
+
+}  // namespace weir::bench
