@@ -100,6 +100,7 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   // Delivery counts records per second from the first push until the sink holds them all.
   auto s = from_load(load, std::chrono::duration<double>(done - started).count());
   s.catch_up_s = std::chrono::duration<double>(done - load_ended).count();
+  s.acked_per_s = load.seconds > 0 ? static_cast<double>(load.records) / load.seconds : 0;
   return s;
 }
 

@@ -14,6 +14,7 @@ struct sample {
   double p50_us = 0, p99_us = 0, p999_us = 0;
   std::uint64_t records = 0, refused = 0;
   double catch_up_s = 0;  // delivery: after the last ack until the sink held everything
+  double acked_per_s = 0;  // delivery: records acked per second while the load ran
   double startup_s = 0;   // recovery: exec to the socket accepting, after kill -9
   std::uint64_t backlog_bytes = 0;  // recovery: WAB bytes the restart found
 };
