@@ -79,9 +79,12 @@ class shard_writer_state {
     settings_ = std::move(s);
     fsync_ = std::move(fsync_group);
     self_->link_to(fsync_);  // neither outlives the other: acks need both
-    if (settings_.stats) settings_.stats->writer_up = true;
     next_sequence_ = settings_.first_sequence;
     open_segment();
+    // Up (and so ready, unless offline) only once the first segment was
+    // tried: before that, readiness would say yes for a shard that is
+    // about to find its disk full.
+    if (settings_.stats) settings_.stats->writer_up = true;
   }
 
   void enqueue(ingest_request& req) {

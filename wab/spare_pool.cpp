@@ -99,8 +99,11 @@ int spare_pool::prepare_one() {
     if (rc == 0) ready_.push_back(path);
     return rc == 0 ? 1 : rc;
   };
+  // Room for the spare and for a whole segment besides: a segment that grows
+  // as it is written (the one that asked for this spare) must not meet a
+  // full disk because the spare took its space.
   const std::int64_t free = io_->free_bytes(dir_);
-  if (free >= 0 && static_cast<std::uint64_t>(free) < segment_bytes_ + min_free_bytes_) return finish(-ENOSPC);
+  if (free >= 0 && static_cast<std::uint64_t>(free) < 2 * segment_bytes_ + min_free_bytes_) return finish(-ENOSPC);
   const int fd = io_->create_exclusive(tmp);
   if (fd < 0) return finish(fd);
   // Written, not fallocated: an unwritten extent still needs a journal

@@ -26,8 +26,9 @@ namespace weir::wab {
 class spare_pool {
  public:
   /// Holds up to `keep` spares of `segment_bytes` each (0: none, every
-  /// segment grows as it is written). A spare is prepared only with
-  /// `min_free_bytes` still free once it is made.
+  /// segment grows as it is written). A spare is prepared only while room for
+  /// another whole segment and `min_free_bytes` would still be free once it
+  /// is made.
   spare_pool(std::shared_ptr<file_io> io, std::string shard_dir, std::uint64_t segment_bytes, std::uint32_t keep,
              std::uint64_t min_free_bytes);
 
