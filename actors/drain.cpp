@@ -344,20 +344,12 @@ class drain_state {
   /// recovery seals every version-2 segment), a version-1 file ends where
   /// its records do.
   segment_state stored_extent(const std::string& path) {
+    if (auto extent = wab::read_segment_extent(*s_.io, path)) return {extent->start, extent->end, true};
     // Unreadable now (an I/O error): its size stands in, so it is read (and
     // retried) rather than taken for empty and deleted.
     std::error_code ec;
     const auto file_size = std::filesystem::file_size(path, ec);
-    segment_state st{wab::segment_header_size, ec ? wab::segment_prefix_size : file_size, true};
-    const int fd = s_.io->open_existing(path);
-    if (fd < 0) return st;
-    const std::int64_t size = s_.io->size(fd);
-    if (auto header = wab::read_segment_header(*s_.io, fd); header && size >= 0) {
-      st.start = header.value().data_start();
-      st.end = std::max(st.start, wab::records_end(header.value(), static_cast<std::uint64_t>(size)));
-    }
-    s_.io->close(fd);
-    return st;
+    return {wab::segment_header_size, ec ? wab::segment_prefix_size : file_size, true};
   }
 
   /// A cursor at the end of a closed segment moves to the start of the next

@@ -46,15 +46,9 @@ std::uint64_t wab_bytes(const std::string& wab_dir) {
   auto io = wab::default_file_io();
   std::uint64_t total = 0;
   std::error_code ec;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(wab_dir, ec)) {
-    if (!e.is_regular_file(ec) || !wab::parse_segment_file_name(e.path().filename().string())) continue;
-    const int fd = io->open_existing(e.path().string());
-    if (fd < 0) continue;
-    const std::int64_t size = io->size(fd);
-    if (const auto header = wab::read_segment_header(*io, fd); header && size >= 0)
-      total += wab::records_end(header.value(), static_cast<std::uint64_t>(size));
-    io->close(fd);
-  }
+  for (const auto& e : std::filesystem::recursive_directory_iterator(wab_dir, ec))
+    if (e.is_regular_file(ec) && wab::parse_segment_file_name(e.path().filename().string()))
+      if (auto extent = wab::read_segment_extent(*io, e.path().string())) total += extent->end;
   return total;
 }
 

@@ -142,27 +142,21 @@ metrics::metrics(std::string data_dir, std::uint16_t shards) : data_dir_(std::mo
                                .Help("Segments startup recovery copied to quarantine").Register(*registry_).Add({});
 }
 
-std::pair<std::uint64_t, std::uint64_t> metrics::shard_files(std::uint16_t shard) const {
+metrics::shard_file_counts metrics::shard_files(std::uint16_t shard) const {
   std::error_code ec;
-  std::uint64_t files = 0, bytes = 0;
+  shard_file_counts out;
   const std::string dir = data_dir_ + "/wab/" + wab::shard_dir_name(shard);
   for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
-    if (!wab::parse_segment_file_name(it->path().filename().string())) continue;
-    ++files;
-    bytes += it->file_size(ec);
+    const std::string name = it->path().filename().string();
+    if (wab::parse_segment_file_name(name)) {
+      ++out.segments;
+      out.bytes += it->file_size(ec);
+    } else if (wab::parse_spare_file_name(name)) {
+      ++out.spares;
+    }
   }
-  return {files, bytes};
-}
-
-std::uint64_t metrics::spare_files(std::uint16_t shard) const {
-  std::error_code ec;
-  std::uint64_t files = 0;
-  const std::string dir = data_dir_ + "/wab/" + wab::shard_dir_name(shard);
-  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec))
-    if (wab::parse_spare_file_name(it->path().filename().string())) ++files;
-  return files;
+  return out;
 }
 
 prometheus::Counter& metrics::sink_records(const char* outcome) { return sink_records_->Add({{"outcome", outcome}}); }
@@ -195,8 +189,9 @@ std::string metrics::render(const live_state& live) {
   for (std::uint16_t s = 0; s < shards(); ++s) {
     const auto& m = *shards_[s];
     const std::string label = std::to_string(s);
-    segments.metric.push_back(value(static_cast<double>(shard_files(s).first), MetricType::Gauge, {{"shard", label}}));
-    spares.metric.push_back(value(static_cast<double>(spare_files(s)), MetricType::Gauge, {{"shard", label}}));
+    const auto files = shard_files(s);
+    segments.metric.push_back(value(static_cast<double>(files.segments), MetricType::Gauge, {{"shard", label}}));
+    spares.metric.push_back(value(static_cast<double>(files.spares), MetricType::Gauge, {{"shard", label}}));
     damaged.metric.push_back(value(static_cast<double>(m.quarantined_segments.load()), MetricType::Counter, {{"shard", label}}));
     const double pending = static_cast<double>(m.appended.load() + m.backlog.load()) - static_cast<double>(m.confirmed.load());
     lag.metric.push_back(value(std::max(0.0, pending), MetricType::Gauge, {{"shard", label}}));

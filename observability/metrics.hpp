@@ -85,10 +85,12 @@ class metrics {
     std::string sink_type;
     const shared_memory_gauge* frames = nullptr;
   };
-  /// Segment files of a shard and their total size, read from its directory.
-  std::pair<std::uint64_t, std::uint64_t> shard_files(std::uint16_t shard) const;
-  /// Spare files ready in a shard's directory.
-  std::uint64_t spare_files(std::uint16_t shard) const;
+  /// A shard's segment files, their total size, and its spare files, read
+  /// from its directory in one pass.
+  struct shard_file_counts {
+    std::uint64_t segments = 0, bytes = 0, spares = 0;
+  };
+  shard_file_counts shard_files(std::uint16_t shard) const;
 
   /// The Prometheus text exposition; safe from any thread.
   std::string render(const live_state& live);

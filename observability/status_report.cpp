@@ -98,8 +98,8 @@ std::string status_report::json() const {
     const auto appended = m.appended.load(), backlog = m.backlog.load(), confirmed = m.confirmed.load();
     const auto files = stats_.shard_files(s);
     shards.push_back({{"shard", s},
-                      {"segments", files.first},
-                      {"bytes", files.second},
+                      {"segments", files.segments},
+                      {"bytes", files.bytes},
                       {"appended", appended},
                       {"confirmed", confirmed},
                       {"lag_records", appended + backlog > confirmed ? appended + backlog - confirmed : 0},

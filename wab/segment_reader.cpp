@@ -49,6 +49,17 @@ std::uint64_t records_end(const segment_header& header, std::uint64_t file_size)
   return seal ? seal->data_end : file_size;
 }
 
+std::optional<segment_extent> read_segment_extent(file_io& io, const std::string& path) {
+  const int fd = io.open_existing(path);
+  if (fd < 0) return std::nullopt;
+  const std::int64_t size = io.size(fd);
+  const auto header = read_segment_header(io, fd);
+  io.close(fd);
+  if (!header || size < 0) return std::nullopt;
+  const std::uint64_t start = header.value().data_start();
+  return segment_extent{start, std::max(start, records_end(header.value(), static_cast<std::uint64_t>(size)))};
+}
+
 segment_reader::segment_reader(file_io& io, int fd, const segment_header& header, std::uint64_t end,
                                std::uint64_t start_offset, std::uint64_t start_index,
                                std::optional<resync_window> resync)

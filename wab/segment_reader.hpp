@@ -12,6 +12,7 @@
 // it is recovered whole. Without a window the reader stops at the damage.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "wab/file_io.hpp"
@@ -60,6 +61,14 @@ std::optional<segment_seal> usable_seal(const segment_header& header, std::uint6
 /// Where a segment's records end: where its usable seal says, else at the
 /// end of the file.
 std::uint64_t records_end(const segment_header& header, std::uint64_t file_size);
+
+/// Where a segment file's records start (its data start) and end (records_end).
+struct segment_extent {
+  std::uint64_t start = 0, end = 0;
+};
+/// The extent of the segment file at `path`; nullopt when it cannot be
+/// opened or its header cannot be read.
+std::optional<segment_extent> read_segment_extent(file_io& io, const std::string& path);
 
 class segment_reader {
  public:
