@@ -142,7 +142,6 @@ class shard_writer_state {
     write_queued();
     if (active_) {
       seal_active("shutdown");
-      self_->send(fsync_, sync_request{active_, {}});
       active_.reset();
     }
     shutting_down_ = true;
@@ -231,7 +230,6 @@ class shard_writer_state {
     // segment can be unsealed after a crash. (Once per segment: cheap.)
     seal_active("rotation");
     if (settings_.drain) self_->send(settings_.drain, sealed_atom::value, active_->sequence(), active_->size());
-    self_->send(fsync_, sync_request{std::move(active_), {}});
     active_.reset();
     open_segment();
   }

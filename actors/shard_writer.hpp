@@ -8,7 +8,7 @@
 //               (flush_atom)                   write what is queued (self-sent)
 //               (shutdown_atom) => done_atom   write what is queued, seal, stop
 // Messages out: ingest_reply to the connection (Buffered; any failure)
-//               sync_request to the fsync_group (Durable; after rotation);
+//               sync_request to the fsync_group (Durable acks);
 //               a Durable group is synced here instead when the fsync_group
 //               is idle and the mailbox empty (one thread hop fewer)
 //               prepare_atom to the segment_preparer (a segment started

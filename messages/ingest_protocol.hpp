@@ -92,7 +92,7 @@ struct pending_ack {
 };
 
 /// Make `segment` durable through everything written to it so far, then
-/// answer `acks`. With no acks it seals a segment the writer rotated away from.
+/// answer `acks`.
 struct sync_request {
   std::shared_ptr<wab::segment_writer> segment;
   std::vector<pending_ack> acks;
