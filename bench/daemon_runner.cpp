@@ -1,6 +1,8 @@
 #include "bench/daemon_runner.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -27,13 +29,28 @@ bool socket_accepts(const std::string& path) {
   return ok;
 }
 
+/// A loopback port nobody listens on now (the kernel's pick for port 0).
+std::uint16_t unused_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  ::close(fd);
+  if (!ok) throw std::runtime_error("no free loopback port for the daemon's admin server");
+  return ntohs(addr.sin_port);
+}
+
 }  // namespace
 
 daemon_runner::daemon_runner(const std::string& server_binary, const std::string& workdir,
                              const std::map<std::string, std::string>& settings)
-    : socket_(workdir + "/var/run/weir.sock") {
-  // No config file in the working directory: built-in defaults plus the scenario.
-  std::vector<std::string> args{server_binary, "--set", "admin.listen="};
+    : socket_(workdir + "/var/run/weir.sock"), admin_("127.0.0.1:" + std::to_string(unused_loopback_port())) {
+  // No config file in the working directory: built-in defaults plus the
+  // scenario. The admin server is on for the counters weir-bench reports.
+  std::vector<std::string> args{server_binary, "--set", "admin.listen=" + admin_};
   for (const auto& [k, v] : settings) {
     args.push_back("--set");
     args.push_back(k + "=" + v);

@@ -18,6 +18,8 @@ class daemon_runner {
   daemon_runner& operator=(const daemon_runner&) = delete;
 
   const std::string& socket_path() const { return socket_; }
+  /// "127.0.0.1:PORT" of its admin server (metrics), on a port free at start.
+  const std::string& admin_address() const { return admin_; }
   /// From exec to the socket accepting its first connection.
   double startup_seconds() const { return startup_s_; }
   /// SIGTERM, then wait; returns the exit status.
@@ -28,6 +30,7 @@ class daemon_runner {
  private:
   pid_t pid_ = -1;
   std::string socket_;
+  std::string admin_;
   double startup_s_ = 0;
 };
 

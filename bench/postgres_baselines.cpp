@@ -22,6 +22,8 @@ struct connection {
   explicit connection(const std::string& conninfo) : conn(PQconnectdb(conninfo.c_str())) {
     if (PQstatus(conn) != CONNECTION_OK)
       throw std::runtime_error(std::string("postgres baseline: cannot connect: ") + PQerrorMessage(conn));
+    // "table ... does not exist, skipping" and the like: not progress worth printing.
+    PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
   }
   ~connection() { PQfinish(conn); }
   connection(const connection&) = delete;

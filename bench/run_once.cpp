@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "bench/baselines.hpp"
+#include "bench/daemon_counters.hpp"
 #include "bench/daemon_runner.hpp"
 #include "bench/load_driver.hpp"
 #include "bench/minimal_server.hpp"
@@ -62,11 +63,17 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   if (socket.empty()) daemon = std::make_unique<daemon_runner>(server_binary, dir, sc.daemon_settings);
   // Delivery and recovery measure from the first push: no warm-up there.
   if (sc.measure == measure_kind::ingest) warm_up(socket.empty() ? daemon->socket_path() : socket, spec);
+  const daemon_counters before = daemon ? read_daemon_counters(daemon->admin_address()) : daemon_counters{};
   const auto started = std::chrono::steady_clock::now();
   auto load = run_load(socket.empty() ? daemon->socket_path() : socket, spec);
   if (sc.measure == measure_kind::ingest) {
-    if (daemon) daemon->stop();
-    return from_load(load, load.seconds);
+    auto s = from_load(load, load.seconds);
+    if (daemon) {
+      const auto after = read_daemon_counters(daemon->admin_address());
+      s.records_per_fsync = per(after.synced_records - before.synced_records, after.fsyncs - before.fsyncs);
+      daemon->stop();
+    }
+    return s;
   }
   if (!daemon) throw std::runtime_error("measure: delivery or recovery needs the daemon weir-bench starts (no --socket)");
   if (sc.measure == measure_kind::recovery) {
@@ -82,19 +89,32 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
     return s;
   }
   const auto load_ended = std::chrono::steady_clock::now();
+  // The daemon's count of committed records says when to look; the sink's
+  // own rows confirm it. Counting rows all along would load the database
+  // under test (a full scan every poll).
   const std::string db = dir + "/var/sink.db";
-  auto delivered = [&] { return sc.sinks_to_postgres() ? postgres_row_count(sc.postgres) : sqlite_row_count(db); };
-  while (delivered() < load.records) {
-    if (std::chrono::steady_clock::now() - load_ended > std::chrono::minutes(5))
-      throw std::runtime_error("the sink did not receive every acked record within 5 minutes");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  auto sink_rows = [&] { return sc.sinks_to_postgres() ? postgres_row_count(sc.postgres) : sqlite_row_count(db); };
+  daemon_counters counts;
+  auto poll = [&](auto&& arrived) {
+    while (!arrived()) {
+      if (std::chrono::steady_clock::now() - load_ended > std::chrono::minutes(5))
+        throw std::runtime_error("the sink did not receive every acked record within 5 minutes");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  };
+  poll([&] {
+    counts = read_daemon_counters(daemon->admin_address());
+    return counts.committed_records >= static_cast<double>(load.records);
+  });
+  poll([&] { return sink_rows() >= load.records; });
   const auto done = std::chrono::steady_clock::now();
   daemon->stop();
   // Delivery counts records per second from the first push until the sink holds them all.
   auto s = from_load(load, std::chrono::duration<double>(done - started).count());
   s.catch_up_s = std::chrono::duration<double>(done - load_ended).count();
   s.acked_per_s = load.seconds > 0 ? static_cast<double>(load.records) / load.seconds : 0;
+  s.records_per_fsync = per(counts.synced_records, counts.fsyncs);
+  s.records_per_commit = per(counts.committed_records, counts.sink_commits);
   return s;
 }
 

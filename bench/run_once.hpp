@@ -17,6 +17,8 @@ struct sample {
   double acked_per_s = 0;  // delivery: records acked per second while the load ran
   double startup_s = 0;   // recovery: exec to the socket accepting, after kill -9
   std::uint64_t backlog_bytes = 0;  // recovery: WAB bytes the restart found
+  double records_per_fsync = 0;   // Durable records each WAB fdatasync released (weir-server only)
+  double records_per_commit = 0;  // delivery: records each sink commit stored
 };
 
 /// `socket` empty: start weir-server (`server_binary`) in `dir`.

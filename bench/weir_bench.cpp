@@ -56,7 +56,9 @@ JSON fields (medians over the rounds, with _min/_max): records_per_s (acked
 records per second; with "measure: delivery", per second from the first push
 until the sink holds every acked record), catch_up_s (delivery: time after
 the last ack until then), acked_per_s (delivery: records acked per second
-while the load ran), p50_us/p99_us/p999_us (send to reply, per
+while the load ran), records_per_fsync (Durable records each WAB fdatasync
+released, from the daemon's metrics), records_per_commit (delivery: records
+each sink commit stored), p50_us/p99_us/p999_us (send to reply, per
 frame), baseline_records_per_s and baseline_p50_us (fsync: one write of a
 frame's records plus fdatasync, append or overwrite; socket: one round trip;
 minimal_server: the same load against bench/minimal_server; sqlite_insert:
@@ -177,6 +179,8 @@ int run(const std::vector<std::string>& args) {
                        {"measure", weir::bench::name_of(sc.measure)},
                        {"catch_up_s", median(field(runs, &sample::catch_up_s))},
                        {"acked_per_s", median(field(runs, &sample::acked_per_s))},
+                       {"records_per_fsync", median(field(runs, &sample::records_per_fsync))},
+                       {"records_per_commit", median(field(runs, &sample::records_per_commit))},
                        {"startup_s", median(field(runs, &sample::startup_s))},
                        {"startup_s_min", lowest(field(runs, &sample::startup_s))},
                        {"startup_s_max", highest(field(runs, &sample::startup_s))},
@@ -196,10 +200,14 @@ int run(const std::vector<std::string>& args) {
                   j["baseline"].get<std::string>().c_str(), median(base_rate), j["baseline_p50_us"].get<double>(),
                   median(ratios), lowest(ratios), highest(ratios), repeats);
       if (sc.measure == weir::bench::measure_kind::delivery)
-        std::printf("%s: acked %.0f records/s while the load ran (%.2f of the baseline), then %.2f s to catch up\n",
+        std::printf("%s: acked %.0f records/s while the load ran (%.2f of the baseline), then %.2f s to catch up; "
+                    "%.0f records per sink commit\n",
                     sc.name.c_str(), j["acked_per_s"].get<double>(),
                     median(base_rate) > 0 ? j["acked_per_s"].get<double>() / median(base_rate) : 0.0,
-                    j["catch_up_s"].get<double>());
+                    j["catch_up_s"].get<double>(), j["records_per_commit"].get<double>());
+      if (j["records_per_fsync"].get<double>() > 0)
+        std::printf("%s: %.1f Durable records per WAB fdatasync\n", sc.name.c_str(),
+                    j["records_per_fsync"].get<double>());
       if (sc.measure == weir::bench::measure_kind::recovery)
         std::printf("%s: restart after kill -9 on %.0f MiB of backlog: %.3f s (%.3f to %.3f), %.2f s per GiB\n",
                     sc.name.c_str(), median(backlog) / (1 << 20), j["startup_s"].get<double>(),

@@ -1,10 +1,16 @@
 // postgres: one transaction per batch into weir_records, keyed by the
-// record's coordinate and id (node, shard, segment sequence, index, id), with
-// multi-row INSERT ... ON CONFLICT (node, shard, seq, idx, id) DO NOTHING
-// (payload sent binary). That deduplicates exactly as the id alone did, and
-// a coordinate another record used too is a different row, never a silent
-// drop; the key's leading columns grow with every record, so inserts append
-// to its index instead of landing on a random page of it.
+// record's coordinate and id (node, shard, segment sequence, index, id). That
+// deduplicates exactly as the id alone did, and a coordinate another record
+// used too is a different row, never a silent drop; the key's leading columns
+// grow with every record, so inserts append to its index instead of landing
+// on a random page of it.
+//
+// A batch goes in with one binary COPY, the server's own bulk load. COPY
+// cannot skip a row that is already there, and a batch redelivered after a
+// crash or an ambiguous commit can hold such rows: when the COPY fails for
+// any reason but a lost connection, the batch is rolled back and sent again
+// as multi-row INSERT ... ON CONFLICT (node, shard, seq, idx, id) DO NOTHING,
+// which also covers a table whose column types binary COPY cannot match.
 //
 // A table from before (id TEXT PRIMARY KEY, no seq column) is moved to the
 // coordinate key the first time a commit slot connects, under an advisory
@@ -19,6 +25,8 @@
 
 #include <cstring>
 #include <stdexcept>
+
+#include "sinks/postgres_copy.hpp"
 
 #include "sinks/secret.hpp"
 #include "sinks/sink_types.hpp"
@@ -81,6 +89,8 @@ class postgres_sink final : public sink {
   commit_result commit(const std::vector<sink_record>& batch) override {
     if (!connected()) return commit_result::retry(error_);
     std::string state;
+    if (copy_all(batch, state)) return commit_result::ok();
+    if (transient_state(state)) return lost(state);
     if (insert_all(batch, state)) return commit_result::ok();
     if (transient_state(state)) return lost(state);
     return commit_row_by_row(batch);
@@ -178,8 +188,11 @@ class postgres_sink final : public sink {
         const auto& r = batch[rows[from + k]];
         const std::size_t p = k * columns_per_row;
         sql += (k ? ",(" : "(");
-        for (int c = 1; c <= columns_per_row; ++c)
-          sql += "$" + std::to_string(p + c) + (c < columns_per_row ? "," : ")");
+        for (int c = 1; c <= columns_per_row; ++c) {
+          sql += '$';
+          sql += std::to_string(p + c);
+          sql += (c < columns_per_row ? ',' : ')');
+        }
         text.push_back(std::to_string(r.shard));
         text.push_back(std::to_string(r.sequence));
         text.push_back(std::to_string(r.index));
@@ -208,6 +221,42 @@ class postgres_sink final : public sink {
       }
     }
     return true;
+  }
+
+  /// The batch in one COPY, then COMMIT; false (and the transaction rolled
+  /// back) when either fails.
+  bool copy_all(const std::vector<sink_record>& batch, std::string& state) {
+    if (!exec("BEGIN", &state)) return false;
+    if (copy(batch, state) && exec("COMMIT", &state)) return true;
+    exec("ROLLBACK");
+    return false;
+  }
+
+  bool copy(const std::vector<sink_record>& batch, std::string& state) {
+    pg_result started(PQexec(conn_, copy_statement));
+    if (PQresultStatus(started.r) != PGRES_COPY_IN) {
+      error_ = PQresultErrorMessage(started.r);
+      state = started.sqlstate();
+      return false;
+    }
+    encode_copy_rows(batch, copy_buffer_);
+    if (PQputCopyData(conn_, copy_buffer_.data(), static_cast<int>(copy_buffer_.size())) != 1 ||
+        PQputCopyEnd(conn_, nullptr) != 1) {
+      error_ = PQerrorMessage(conn_);
+      state.clear();  // the connection failed under the copy
+      return false;
+    }
+    bool ok = true;
+    // The COPY's result, then the null that ends the command.
+    while (PGresult* r = PQgetResult(conn_)) {
+      pg_result res(r);
+      if (!res.ok() && ok) {
+        ok = false;
+        error_ = PQresultErrorMessage(r);
+        state = res.sqlstate();
+      }
+    }
+    return ok;
   }
 
   bool insert_all(const std::vector<sink_record>& batch, std::string& state) {
@@ -256,6 +305,7 @@ class postgres_sink final : public sink {
   int timeout_ms_;
   PGconn* conn_ = nullptr;
   std::string error_;
+  std::string copy_buffer_;  // kept between batches: one allocation for the slot's life
 };
 
 class postgres_factory final : public sink_factory {

@@ -1,20 +1,15 @@
 #include <cstdio>
 #include <iostream>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
 #include "tools/ctl_commands.hpp"
+#include "weir/admin_http.hpp"
+#include "weir/client.hpp"
 
 namespace weir::ctl {
 
 namespace {
-
-namespace http = boost::beast::http;
-using tcp = boost::asio::ip::tcp;
 
 void print_summary(const nlohmann::json& s) {
   std::printf("weir %s, up %.0f s, %s\n", s.value("version", "?").c_str(), s.value("uptime_s", 0.0),
@@ -41,27 +36,16 @@ void print_summary(const nlohmann::json& s) {
 }  // namespace
 
 int admin_get(const std::string& admin, const std::string& path, bool summarize_status, bool json) {
-  const auto colon = admin.rfind(':');
   try {
-    boost::asio::io_context io;
-    tcp::resolver resolver(io);
-    tcp::socket socket(io);
-    boost::asio::connect(socket, resolver.resolve(admin.substr(0, colon), admin.substr(colon + 1)));
-    http::request<http::string_body> req{http::verb::get, path, 11};
-    req.set(http::field::host, admin);
-    req.keep_alive(false);
-    http::write(socket, req);
-    boost::beast::flat_buffer buffer;
-    http::response<http::string_body> res;
-    http::read(socket, buffer, res);
-    if (res.result_int() != 200) {
-      std::fprintf(stderr, "weir-ctl: %s answered %u: %s", path.c_str(), res.result_int(), res.body().c_str());
+    const auto res = client::admin_get(admin, path);
+    if (res.status != 200) {
+      std::fprintf(stderr, "weir-ctl: %s answered %u: %s", path.c_str(), res.status, res.body.c_str());
       return 1;
     }
-    if (summarize_status && !json) print_summary(nlohmann::json::parse(res.body()));
-    else std::cout << res.body() << (res.body().empty() || res.body().back() == '\n' ? "" : "\n");
+    if (summarize_status && !json) print_summary(nlohmann::json::parse(res.body));
+    else std::cout << res.body << (res.body.empty() || res.body.back() == '\n' ? "" : "\n");
     return 0;
-  } catch (const std::exception& e) {
+  } catch (const client::client_error& e) {
     std::fprintf(stderr, "weir-ctl: cannot reach the admin server at %s: %s\n", admin.c_str(), e.what());
     return 1;
   }

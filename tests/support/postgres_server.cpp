@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -52,6 +54,13 @@ postgres_server::~postgres_server() {
   }
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
+}
+
+std::string postgres_server::server_log() const {
+  std::ifstream in(dir_ / "server.log");
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
 }
 
 std::string postgres_server::run_as_owner(const std::string& command) const {

@@ -22,6 +22,8 @@ class postgres_server {
   std::string psql(const std::string& sql) const;
   void stop();
   void start();
+  /// What the server wrote to its log so far (with log_statement = 'all': every statement).
+  std::string server_log() const;
 
  private:
   std::string run_as_owner(const std::string& command) const;
