@@ -60,6 +60,7 @@ struct connection {
 struct owed {
   int fd = -1;
   byte_buffer replies;
+  std::uint64_t records = 0;
 };
 
 }  // namespace
@@ -75,6 +76,7 @@ struct minimal_server::impl {
   std::vector<owed> waiting;  // acks for the next sync
   bool stopping = false;
   std::atomic<bool> failed{false};  // a write or sync failed: nothing more is acked
+  std::atomic<std::uint64_t> synced_records{0}, fsyncs{0};
 
   explicit impl(const std::string& dir)
       : socket_path(dir + "/minimal.sock"), data_path(dir + "/minimal.wab") {
@@ -172,6 +174,7 @@ struct minimal_server::impl {
           }
           auto& to = (wire::tier_of(f.header.dur) == wire::tier::buffered ? buffered : durable)[fd];
           to.fd = fd;
+          to.records += count;
           const auto reply = is_batch ? wire::encode_ack_batch(std::vector<bool>(count, true)) : wire::encode_ack();
           to.replies.insert(to.replies.end(), reply.begin(), reply.end());
         }
@@ -208,7 +211,11 @@ struct minimal_server::impl {
         fail();
         continue;
       }
-      for (auto& o : batch) write_all(o.fd, o.replies);
+      fsyncs.fetch_add(1, std::memory_order_relaxed);
+      for (auto& o : batch) {
+        synced_records.fetch_add(o.records, std::memory_order_relaxed);
+        write_all(o.fd, o.replies);
+      }
     }
   }
 };
@@ -217,5 +224,9 @@ minimal_server::minimal_server(const std::string& dir) : impl_(std::make_unique<
 minimal_server::~minimal_server() = default;
 const std::string& minimal_server::socket_path() const { return impl_->socket_path; }
 bool minimal_server::failed() const { return impl_->failed; }
+double minimal_server::records_per_fsync() const {
+  const auto syncs = impl_->fsyncs.load();
+  return syncs ? static_cast<double>(impl_->synced_records.load()) / static_cast<double>(syncs) : 0;
+}
 
 }  // namespace weir::bench

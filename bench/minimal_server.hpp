@@ -23,6 +23,8 @@ class minimal_server {
   const std::string& socket_path() const;
   /// A write or fdatasync failed (nothing was acked after it).
   bool failed() const;
+  /// Durable records each fdatasync acked, over the server's life so far.
+  double records_per_fsync() const;
 
  private:
   struct impl;

@@ -157,7 +157,9 @@ sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::s
       warm_up(server.socket_path(), spec);
       auto load = run_load(server.socket_path(), spec);
       if (server.failed()) throw std::runtime_error("minimal server: a write or fdatasync failed in " + dir);
-      return from_load(load, load.seconds);
+      auto s = from_load(load, load.seconds);
+      s.records_per_fsync = server.records_per_fsync();  // warm-up included: the same load all along
+      return s;
     }
   }
   sample s;

@@ -57,7 +57,8 @@ records per second; with "measure: delivery", per second from the first push
 until the sink holds every acked record), catch_up_s (delivery: time after
 the last ack until then), acked_per_s (delivery: records acked per second
 while the load ran), records_per_fsync (Durable records each WAB fdatasync
-released, from the daemon's metrics), records_per_commit (delivery: records
+released, from the daemon's metrics; baseline_records_per_fsync: the
+minimal server's), records_per_commit (delivery: records
 each sink commit stored), p50_us/p99_us/p999_us (send to reply, per
 frame), baseline_records_per_s and baseline_p50_us (fsync: one write of a
 frame's records plus fdatasync, append or overwrite; socket: one round trip;
@@ -190,6 +191,7 @@ int run(const std::vector<std::string>& args) {
                        {"baseline_records_per_s_min", lowest(base_rate)},
                        {"baseline_records_per_s_max", highest(base_rate)},
                        {"baseline_p50_us", median(field(bases, &sample::p50_us))},
+                       {"baseline_records_per_fsync", median(field(bases, &sample::records_per_fsync))},
                        {"ratio", median(ratios)},
                        {"ratio_min", lowest(ratios)},
                        {"ratio_max", highest(ratios)}};
@@ -205,9 +207,12 @@ int run(const std::vector<std::string>& args) {
                     sc.name.c_str(), j["acked_per_s"].get<double>(),
                     median(base_rate) > 0 ? j["acked_per_s"].get<double>() / median(base_rate) : 0.0,
                     j["catch_up_s"].get<double>(), j["records_per_commit"].get<double>());
-      if (j["records_per_fsync"].get<double>() > 0)
-        std::printf("%s: %.1f Durable records per WAB fdatasync\n", sc.name.c_str(),
-                    j["records_per_fsync"].get<double>());
+      if (const double per_sync = j["records_per_fsync"], base_per_sync = j["baseline_records_per_fsync"];
+          per_sync > 0 && base_per_sync > 0)
+        std::printf("%s: %.1f Durable records per WAB fdatasync (%.1f in the baseline)\n", sc.name.c_str(), per_sync,
+                    base_per_sync);
+      else if (per_sync > 0)
+        std::printf("%s: %.1f Durable records per WAB fdatasync\n", sc.name.c_str(), per_sync);
       if (sc.measure == weir::bench::measure_kind::recovery)
         std::printf("%s: restart after kill -9 on %.0f MiB of backlog: %.3f s (%.3f to %.3f), %.2f s per GiB\n",
                     sc.name.c_str(), median(backlog) / (1 << 20), j["startup_s"].get<double>(),
