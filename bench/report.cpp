@@ -18,10 +18,14 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
+/// A per-fsync or per-commit figure; "–" where the run has none (older lines, no daemon).
+std::string counted(double v) { return v > 0 ? fixed(v, 1) : "–"; }
+
 int write_report(std::istream& in, std::ostream& out) {
   out << "| scenario | measure | tier | producers | pipeline | batch | payload B | records/s | p50 µs | p99 µs | "
-         "baseline | baseline records/s | baseline p50 µs | ratio (range) | rounds |\n"
-      << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n";
+         "baseline | baseline records/s | baseline p50 µs | ratio (range) | rounds | records per fsync (baseline) | "
+         "records per sink commit |\n"
+      << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
   int rows = 0;
   std::string line;
   while (std::getline(in, line)) {
@@ -38,7 +42,9 @@ int write_report(std::istream& in, std::ostream& out) {
         << j.value("baseline", "?") << " | " << fixed(j.value("baseline_records_per_s", 0.0), 0) << " | "
         << fixed(j.value("baseline_p50_us", 0.0), 1) << " | " << fixed(ratio, 2) << " ("
         << fixed(j.value("ratio_min", ratio), 2) << "–" << fixed(j.value("ratio_max", ratio), 2) << ") | "
-        << j.value("repeats", 1) << " |\n";
+        << j.value("repeats", 1) << " | " << counted(j.value("records_per_fsync", 0.0))
+        << (j.value("baseline_records_per_fsync", 0.0) > 0 ? " (" + fixed(j.value("baseline_records_per_fsync", 0.0), 1) + ")" : "")
+        << " | " << counted(j.value("records_per_commit", 0.0)) << " |\n";
     ++rows;
   }
   return rows;
