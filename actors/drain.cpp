@@ -43,6 +43,7 @@ struct in_flight {
   position end;  // just past the batch's last record
   bool done = false;
   std::uint64_t records = 0;
+  std::int64_t first_ts_ns = 0;  // ingest time of its first record
 };
 
 class drain_state {
@@ -145,6 +146,28 @@ class drain_state {
         self_->delayed_send(self_, std::chrono::milliseconds(s_.linger_ms), linger_atom::value, linger_epoch_);
       }
     }
+    publish_oldest();
+  }
+
+  /// The ingest time of the shard's oldest record the sink has not
+  /// confirmed, for the age the metrics show (0: none waiting). Batches go
+  /// out in record order, so it is the first one still in flight.
+  void publish_oldest() {
+    if (!s_.stats) return;
+    std::int64_t oldest = 0;
+    if (!flying_.empty()) oldest = flying_.front().first_ts_ns;
+    else if (!pending_.empty()) oldest = pending_.front().ts_ns;
+    else if (!read_to_end()) return;  // records wait unread (a read to retry): the last known age holds
+    s_.stats->oldest_undelivered_ts_ns.store(oldest, std::memory_order_relaxed);
+  }
+
+  /// Everything written has been read.
+  bool read_to_end() const {
+    if (segments_.empty()) return true;
+    const auto last = std::prev(segments_.end());
+    if (read_.sequence < last->first) return false;
+    const auto it = segments_.find(read_.sequence);
+    return it == segments_.end() || std::max(read_.offset, it->second.start) >= it->second.end;
   }
 
   /// Moves the cursor on (normalised) and makes it durable: at once when a
@@ -301,7 +324,7 @@ class drain_state {
     ++linger_epoch_;
     linger_scheduled_ = false;
     const std::uint64_t id = next_batch_++;
-    flying_.push_back({id, read_, false, pending_.size()});
+    flying_.push_back({id, read_, false, pending_.size(), pending_.front().ts_ns});
     self_->send(runner_, delivery_batch{id, caf::actor_cast<delivery_client_actor>(self_), std::move(pending_)});
     pending_.clear();
     pending_bytes_ = 0;

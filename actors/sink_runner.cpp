@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "messages/drain_protocol.hpp"
 #include "observability/log.hpp"
 #include "observability/metrics.hpp"
+#include "wab/wall_clock.hpp"
 
 namespace weir {
 
@@ -25,6 +27,7 @@ struct job {
   std::uint64_t batch_id = 0;
   commit_job work;
   std::uint64_t records = 0;
+  std::uint64_t attempt = 0;  // the runner's attempt when it was dispatched
 };
 
 class sink_runner_state {
@@ -57,8 +60,7 @@ class sink_runner_state {
 
   void on_retry(std::uint64_t epoch) {
     if (epoch != retry_epoch_) return;
-    paused_ = false;
-    dispatch();
+    resume();
   }
 
   void on_probe(std::uint64_t epoch) {
@@ -69,7 +71,7 @@ class sink_runner_state {
       idle_[w] = false;
       self_->request(workers_[w], caf::infinite, probe_atom::value).then([=, this](sink_health health) {
         idle_[w] = true;
-        set_health(health);
+        probed(health);
         dispatch();
       });
       return;
@@ -87,6 +89,7 @@ class sink_runner_state {
       job j = std::move(it->second);
       queue_.erase(it);
       idle_[w] = false;
+      j.attempt = attempt_;
       status_->state = delivery_state::delivering;
       self_->request(workers_[w], caf::infinite, j.work)
           .then([=, this](commit_outcome& out) mutable { finished(w, key, std::move(j), out); });
@@ -106,8 +109,7 @@ class sink_runner_state {
       }
     }
     if (out.what == commit_outcome::kind::committed) {
-      failures_ = 0;
-      set_health(sink_health::healthy);
+      succeeded();
       ++status_->committed_batches;
       status_->committed_records += j.records - out.dead_lettered;
       status_->dead_lettered += out.dead_lettered;
@@ -119,15 +121,25 @@ class sink_runner_state {
       return;
     }
     // The batch goes back first in line; nothing else is sent until the wait is over.
+    const bool counted = !paused_ && j.attempt == attempt_;
     queue_.emplace(key, std::move(j));
     ++status_->retries;
-    ++failures_;
+    status_->set_error(out.error);
+    if (!counted) {
+      // Another slot's commit of the same attempt failed first: that one
+      // started the wait. Sent before it (an older attempt): it goes again.
+      dispatch();
+      return;
+    }
+    if (failures_++ == 0) streak_started_ = std::chrono::steady_clock::now();
     const bool full = out.what == commit_outcome::kind::dead_letter_full;
     const auto wait = full ? std::chrono::milliseconds(settings_.dead_letter_recheck_ms) : backoff(out.retry_after_ms);
     status_->state = full ? delivery_state::dead_letter_full : delivery_state::retrying;
     status_->backoff_ms = static_cast<std::uint64_t>(wait.count());
-    status_->set_error(out.error);
-    if (!full) set_health(sink_health::down);
+    if (!full)
+      set_health(failures_ >= settings_.down_after_failures || status_->health.load() == sink_health::down
+                     ? sink_health::down
+                     : sink_health::degraded);
     // One line when trouble starts or changes, then one per doubling of the
     // streak: visible, not a flood.
     if ((failures_ & (failures_ - 1)) == 0 || out.error != last_logged_error_) {
@@ -136,12 +148,73 @@ class sink_runner_state {
                 {{"sink", type_},
                  {"error", out.error},
                  {"failures", std::to_string(failures_)},
+                 {"health", std::string(name_of(status_->health.load()))},
                  {"retry_in_ms", std::to_string(wait.count())}});
     }
-    if (!paused_) {
-      paused_ = true;
-      self_->delayed_send(self_, wait, retry_atom::value, ++retry_epoch_);
+    paused_ = true;
+    // Only the sink's own Retry-After is waited out whatever a probe says.
+    probe_may_resume_ = !full && out.retry_after_ms < 0;
+    self_->delayed_send(self_, wait, retry_atom::value, ++retry_epoch_);
+  }
+
+  /// The backoff is over (or cut short): the next dispatch is a new attempt.
+  void resume() {
+    paused_ = false;
+    ++attempt_;
+    dispatch();
+  }
+
+  /// A commit went through: the streak (if any) is over.
+  void succeeded() {
+    status_->last_commit_unix_ns = wab::wall_clock_ns();
+    if (failures_ > 0) {
+      const double after_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - streak_started_).count();
+      char after[32];
+      std::snprintf(after, sizeof after, "%.1f", after_s);
+      log::info("sink healthy again",
+                {{"sink", type_},
+                 {"after_s", after},
+                 {"failed_attempts", std::to_string(failures_)},
+                 {"records_waiting", std::to_string(records_waiting())}});
+      status_->set_error("");
+      status_->backoff_ms = 0;
+    } else if (status_->health.load() != sink_health::healthy) {
+      log::info("sink healthy", {{"sink", type_}});
     }
+    failures_ = 0;
+    last_logged_error_.clear();
+    status_->health = sink_health::healthy;
+  }
+
+  /// A probe's answer: the health itself when nothing is failing; during a
+  /// failure streak only a hint that the wait may end now.
+  void probed(sink_health h) {
+    if (failures_ == 0) {
+      set_health(h);
+      return;
+    }
+    if (h == sink_health::healthy && paused_ && probe_may_resume_) {
+      ++retry_epoch_;  // the pending retry timer is void
+      log::info("sink answers its health probe; retrying now", {{"sink", type_}});
+      resume();
+    }
+  }
+
+  /// Records not yet confirmed by the sink, every shard (what the drains have
+  /// read and what they have not).
+  std::uint64_t records_waiting() const {
+    std::uint64_t waiting = 0;
+    if (auto* m = settings_.stats) {
+      for (std::uint16_t sh = 0; sh < m->shards(); ++sh) {
+        const auto& s = m->shard(sh);
+        const std::uint64_t in = s.appended.load() + s.backlog.load(), out = s.confirmed.load();
+        waiting += in > out ? in - out : 0;
+      }
+      return waiting;
+    }
+    for (const auto& [key, j] : queue_) waiting += j.records;
+    return waiting;
   }
 
   std::chrono::milliseconds backoff(std::int64_t retry_after_ms) {
@@ -154,8 +227,9 @@ class sink_runner_state {
 
   void set_health(sink_health h) {
     const auto before = status_->health.exchange(h);
-    if (before != h && h == sink_health::healthy && failures_ == 0)
-      log::info("sink healthy", {{"sink", type_}});
+    if (before == h) return;
+    if (h == sink_health::healthy) log::info("sink healthy", {{"sink", type_}});
+    else if (h == sink_health::down) log::warn("sink down", {{"sink", type_}, {"error", status_->last_error()}});
   }
 
   void schedule_probe() {
@@ -177,9 +251,12 @@ class sink_runner_state {
   std::vector<bool> idle_;
   std::map<std::uint64_t, job> queue_;  // by arrival: a retried batch keeps its place
   std::uint64_t next_job_ = 0;
-  std::uint64_t failures_ = 0;
+  std::uint64_t failures_ = 0;  // failed attempts in a row
+  std::uint64_t attempt_ = 0;   // one more each time a wait ends
+  std::chrono::steady_clock::time_point streak_started_{};
   std::string last_logged_error_;
   bool paused_ = false;
+  bool probe_may_resume_ = false;
   std::uint64_t retry_epoch_ = 0, probe_epoch_ = 0;
   std::mt19937_64 rng_{std::random_device{}()};
 };

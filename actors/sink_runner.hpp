@@ -14,8 +14,14 @@
 //               batch goes first, so per-shard order holds with concurrency 1)
 //               -> dead_letter_full (a refused record has nowhere to go:
 //               rechecked every dead_letter_recheck_ms) -> delivering ...
+// Failures count attempts, not slots: the commits in flight when the first
+//               of them fails are one attempt, however many slots report it.
 // Backoff: drain.retry.initial_ms x multiplier^(failures-1), capped at
-// max_ms, +-jitter; a Retry-After from the sink replaces it. Forever.
+// max_ms, +-jitter; a Retry-After from the sink replaces it. Forever. A
+// probe that succeeds during a backoff (not a Retry-After) ends it early.
+// Health: healthy after a commit; degraded from the first failed attempt;
+// down after down_after_failures of them in a row. Without a failure streak
+// (nothing to deliver) the probe's answer is the health.
 #include <cstdint>
 #include <memory>
 
@@ -38,6 +44,7 @@ struct sink_runner_settings {
   std::uint32_t retry_max_ms = 30000;
   double retry_jitter = 0.2;
   std::uint32_t health_interval_ms = 5000;
+  std::uint32_t down_after_failures = 3;
   std::uint32_t dead_letter_recheck_ms = 1000;  // with the dead letters full, try again this often
   metrics* stats = nullptr;  // may be null (tests)
   actor_thread worker_thread = actor_thread::own;

@@ -77,6 +77,7 @@ struct config {
     std::int64_t concurrency;
     std::int64_t timeout_ms;
     std::int64_t health_interval_ms;
+    std::int64_t down_after_failures;
     struct { std::string path; } sqlite;
     struct { std::string conninfo; std::string password_file; } postgres;
     struct {

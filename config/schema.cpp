@@ -288,7 +288,12 @@ std::vector<setting> make_settings() {
   s.push_back(integer("sink.timeout_ms", WEIR_FIELD(sink.timeout_ms), 100, 600000, "10000",
                       "A sink commit taking longer than this counts as a transient failure."));
   s.push_back(integer("sink.health_interval_ms", WEIR_FIELD(sink.health_interval_ms), 100,
-                      3600000, "5000", "How often the sink's health is probed."));
+                      3600000, "5000",
+                      "How often the sink's health is probed. A probe that succeeds while delivery waits out a "
+                      "backoff ends the wait early (not a Retry-After the sink asked for)."));
+  s.push_back(integer("sink.down_after_failures", WEIR_FIELD(sink.down_after_failures), 1, 1000, "3",
+                      "Consecutive failed commit attempts after which the sink is reported down (degraded "
+                      "before that; healthy again after a commit succeeds)."));
   s.push_back(text("sink.sqlite.path", WEIR_FIELD(sink.sqlite.path), tr::path, "var/sink.db",
                    "SQLite database file."));
   s.push_back(text("sink.postgres.conninfo", WEIR_FIELD(sink.postgres.conninfo), tr::any, "\"\"",

@@ -71,6 +71,7 @@ sink_runner_settings runner_settings_for(const config& cfg) {
   s.retry_max_ms = narrow<std::uint32_t>(cfg.drain.retry.max_ms);
   s.retry_jitter = cfg.drain.retry.jitter;
   s.health_interval_ms = narrow<std::uint32_t>(cfg.sink.health_interval_ms);
+  s.down_after_failures = narrow<std::uint32_t>(cfg.sink.down_after_failures);
   s.dead_letter_recheck_ms = narrow<std::uint32_t>(cfg.drain.dead_letter_recheck_ms);
   return s;
 }

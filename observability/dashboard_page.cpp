@@ -28,6 +28,7 @@ std::string_view dashboard_page() {
   <div class="sub">acked <span id="acked-rate">–</span>/s · 60 s avg <span id="ingest-60">–</span>/s</div><canvas id="c-ingest"></canvas></div>
  <div class="card"><h2>Delivery (records/s)</h2><div class="big" id="delivered-rate">–</div>
   <div class="sub">sink <span id="sink-type"></span> <span id="sink-health" class="pill"></span> · drain <span id="sink-state" class="pill"></span></div>
+  <div class="sub">oldest undelivered <b id="oldest-age">–</b> · last commit <b id="last-commit">–</b> ago</div>
   <canvas id="c-delivered"></canvas></div>
  <div class="card"><h2>Ack latency (ms, last 10 s)</h2><div class="big"><span id="ack-p50">–</span> <span class="sub">p50</span> · <span id="ack-p99">–</span> <span class="sub">p99</span></div><canvas id="c-latency"></canvas></div>
  <div class="card"><h2>Records per fsync</h2><div class="big" id="per-fsync">–</div><canvas id="c-fsync"></canvas></div>
@@ -54,6 +55,8 @@ function draw(id, lines) {
     l.data.forEach((v, i) => { const x = w - (l.data.length - 1 - i) * w / (N - 1), y = h - v / max * (h - 12);
       i ? g.lineTo(x, y) : g.moveTo(x, y); }); g.stroke(); }
 }
+function dur(sec) { sec = Math.round(sec); if (sec < 60) return sec + ' s';
+  if (sec < 3600) return Math.floor(sec/60) + 'm ' + (sec%60) + 's'; return Math.floor(sec/3600) + 'h ' + Math.floor(sec%3600/60) + 'm'; }
 function pill(id, text, cls) { const e = document.getElementById(id); e.textContent = text; e.className = 'pill ' + cls; }
 function set(id, v) { document.getElementById(id).textContent = v; }
 async function poll() {
@@ -73,9 +76,12 @@ async function poll() {
     set('lag', fmt(lag));
     if (s.wab) { set('wab-bytes', fmt(s.wab.bytes) + 'B'); set('wab-cap', fmt(s.wab.max_bytes) + 'B');
       set('wab-rejections', s.wab.cap_rejections); push('wab', s.wab.bytes); }
-    if (s.sink) { set('sink-type', s.sink.type); pill('sink-health', s.sink.health, s.sink.health === 'healthy' ? 'ok' : 'bad'); }
+    if (s.sink) { set('sink-type', s.sink.type);
+      pill('sink-health', s.sink.health, s.sink.health === 'healthy' ? 'ok' : s.sink.health === 'degraded' ? 'warn' : 'bad');
+      set('last-commit', dur(s.sink.seconds_since_last_commit)); }
     if (s.drain) { pill('sink-state', s.drain.state, s.drain.state === 'retrying' || s.drain.state === 'dead_letter_full' ? 'bad' : 'ok');
-      set('drain-error', s.drain.state === 'retrying' ? 'retrying in ' + s.drain.backoff_ms + ' ms: ' + s.drain.last_error : ''); }
+      set('drain-error', s.drain.state === 'retrying' ? 'retrying in ' + s.drain.backoff_ms + ' ms: ' + s.drain.last_error : '');
+      set('oldest-age', s.drain.oldest_undelivered_age_s > 0 ? dur(s.drain.oldest_undelivered_age_s) : 'none'); }
     if (s.connections) { set('conns', s.connections.active); set('conns-total', s.connections.accepted); }
     set('dl-bytes', fmt(s.dead_letter_bytes || 0) + 'B');
     set('cluster', s.cluster.enabled ? s.cluster.members.length + ' members' : 'single node');

@@ -34,6 +34,7 @@ struct delivery_status {
   std::atomic<sink_health> health{sink_health::healthy};
   std::atomic<std::uint64_t> committed_batches{0}, committed_records{0}, dead_lettered{0}, retries{0};
   std::atomic<std::uint64_t> backoff_ms{0};  // the current wait, while retrying
+  std::atomic<std::int64_t> last_commit_unix_ns{0};  // wall clock of the last commit that went through; 0: none yet
 
   void set_error(std::string e) {
     std::lock_guard<std::mutex> guard(mutex_);

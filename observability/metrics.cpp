@@ -17,6 +17,7 @@
 #include "wab/segment_format.hpp"
 #include "wab/spare_pool.hpp"
 #include "wab/wab_usage.hpp"
+#include "wab/wall_clock.hpp"
 
 namespace weir {
 
@@ -100,7 +101,8 @@ const char* nack_label(std::uint8_t reason) {
   return "other";
 }
 
-metrics::metrics(std::string data_dir, std::uint16_t shards) : data_dir_(std::move(data_dir)) {
+metrics::metrics(std::string data_dir, std::uint16_t shards)
+    : data_dir_(std::move(data_dir)), started_ns_(wab::wall_clock_ns()) {
   auto& accepted = prometheus::BuildCounter().Name("weir_records_accepted_total")
                        .Help("Records taken in for writing to the WAB").Register(*registry_);
   auto& acked = prometheus::BuildCounter().Name("weir_records_ack_total")
@@ -140,6 +142,16 @@ metrics::metrics(std::string data_dir, std::uint16_t shards) : data_dir_(std::mo
                             .Help("Records found in the WAB by startup recovery").Register(*registry_).Add({});
   recovery_quarantined_ = &prometheus::BuildCounter().Name("weir_recovery_segments_quarantined_total")
                                .Help("Segments startup recovery copied to quarantine").Register(*registry_).Add({});
+}
+
+double metrics::oldest_undelivered_age(std::uint16_t shard, std::int64_t now_ns) const {
+  const std::int64_t ts = shards_.at(shard)->oldest_undelivered_ts_ns.load();
+  return ts > 0 ? std::max(0.0, static_cast<double>(now_ns - ts) / 1e9) : 0.0;
+}
+
+double metrics::seconds_since_last_commit(const delivery_status& d, std::int64_t now_ns) const {
+  const std::int64_t last = d.last_commit_unix_ns.load();
+  return std::max(0.0, static_cast<double>(now_ns - (last > 0 ? last : started_ns_)) / 1e9);
 }
 
 metrics::shard_file_counts metrics::shard_files(std::uint16_t shard) const {
@@ -183,6 +195,9 @@ std::string metrics::render(const live_state& live) {
   auto spares = family("weir_wab_spare_segments", "Files kept ready for each shard's next segments (wab.spare_segments)",
                        MetricType::Gauge);
   auto lag = family("weir_drain_lag_records", "Records written and not yet confirmed by the sink", MetricType::Gauge);
+  auto oldest = family("weir_delivery_oldest_undelivered_age_seconds",
+                       "Age of the oldest record the sink has not confirmed (0: none waiting)", MetricType::Gauge);
+  const std::int64_t now_ns = wab::wall_clock_ns();
   auto damaged = family("weir_drain_segments_quarantined_total",
                         "Segments the drain found damaged (sealed ones are checked as they are read) and copied to quarantine",
                         MetricType::Counter);
@@ -195,10 +210,12 @@ std::string metrics::render(const live_state& live) {
     damaged.metric.push_back(value(static_cast<double>(m.quarantined_segments.load()), MetricType::Counter, {{"shard", label}}));
     const double pending = static_cast<double>(m.appended.load() + m.backlog.load()) - static_cast<double>(m.confirmed.load());
     lag.metric.push_back(value(std::max(0.0, pending), MetricType::Gauge, {{"shard", label}}));
+    oldest.metric.push_back(value(oldest_undelivered_age(s, now_ns), MetricType::Gauge, {{"shard", label}}));
   }
   families.push_back(std::move(segments));
   families.push_back(std::move(spares));
   families.push_back(std::move(lag));
+  families.push_back(std::move(oldest));
   families.push_back(std::move(damaged));
 
   if (live.usage) {
@@ -243,6 +260,9 @@ std::string metrics::render(const live_state& live) {
     static const std::vector<std::string> healths{"healthy", "degraded", "down"};
     families.push_back(one_hot("weir_sink_health", "The sink's health (one-hot)", healths,
                                std::string(name_of(live.delivery->health.load()))));
+    families.push_back(single("weir_sink_seconds_since_last_commit",
+                              "Time since a sink commit last went through (since the start when none has yet)",
+                              MetricType::Gauge, seconds_since_last_commit(*live.delivery, now_ns)));
   }
   if (live.dead_letters)
     families.push_back(single("weir_dead_letter_bytes", "Bytes held in the dead-letter directory", MetricType::Gauge,

@@ -58,6 +58,7 @@ struct shard_metrics {
   std::atomic<std::uint64_t> confirmed{0};  // records the sink confirmed this run
   std::atomic<std::uint64_t> fsyncs{0}, synced_records{0};  // for records per fsync over a window
   std::atomic<std::uint64_t> quarantined_segments{0};  // found damaged while draining, this run
+  std::atomic<std::int64_t> oldest_undelivered_ts_ns{0};  // ingest time of the oldest unconfirmed record; 0: none
   std::atomic<bool> offline{false};         // no segment can be created: pushes are refused
   std::atomic<bool> writer_up{false};       // the shard's writer actor is running
 };
@@ -95,8 +96,14 @@ class metrics {
   /// The Prometheus text exposition; safe from any thread.
   std::string render(const live_state& live);
 
+  /// Seconds since the ingest of the shard's oldest record the sink has not confirmed; 0 when none waits.
+  double oldest_undelivered_age(std::uint16_t shard, std::int64_t now_ns) const;
+  /// Since the last commit that went through, or since the start when none has.
+  double seconds_since_last_commit(const delivery_status& d, std::int64_t now_ns) const;
+
  private:
   std::string data_dir_;
+  std::int64_t started_ns_;  // wall clock at construction (the daemon's start)
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::array<std::unique_ptr<tier_metrics>, tier_count> tiers_;
   std::vector<std::unique_ptr<shard_metrics>> shards_;

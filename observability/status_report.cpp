@@ -7,6 +7,7 @@
 #include "observability/listener_stats.hpp"
 #include "observability/version.hpp"
 #include "wab/wab_usage.hpp"
+#include "wab/wall_clock.hpp"
 
 namespace weir {
 
@@ -93,7 +94,11 @@ std::string status_report::json() const {
     }
   }
   json shards = json::array();
+  const std::int64_t now_ns = wab::wall_clock_ns();
+  double oldest_age = 0;
   for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
+    const double age = stats_.oldest_undelivered_age(s, now_ns);
+    oldest_age = std::max(oldest_age, age);
     const auto& m = stats_.shard(s);
     const auto appended = m.appended.load(), backlog = m.backlog.load(), confirmed = m.confirmed.load();
     const auto files = stats_.shard_files(s);
@@ -103,6 +108,7 @@ std::string status_report::json() const {
                       {"appended", appended},
                       {"confirmed", confirmed},
                       {"lag_records", appended + backlog > confirmed ? appended + backlog - confirmed : 0},
+                      {"oldest_undelivered_age_s", age},
                       {"offline", m.offline.load()}});
   }
   const auto reason = not_ready();
@@ -125,11 +131,13 @@ std::string status_report::json() const {
   if (live_.delivery) {
     j["drain"] = {{"state", std::string(name_of(live_.delivery->state.load()))},
                   {"backoff_ms", live_.delivery->backoff_ms.load()},
+                  {"oldest_undelivered_age_s", oldest_age},
                   {"retries", live_.delivery->retries.load()},
                   {"last_error", live_.delivery->last_error()}};
     j["sink"] = {{"type", live_.sink_type},
                  {"health", name_of(live_.delivery->health.load())},
                  {"committed_records", live_.delivery->committed_records.load()},
+                 {"seconds_since_last_commit", stats_.seconds_since_last_commit(*live_.delivery, now_ns)},
                  {"dead_lettered", live_.delivery->dead_lettered.load()}};
   }
   if (live_.dead_letters) j["dead_letter_bytes"] = live_.dead_letters->bytes();

@@ -121,7 +121,8 @@ TEST_CASE("admin: a live scrape has the catalogue and passes promtool check metr
         "weir_drain_state{state=\"idle\"}", "weir_sink_commit_duration_seconds_bucket", "weir_sink_health{state=\"healthy\"} 1",
         "weir_dead_letter_bytes", "weir_recovery_records_replayed_total", "weir_recovery_segments_quarantined_total",
         "weir_delivery_latency_seconds_bucket", "process_resident_memory_bytes", "process_cpu_seconds_total",
-        "process_open_fds"})
+        "process_open_fds", "weir_sink_seconds_since_last_commit ",
+        "weir_delivery_oldest_undelivered_age_seconds{shard=\"0\"} 0", "weir_delivery_oldest_undelivered_age_seconds{shard=\"1\"} 0"})
     CHECK(scrape.find(needle) != std::string::npos);
   std::string out;
   const int rc = run_with_input("promtool check metrics", scrape, out);
@@ -155,7 +156,7 @@ TEST_CASE("prometheus: the shipped scrape config and alert rules load and the co
   CHECK(found);
   const auto rules = nlohmann::json::parse(http_request(web, "/api/v1/rules").body, nullptr, false);
   REQUIRE_FALSE(rules.is_discarded());
-  CHECK(rules["data"]["groups"][0]["rules"].size() == 8);
+  CHECK(rules["data"]["groups"][0]["rules"].size() == 9);
   CHECK(a.d.stop() == 0);
 }
 

@@ -32,6 +32,8 @@ namespace {
 /// commit, then `committed` for good.
 struct sink_script {
   std::deque<commit_result> answers;
+  sink_health probe_answer = sink_health::healthy;
+  std::size_t probes = 0;
   std::vector<std::vector<std::string>> commits;  // the record ids of each commit, in order
 };
 
@@ -47,7 +49,10 @@ class scripted_sink : public sink {
     script_->answers.pop_front();
     return r;
   }
-  sink_health probe() override { return sink_health::healthy; }
+  sink_health probe() override {
+    ++script_->probes;
+    return script_->probe_answer;
+  }
 
  private:
   std::shared_ptr<sink_script> script_;
@@ -160,7 +165,7 @@ TEST_CASE("sink runner: a Retry-After from the sink replaces the backoff", "[act
   runner_world w;
   w.script->answers.push_back(transient(2500ms));
   w.send_batch(7, {"a", "b"});
-  CHECK(w.status->health.load() == sink_health::down);
+  CHECK(w.status->health.load() == sink_health::degraded);
   w.advance(2499ms);
   CHECK(w.script->commits.size() == 1);
   CHECK(w.delivered().empty());
@@ -234,6 +239,102 @@ TEST_CASE("sink runner: at most sink.concurrency commits are in flight and the r
   CHECK(done == std::vector<std::uint64_t>{1, 2, 3});
   CHECK(w.status->state.load() == delivery_state::idle);
   CHECK(w.status->committed_batches.load() == 3);
+}
+
+TEST_CASE("sink runner: the commits of one attempt failing on every slot count as one failure",
+          "[actor][sink_runner][health]") {
+  auto s = runner_world::defaults();
+  s.concurrency = 4;
+  s.down_after_failures = 3;
+  runner_world w(s);
+  for (int i = 0; i < 12; ++i) w.script->answers.push_back(transient());
+  for (std::uint64_t id = 1; id <= 4; ++id) w.send_batch(id, {"r" + std::to_string(id)}, false);
+  w.run();
+  // Four slots failed at once: one failed attempt, the first backoff step.
+  REQUIRE(w.script->commits.size() == 4);
+  CHECK(w.status->retries.load() == 4);
+  CHECK(w.status->backoff_ms.load() == 100);
+  CHECK(w.status->health.load() == sink_health::degraded);
+  w.advance(100ms);
+  REQUIRE(w.script->commits.size() == 8);
+  CHECK(w.status->backoff_ms.load() == 200);
+  CHECK(w.status->health.load() == sink_health::degraded);
+  w.advance(199ms);
+  CHECK(w.script->commits.size() == 8);
+  w.advance(1ms);
+  REQUIRE(w.script->commits.size() == 12);
+  // The third failed attempt in a row: down.
+  CHECK(w.status->backoff_ms.load() == 400);
+  CHECK(w.status->health.load() == sink_health::down);
+  CHECK(w.status->last_error() == "scripted outage");
+  w.advance(400ms);
+  CHECK(w.script->commits.size() == 16);
+  auto done = w.delivered();
+  std::sort(done.begin(), done.end());
+  CHECK(done == std::vector<std::uint64_t>{1, 2, 3, 4});
+  // A commit went through: healthy, the error and the wait cleared.
+  CHECK(w.status->health.load() == sink_health::healthy);
+  CHECK(w.status->last_error().empty());
+  CHECK(w.status->backoff_ms.load() == 0);
+  CHECK(w.status->last_commit_unix_ns.load() > 0);
+}
+
+TEST_CASE("sink runner: a probe that succeeds during a backoff retries at once but is no proof of health",
+          "[actor][sink_runner][health]") {
+  auto s = runner_world::defaults();
+  s.retry_initial_ms = 10000;
+  s.retry_max_ms = 60000;
+  s.health_interval_ms = 1000;
+  runner_world w(s);
+  w.script->answers.push_back(transient());
+  w.script->answers.push_back(transient());
+  w.send_batch(1, {"a"});
+  REQUIRE(w.script->commits.size() == 1);
+  CHECK(w.status->backoff_ms.load() == 10000);
+  // The probe fails: the wait goes on.
+  w.script->probe_answer = sink_health::down;
+  w.advance(1000ms);
+  CHECK(w.script->probes == 1);
+  CHECK(w.script->commits.size() == 1);
+  // The probe succeeds: the batch goes again now, not 9 s later; it fails,
+  // and a probe never said healthy while commits fail.
+  w.script->probe_answer = sink_health::healthy;
+  w.advance(1000ms);
+  CHECK(w.script->probes == 2);
+  REQUIRE(w.script->commits.size() == 2);
+  CHECK(w.status->health.load() == sink_health::degraded);
+  CHECK(w.status->backoff_ms.load() == 20000);
+  w.advance(1000ms);
+  REQUIRE(w.script->commits.size() == 3);
+  CHECK(w.delivered() == std::vector<std::uint64_t>{1});
+  CHECK(w.status->health.load() == sink_health::healthy);
+}
+
+TEST_CASE("sink runner: a Retry-After is waited out whatever the probe says", "[actor][sink_runner][health]") {
+  auto s = runner_world::defaults();
+  s.health_interval_ms = 500;
+  runner_world w(s);
+  w.script->answers.push_back(transient(3000ms));
+  w.send_batch(1, {"a"});
+  for (int i = 0; i < 5; ++i) w.advance(500ms);  // a probe every 500 ms, each answering healthy
+  w.advance(499ms);
+  CHECK(w.script->probes == 5);
+  CHECK(w.script->commits.size() == 1);
+  w.advance(1ms);
+  CHECK(w.script->commits.size() == 2);
+  CHECK(w.delivered() == std::vector<std::uint64_t>{1});
+}
+
+TEST_CASE("sink runner: with nothing to deliver the probe's answer is the health", "[actor][sink_runner][health]") {
+  auto s = runner_world::defaults();
+  s.health_interval_ms = 1000;
+  runner_world w(s);
+  w.script->probe_answer = sink_health::down;
+  w.advance(1000ms);
+  CHECK(w.status->health.load() == sink_health::down);
+  w.script->probe_answer = sink_health::healthy;
+  w.advance(1000ms);
+  CHECK(w.status->health.load() == sink_health::healthy);
 }
 
 namespace {

@@ -21,12 +21,13 @@ void print_summary(const nlohmann::json& s) {
     std::printf("WAB %llu of %llu bytes%s, %llu cap rejections\n", s["wab"].value("bytes", 0ull),
                 s["wab"].value("max_bytes", 0ull), s["wab"].value("over_cap", false) ? " (OVER CAP)" : "",
                 s["wab"].value("cap_rejections", 0ull));
-  if (s.contains("sink"))
+  if (s.contains("sink")) {
+    const auto error = s["drain"].value("last_error", std::string());
     std::printf("sink %s: %s, drain %s%s\n", s["sink"].value("type", "?").c_str(), s["sink"].value("health", "?").c_str(),
-                s["drain"].value("state", "?").c_str(),
-                s["drain"].value("last_error", std::string()).empty()
-                    ? ""
-                    : (" (" + s["drain"].value("last_error", std::string()) + ")").c_str());
+                s["drain"].value("state", "?").c_str(), error.empty() ? "" : (" (" + error + ")").c_str());
+    std::printf("oldest undelivered record %.1f s old, last sink commit %.1f s ago\n",
+                s["drain"].value("oldest_undelivered_age_s", 0.0), s["sink"].value("seconds_since_last_commit", 0.0));
+  }
   for (const auto& sh : s["shards"])
     std::printf("shard %d: appended %llu, confirmed %llu, lag %llu%s\n", sh.value("shard", 0),
                 sh.value("appended", 0ull), sh.value("confirmed", 0ull), sh.value("lag_records", 0ull),
