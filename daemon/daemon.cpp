@@ -18,6 +18,7 @@
 #include "daemon/actor_settings.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "daemon/admin_server.hpp"
+#include "daemon/config_reload.hpp"
 #include "daemon/data_dir.hpp"
 #include "observability/metrics.hpp"
 #include "daemon/pipeline.hpp"
@@ -41,11 +42,14 @@ std::size_t scheduler_threads(const config& cfg) {
 
 /// Blocks the signals the daemon handles so that every thread started after
 /// this inherits the mask and only sigwait() in the main thread sees them.
-sigset_t block_shutdown_signals() {
+/// SIGHUP (a closed terminal, or an operator's reload) is one of them: its
+/// default action would end the daemon without a clean stop.
+sigset_t block_handled_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
   // A file size limit (ulimit -f) must surface as a failed write, which is
@@ -67,12 +71,12 @@ void refuse_unserved_features(const config& cfg) {
 
 }  // namespace
 
-int run_daemon(const config& cfg) {
+int run_daemon(const config& cfg, std::function<config()> reread) {
   refuse_unserved_features(cfg);
   const auto started = std::chrono::steady_clock::now();
   configure_allocator();
   ensure_open_file_limit(cfg.listen.max_connections, cfg.ingest.shards);
-  const sigset_t signals = block_shutdown_signals();
+  const sigset_t signals = block_handled_signals();
   ::umask(0077);
 
   ensure_private_directory(cfg.data_dir, "data_dir");
@@ -141,8 +145,17 @@ int run_daemon(const config& cfg) {
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
 
+  config running = cfg;
   int sig = 0;
-  sigwait(&signals, &sig);
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    if (!reread) {
+      log::info("SIGHUP: no configuration source to read again; nothing changed");
+      continue;
+    }
+    reload_config(running, reread, [&] { return shards.reload_sink_secrets(); });
+  }
   log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
 
   // Stop accepting; every connection stops reading, writes the replies it

@@ -46,6 +46,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     throw startup_error(e.what());
   }
   sink_type_ = factory->type();
+  factory_ = factory;
   ensure_private_directory(cfg.data_dir + "/dead_letter", "data_dir");
   dead_letters_ = std::make_shared<dead_letter_store>(io, cfg.data_dir + "/dead_letter",
                                                       static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));

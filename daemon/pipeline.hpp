@@ -14,6 +14,7 @@
 #include "config/config.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
+#include "sinks/sink.hpp"
 #include "wab/dead_letter_store.hpp"
 #include "observability/metrics.hpp"
 #include "observability/delivery_status.hpp"
@@ -46,6 +47,8 @@ class pipeline {
   const std::shared_ptr<delivery_status>& delivery() const { return delivery_; }
   const std::shared_ptr<dead_letter_store>& dead_letters() const { return dead_letters_; }
   const std::string& sink_type() const { return sink_type_; }
+  /// Reads the sink's secret files again (SIGHUP).
+  sink_factory::secret_reload reload_sink_secrets() { return factory_->reload_secrets(); }
 
  private:
   caf::actor_system& sys_;
@@ -56,6 +59,7 @@ class pipeline {
   std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();
   std::shared_ptr<dead_letter_store> dead_letters_;
   std::string sink_type_;
+  std::shared_ptr<sink_factory> factory_;
   std::atomic<std::uint64_t> next_{0};
 };
 

@@ -33,6 +33,14 @@ Configuration precedence (lowest to highest): built-in defaults, the YAML
 file, environment variables WEIR_<SECTION>__<KEY> (e.g. WEIR_LOG__LEVEL=debug),
 then --set. Every key is described in docs/configuration.md.
 
+Signals: SIGTERM and SIGINT stop it cleanly (replies owed are written, the
+WAB synced and sealed). SIGHUP reads the configuration again from the same
+file, environment and --set values: log.level and log.format change at once,
+the sink's secret files (sink.postgres.password_file,
+sink.http.bearer_token_file) are read again for its next connection or
+request, and any other changed key is logged as needing a restart. An
+invalid configuration on SIGHUP changes nothing (logged).
+
 Exit status: 0 after a clean shutdown (SIGTERM or SIGINT) or a successful
 check; 2 when the configuration is invalid or the daemon cannot start.
 
@@ -110,7 +118,7 @@ int main(int argc, char** argv) {
 
   weir::log::configure(cfg.log.level, cfg.log.format);
   try {
-    return weir::run_daemon(cfg);
+    return weir::run_daemon(cfg, [&args] { return weir::load_config(args.sources); });
   } catch (const weir::startup_error& e) {
     weir::log::error(std::string("cannot start: ") + e.what());
     return 2;

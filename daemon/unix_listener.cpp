@@ -155,12 +155,21 @@ std::shared_ptr<socket_session> unix_listener::longest_stalled() {
   return victim;
 }
 
-bool unix_listener::peer_allowed(int fd) const {
-  if (!options_.peer_uid_check) return true;
+namespace {
+
+/// The connecting process (pid, uid, gid), as the kernel saw it at connect().
+std::optional<ucred> peer_credentials(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;  // fail closed
-  return cred.uid == ::geteuid();
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return std::nullopt;
+  return cred;
+}
+
+}  // namespace
+
+bool unix_listener::peer_allowed(const std::optional<ucred>& peer) const {
+  if (!options_.peer_uid_check) return true;
+  return peer && peer->uid == ::geteuid();  // unknown: fail closed
 }
 
 void unix_listener::on_accepted(stream::socket socket) {
@@ -180,13 +189,18 @@ void unix_listener::on_accepted(stream::socket socket) {
     }
     victim->evict();
   }
-  if (!peer_allowed(socket.native_handle())) {
+  const auto peer = peer_credentials(socket.native_handle());
+  if (!peer_allowed(peer)) {
     ++stats_.rejected_peer_uid;
     log::warn("connection refused: peer uid differs from the daemon's (listen.peer_uid_check)");
     socket.close(ignored);
     return;
   }
   ++stats_.accepted;
+  if (log::enabled(log_level::debug))
+    log::debug("connection accepted", {{"peer_pid", peer ? std::to_string(peer->pid) : "?"},
+                                       {"peer_uid", peer ? std::to_string(peer->uid) : "?"},
+                                       {"active", std::to_string(stats_.active.load() + 1)}});
   const std::uint64_t id = next_session_id_++;
   // The registry entry goes when the session ends, whichever side ends it.
   auto forget = [this, id] {

@@ -5,10 +5,13 @@
 // file at the path is refused. At listen.max_connections a new connection
 // takes the place of the one stalled longest on its peer; accept failures
 // (out of file descriptors) back off instead of spinning.
+#include <sys/socket.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -59,7 +62,8 @@ class unix_listener {
   void on_accepted(boost::asio::local::stream_protocol::socket socket);
   /// The session waiting longest on its peer; null when all wait on the daemon.
   std::shared_ptr<socket_session> longest_stalled();
-  bool peer_allowed(int fd) const;
+  /// Whether listen.peer_uid_check lets this peer in.
+  bool peer_allowed(const std::optional<ucred>& peer) const;
 
   boost::asio::io_context& io_;
   unix_listener_options options_;

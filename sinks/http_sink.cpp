@@ -35,7 +35,7 @@ struct http_settings {
   http_url url;
   bool ndjson = false;
   std::map<std::string, std::string> headers;
-  std::string bearer_token;
+  std::shared_ptr<reloadable_secret> bearer_token;
   int timeout_ms = 10000;
 };
 
@@ -165,7 +165,8 @@ class http_sink final : public sink {
     req.set(http::field::content_type, content_type);
     req.set("Idempotency-Key", key);
     req.set(http::field::user_agent, "weir");
-    if (!s_->bearer_token.empty()) req.set(http::field::authorization, "Bearer " + s_->bearer_token);
+    if (const auto token = s_->bearer_token->value(); !token.empty())
+      req.set(http::field::authorization, "Bearer " + token);
     for (const auto& [k, v] : s_->headers) req.set(k, v);
     req.keep_alive(true);
     req.body() = std::move(body);
@@ -211,6 +212,7 @@ class http_factory final : public sink_factory {
   explicit http_factory(std::shared_ptr<const http_settings> s) : s_(std::move(s)) {}
   std::unique_ptr<sink> make() override { return std::make_unique<http_sink>(s_); }
   std::string type() const override { return "http"; }
+  secret_reload reload_secrets() override { return reload_each({s_->bearer_token.get()}); }
 
  private:
   std::shared_ptr<const http_settings> s_;
@@ -226,7 +228,8 @@ std::shared_ptr<sink_factory> make_http_sink_factory(const config& cfg) {
   s->url = *url;
   s->ndjson = cfg.sink.http.format == "ndjson";
   s->headers = cfg.sink.http.headers;
-  s->bearer_token = read_secret("sink.http.bearer_token_file", cfg.sink.http.bearer_token_file, "WEIR_SINK_BEARER_TOKEN");
+  s->bearer_token = std::make_shared<reloadable_secret>("sink.http.bearer_token_file", cfg.sink.http.bearer_token_file,
+                                                        "WEIR_SINK_BEARER_TOKEN");
   s->timeout_ms = static_cast<int>(cfg.sink.timeout_ms);
   return std::make_shared<http_factory>(std::move(s));
 }

@@ -80,7 +80,7 @@ struct pg_result {
 
 class postgres_sink final : public sink {
  public:
-  postgres_sink(std::string conninfo, std::string password, int timeout_ms)
+  postgres_sink(std::string conninfo, std::shared_ptr<const reloadable_secret> password, int timeout_ms)
       : conninfo_(std::move(conninfo)), password_(std::move(password)), timeout_ms_(timeout_ms) {}
   ~postgres_sink() override {
     if (conn_) PQfinish(conn_);
@@ -111,8 +111,9 @@ class postgres_sink final : public sink {
     if (conn_ && PQstatus(conn_) == CONNECTION_OK) return true;
     if (conn_) PQfinish(conn_);
     const std::string timeout = std::to_string(std::max(1, timeout_ms_ / 1000));
+    const std::string password = password_->value();  // as of now: a reload may have rotated it
     const char* keys[] = {"dbname", "password", "connect_timeout", "application_name", nullptr};
-    const char* values[] = {conninfo_.c_str(), password_.empty() ? nullptr : password_.c_str(), timeout.c_str(),
+    const char* values[] = {conninfo_.c_str(), password.empty() ? nullptr : password.c_str(), timeout.c_str(),
                             "weir", nullptr};
     conn_ = PQconnectdbParams(keys, values, 1);
     if (PQstatus(conn_) != CONNECTION_OK) {
@@ -301,7 +302,8 @@ class postgres_sink final : public sink {
 
   static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-  std::string conninfo_, password_;
+  std::string conninfo_;
+  std::shared_ptr<const reloadable_secret> password_;
   int timeout_ms_;
   PGconn* conn_ = nullptr;
   std::string error_;
@@ -310,13 +312,16 @@ class postgres_sink final : public sink {
 
 class postgres_factory final : public sink_factory {
  public:
-  postgres_factory(std::string conninfo, std::string password, int timeout_ms)
+  postgres_factory(std::string conninfo, std::shared_ptr<reloadable_secret> password, int timeout_ms)
       : conninfo_(std::move(conninfo)), password_(std::move(password)), timeout_ms_(timeout_ms) {}
   std::unique_ptr<sink> make() override { return std::make_unique<postgres_sink>(conninfo_, password_, timeout_ms_); }
   std::string type() const override { return "postgres"; }
+  // Open connections keep the session they authenticated; new ones use the new password.
+  secret_reload reload_secrets() override { return reload_each({password_.get()}); }
 
  private:
-  std::string conninfo_, password_;
+  std::string conninfo_;
+  std::shared_ptr<reloadable_secret> password_;
   int timeout_ms_;
 };
 
@@ -325,7 +330,8 @@ class postgres_factory final : public sink_factory {
 std::shared_ptr<sink_factory> make_postgres_sink_factory(const config& cfg) {
   return std::make_shared<postgres_factory>(
       cfg.sink.postgres.conninfo,
-      read_secret("sink.postgres.password_file", cfg.sink.postgres.password_file, "WEIR_SINK_POSTGRES_PASSWORD"),
+      std::make_shared<reloadable_secret>("sink.postgres.password_file", cfg.sink.postgres.password_file,
+                                          "WEIR_SINK_POSTGRES_PASSWORD"),
       static_cast<int>(cfg.sink.timeout_ms));
 }
 

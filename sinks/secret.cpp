@@ -21,4 +21,24 @@ std::string read_secret(const std::string& key, const std::string& file, const c
   return env ? env : "";
 }
 
+reloadable_secret::reloadable_secret(std::string key, std::string file, const char* env_name)
+    : key_(std::move(key)), file_(std::move(file)), env_name_(env_name), value_(read_secret(key_, file_, env_name_)) {}
+
+std::string reloadable_secret::value() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return value_;
+}
+
+bool reloadable_secret::reload(std::string& error) {
+  try {
+    std::string fresh = read_secret(key_, file_, env_name_);
+    std::lock_guard<std::mutex> guard(mutex_);
+    value_ = std::move(fresh);
+    return true;
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+    return false;
+  }
+}
+
 }  // namespace weir

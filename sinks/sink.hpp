@@ -30,6 +30,15 @@ class sink_factory {
   /// cannot be set up at all (bad path, bad URL).
   virtual std::unique_ptr<sink> make() = 0;
   virtual std::string type() const = 0;
+
+  /// What reload_secrets did: the keys of secret files read again, and
+  /// those that could not be read (with why; the old secret stays in use).
+  struct secret_reload {
+    std::vector<std::string> reloaded, failed;
+  };
+  /// Reads the sink's secret files again (SIGHUP); the sinks use the new
+  /// value from their next connection or request on. None by default.
+  virtual secret_reload reload_secrets() { return {}; }
 };
 
 /// The factory for `cfg.sink.type`. Throws std::runtime_error with a one-line

@@ -14,4 +14,15 @@ std::shared_ptr<sink_factory> make_sink_factory(const config& cfg) {
   throw std::runtime_error("sink.type = " + t + ": expected noop, file, sqlite, postgres or http");
 }
 
+sink_factory::secret_reload reload_each(std::initializer_list<reloadable_secret*> secrets) {
+  sink_factory::secret_reload out;
+  for (auto* secret : secrets) {
+    if (!secret->from_file()) continue;
+    std::string error;
+    if (secret->reload(error)) out.reloaded.push_back(secret->key());
+    else out.failed.push_back(error);
+  }
+  return out;
+}
+
 }  // namespace weir

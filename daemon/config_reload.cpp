@@ -1,0 +1,53 @@
+#include "daemon/config_reload.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/loader.hpp"
+#include "config/schema.hpp"
+#include "observability/log.hpp"
+
+namespace weir {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::vector<std::string> changed_keys(const config& a, const config& b) {
+  std::vector<std::string> out;
+  for (const auto& s : settings())
+    if (YAML::Dump(s.show(a)) != YAML::Dump(s.show(b))) out.push_back(s.key);
+  return out;
+}
+
+bool reloads_live(const std::string& key) { return key == "log.level" || key == "log.format"; }
+
+void reload_config(config& running, const std::function<config()>& reread,
+                   const std::function<sink_factory::secret_reload()>& reload_secrets) {
+  config fresh;
+  try {
+    fresh = reread();
+  } catch (const config_error& e) {
+    log::error("reload refused: the configuration is invalid; nothing changed", {{"error", e.what()}});
+    return;
+  }
+  std::vector<std::string> applied, restart;
+  for (const auto& key : changed_keys(running, fresh)) (reloads_live(key) ? applied : restart).push_back(key);
+  running.log = fresh.log;
+  log::configure(running.log.level, running.log.format);
+  const auto secrets = reload_secrets ? reload_secrets() : sink_factory::secret_reload{};
+  log::info("configuration reloaded", {{"applied", joined(applied)},
+                                       {"secret_files_read", joined(secrets.reloaded)},
+                                       {"needs_restart", joined(restart)}});
+  for (const auto& why : secrets.failed)
+    log::error("reload: a secret file could not be read; the previous secret stays in use", {{"error", why}});
+  if (!restart.empty())
+    log::warn("changed keys take effect only after a restart", {{"keys", joined(restart)}});
+}
+
+}  // namespace weir

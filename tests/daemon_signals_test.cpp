@@ -1,0 +1,96 @@
+// Signals as an operator sends them: SIGHUP reloads what can change live and
+// names what needs a restart, an invalid file on SIGHUP changes nothing,
+// SIGPIPE is ignored, and SIGTERM still stops cleanly after all of it.
+#include <signal.h>
+
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "support/daemon_process.hpp"
+#include "support/http_test_server.hpp"
+#include "support/test_helpers.hpp"
+#include "support/test_paths.hpp"
+#include "weir/client.hpp"
+
+using namespace weir;
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::trunc);
+  out << text;
+}
+
+std::string config_text(const std::string& url, const std::string& level, int shards) {
+  return "log:\n  level: " + level + "\ningest:\n  shards: " + std::to_string(shards) +
+         "\nsink:\n  type: http\n  http:\n    url: " + url + "\n    bearer_token_file: token\n";
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("SIGHUP reloads the log level and the sink's token and names what needs a restart", "[live][signals]") {
+  http_test_server server;
+  temp_dir dir;
+  write_file(dir / "token", "first-token\n");
+  write_file(dir / "weir.yaml", config_text(server.url(), "info", 1));
+  daemon_process d(dir.path(), {"--config", "weir.yaml"});
+  REQUIRE(d.wait_ready());
+  auto c = client::connection::connect_unix(d.socket_path());
+  REQUIRE(c.push(as_bytes("one"), client::durability::durable).acked);
+  REQUIRE(eventually([&] { return server.accepted().size() == 1; }));
+  CHECK(server.accepted()[0].headers.at("authorization") == "Bearer first-token");
+
+  // A rotated token, a finer log level and a key that cannot change live.
+  write_file(dir / "token", "second-token\n");
+  write_file(dir / "weir.yaml", config_text(server.url(), "debug", 2));
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return d.log().find("configuration reloaded") != std::string::npos; }));
+  CHECK(d.log().find("applied=log.level") != std::string::npos);
+  CHECK(d.log().find("secret_files_read=sink.http.bearer_token_file") != std::string::npos);
+  CHECK(d.log().find("needs_restart=ingest.shards") != std::string::npos);
+  CHECK(d.log().find("changed keys take effect only after a restart keys=ingest.shards") != std::string::npos);
+  CHECK(d.log().find("debug connection accepted") == std::string::npos);
+  auto c2 = client::connection::connect_unix(d.socket_path());  // at debug level, a new connection is logged
+  REQUIRE(c2.push(as_bytes("two"), client::durability::durable).acked);
+  REQUIRE(eventually([&] { return server.accepted().size() == 2; }));
+  CHECK(server.accepted()[1].headers.at("authorization") == "Bearer second-token");
+  CHECK(d.log().find("debug connection accepted") != std::string::npos);
+
+  // A file that no longer validates: refused, nothing changes, still serving.
+  write_file(dir / "weir.yaml", "ingest:\n  shards: lots\n");
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return d.log().find("reload refused") != std::string::npos; }));
+  CHECK(d.log().find("ingest.shards") != std::string::npos);
+  CHECK(count_of(d.log(), "configuration reloaded") == 1);
+  REQUIRE(c.push(as_bytes("three"), client::durability::durable).acked);
+  REQUIRE(eventually([&] { return server.accepted().size() == 3; }));
+
+  CHECK(d.stop(SIGTERM) == 0);
+  CHECK(d.log().find("signal=SIGTERM") != std::string::npos);
+  CHECK(!std::filesystem::exists(d.socket_path()));
+}
+
+TEST_CASE("SIGPIPE is ignored and SIGHUP without changes keeps serving", "[live][signals]") {
+  temp_dir dir;
+  daemon_process d(dir.path());
+  REQUIRE(d.wait_ready());
+  REQUIRE(::kill(d.pid(), SIGPIPE) == 0);
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return d.log().find("configuration reloaded") != std::string::npos; }));
+  CHECK(d.log().find("applied=none") != std::string::npos);
+  CHECK(d.log().find("needs_restart=none") != std::string::npos);
+  CHECK(d.running());
+  auto c = client::connection::connect_unix(d.socket_path());
+  CHECK(c.push(as_bytes("still here"), client::durability::durable).acked);
+  CHECK(d.stop(SIGINT) == 0);
+}
