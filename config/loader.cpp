@@ -1,12 +1,16 @@
 #include "config/loader.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
+#include "config/credentials.hpp"
 #include "config/schema.hpp"
 
 extern char** environ;
@@ -15,12 +19,30 @@ namespace weir {
 
 namespace {
 
+/// `text` with control characters written as escapes: an error stays one line.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (c == '\r') out += "\\r";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string quoted(const YAML::Node& n) {
-  if (n.IsScalar()) return "\"" + n.Scalar() + "\"";
+  if (n.IsScalar()) return "\"" + printable(n.Scalar()) + "\"";
   if (n.IsNull()) return "(empty)";
   YAML::Emitter e;
   e << YAML::Flow << n;
-  return e.c_str();
+  return printable(e.c_str());
 }
 
 std::string at(const std::string& file, const YAML::Mark& m) {
@@ -29,7 +51,7 @@ std::string at(const std::string& file, const YAML::Mark& m) {
 
 void assign_or_throw(config& c, const setting& s, const YAML::Node& value, const std::string& where) {
   if (!s.assign(c, value))
-    throw config_error("config error: " + s.key + " = " + (s.secret ? "(redacted)" : quoted(value)) +
+    throw config_error("config error: " + s.key + " = " + (s.secret ? "(redacted)" : redact_credentials(quoted(value))) +
                        " (" + where + "): expected " + s.allowed);
 }
 
@@ -54,15 +76,33 @@ void apply_yaml_map(config& c, const YAML::Node& map, const std::string& prefix,
   }
 }
 
+/// A configuration is a few KiB; anything near this is not one.
+constexpr std::uintmax_t max_config_bytes = 1 << 20;
+
 void apply_file(config& c, const config_sources& src) {
-  std::ifstream in(src.file);
-  if (!in) {
-    if (!src.file_required) return;
-    throw config_error("config error: cannot read config file " + src.file + ": " +
-                       std::strerror(errno));
+  // Looked at before it is opened: a FIFO would block the open, a device
+  // (/dev/zero) would be read until memory ran out, and a directory reads as
+  // empty, which would mean running on defaults.
+  struct stat st {};
+  if (::stat(src.file.c_str(), &st) != 0) {
+    if (!src.file_required && errno == ENOENT) return;
+    throw config_error("config error: cannot read config file " + src.file + ": " + std::strerror(errno));
   }
-  std::stringstream text;
-  text << in.rdbuf();
+  if (!S_ISREG(st.st_mode))
+    throw config_error("config error: config file " + src.file +
+                       " is not a regular file (a directory, device or pipe); expected a YAML file");
+  if (static_cast<std::uintmax_t>(st.st_size) > max_config_bytes)
+    throw config_error("config error: config file " + src.file + " is " + std::to_string(st.st_size) +
+                       " bytes; expected a YAML file of at most 1 MiB");
+  std::ifstream in(src.file);
+  if (!in)
+    throw config_error("config error: cannot read config file " + src.file + ": " + std::strerror(errno));
+  std::string content(max_config_bytes + 1, '\0');
+  in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  content.resize(static_cast<std::size_t>(in.gcount()));
+  if (content.size() > max_config_bytes)  // it grew after the stat
+    throw config_error("config error: config file " + src.file + " is over 1 MiB; expected a YAML file of at most 1 MiB");
+  std::stringstream text(content);
   YAML::Node root;
   try {
     root = YAML::Load(text.str());

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "config/http_url.hpp"
 #include "config/value_parsing.hpp"
 
 namespace weir {
@@ -105,14 +106,16 @@ setting text(std::string key, Get get, text_rule rule, std::string def, std::str
   static const char* const allowed[] = {
       "a string", "a file system path (no NUL bytes)",
       "\"host:port\" with a port from 1 to 65535, or \"\" to disable",
-      "an http:// URL, or \"\" when unused"};
+      "an http:// URL (http://host[:port][/path]: no credentials, spaces or control characters), or \"\" when "
+      "unused"};
   setting s = describe(std::move(key), allowed[static_cast<int>(rule)], std::move(def), std::move(help));
   s.assign = [get, rule](config& c, const YAML::Node& n) {
     if (!(n.IsScalar() || n.IsNull())) return false;
     std::string v = n.IsNull() ? "" : n.Scalar();
     if (rule == text_rule::path && v.find('\0') != std::string::npos) return false;
     if (rule == text_rule::address_or_empty && !v.empty() && !parse_address(v)) return false;
-    if (rule == text_rule::url_or_empty && !v.empty() && v.rfind("http://", 0) != 0) return false;
+    std::string why;
+    if (rule == text_rule::url_or_empty && !v.empty() && !parse_http_url(v, why)) return false;
     get(c) = std::move(v);
     return true;
   };

@@ -1,6 +1,7 @@
 // Checks that involve more than one key, or a key and the platform.
 #include <sys/un.h>
 
+#include "config/credentials.hpp"
 #include "config/loader.hpp"
 #include "config/value_parsing.hpp"
 
@@ -62,7 +63,7 @@ void validate_config(const config& c) {
     fail("sink.http.url = \"\": expected an http:// URL when sink.type is http");
   if (c.sink.type == "postgres" && c.sink.postgres.conninfo.empty())
     fail("sink.postgres.conninfo = \"\": expected a libpq connection string when sink.type is postgres");
-  if (c.sink.postgres.conninfo.find("password") != std::string::npos)
+  if (conninfo_has_password(c.sink.postgres.conninfo))
     fail("sink.postgres.conninfo: a password must not be written in the configuration; use "
          "sink.postgres.password_file or WEIR_SINK_POSTGRES_PASSWORD");
   if (c.sink.type == "file" && c.sink.file.path.empty())

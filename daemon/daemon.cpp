@@ -24,6 +24,7 @@
 #include "daemon/pipeline.hpp"
 #include "daemon/process_limits.hpp"
 #include "observability/log.hpp"
+#include "daemon/startup_checks.hpp"
 #include "daemon/startup_error.hpp"
 #include "daemon/unix_listener.hpp"
 #include "observability/version.hpp"
@@ -58,21 +59,10 @@ sigset_t block_handled_signals() {
   return set;
 }
 
-/// Keys that validate but whose feature this version does not serve yet:
-/// refusing beats silently ignoring an operator's intent.
-void refuse_unserved_features(const config& cfg) {
-  if (!cfg.listen.tcp.empty())
-    throw startup_error("listen.tcp = " + cfg.listen.tcp +
-                        ": the TCP+TLS listener is not available in this version; use listen.unix");
-  if (!cfg.cluster.listen.empty())
-    throw startup_error("cluster.listen = " + cfg.cluster.listen +
-                        ": clustering is not available in this version");
-}
-
 }  // namespace
 
 int run_daemon(const config& cfg, std::function<config()> reread) {
-  refuse_unserved_features(cfg);
+  check_startup_config(cfg);
   const auto started = std::chrono::steady_clock::now();
   configure_allocator();
   ensure_open_file_limit(cfg.listen.max_connections, cfg.ingest.shards);

@@ -8,6 +8,7 @@
 #include "config/loader.hpp"
 #include "daemon/daemon.hpp"
 #include "observability/log.hpp"
+#include "daemon/startup_checks.hpp"
 #include "daemon/startup_error.hpp"
 #include "observability/version.hpp"
 
@@ -23,7 +24,10 @@ Options:
   --config PATH       YAML configuration file (default: config/weir.yaml;
                       when that default is absent, built-in defaults apply)
   --set KEY=VALUE     override one key, e.g. --set ingest.shards=4 (repeatable)
-  --check-config      validate the configuration, print "config ok", exit
+  --check-config      run every check the daemon makes of its configuration
+                      before it starts (values, listeners, the sink's URL
+                      and secret files); print "config ok" or the one
+                      problem, and exit 0 or 2
   --print-config      print the effective configuration as YAML and exit
   --describe-config   print a Markdown table of every key and exit
   --version           print the version and exit
@@ -112,6 +116,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (args.check) {
+    try {
+      weir::check_startup_config(cfg);
+    } catch (const weir::startup_error& e) {
+      std::fprintf(stderr, "config error: %s\n", e.what());
+      return 2;
+    }
     std::printf("config ok\n");
     return 0;
   }

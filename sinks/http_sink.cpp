@@ -19,7 +19,7 @@
 
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/outcome.hpp"
-#include "sinks/http_url.hpp"
+#include "config/http_url.hpp"
 #include "sinks/secret.hpp"
 #include "sinks/sink_types.hpp"
 

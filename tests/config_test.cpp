@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "config/credentials.hpp"
 #include "config/loader.hpp"
 #include "config/schema.hpp"
 #include "support/test_paths.hpp"
@@ -235,4 +236,24 @@ TEST_CASE("every error is a single line", "[config][errors]") {
   CHECK(f.error().find('\n') == std::string::npos);
   f.yaml("listen:\n  read_timeout_ms: 5\n");
   CHECK(f.error().find('\n') == std::string::npos);
+}
+
+TEST_CASE("credentials are found in every form a URL or conninfo can carry them", "[config][secrets]") {
+  CHECK(weir::has_url_credentials("http://user:pw@host/x"));
+  CHECK(weir::has_url_credentials("http://user@host/x"));
+  CHECK_FALSE(weir::has_url_credentials("http://host/x?next=a@b"));
+  CHECK_FALSE(weir::has_url_credentials("http://host:8080/path"));
+
+  CHECK(weir::conninfo_has_password("host=db password=x"));
+  CHECK(weir::conninfo_has_password("host=db PASSWORD=x"));
+  CHECK(weir::conninfo_has_password("postgresql://db/weir?password=x"));
+  CHECK(weir::conninfo_has_password("postgresql://weir:x@db/weir"));
+  CHECK(weir::conninfo_has_password("postgres://weir:x@db:5432/weir"));
+  CHECK_FALSE(weir::conninfo_has_password("postgresql://weir@db/weir"));  // a user alone is no secret
+  CHECK_FALSE(weir::conninfo_has_password("host=db user=weir dbname=weir"));
+
+  CHECK(weir::redact_credentials("\"http://user:pw@host/x\"") == "\"http://(redacted)@host/x\"");
+  CHECK(weir::redact_credentials("a http://u:1@h and postgresql://v:2@g/d") ==
+        "a http://(redacted)@h and postgresql://(redacted)@g/d");
+  CHECK(weir::redact_credentials("http://host/x?to=a@b") == "http://host/x?to=a@b");
 }

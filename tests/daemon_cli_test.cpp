@@ -1,5 +1,7 @@
 // The binaries' command lines: help, version, config checking, and the
 // one-line, exit-2 answer to every configuration mistake.
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -96,4 +98,84 @@ TEST_CASE("weir-ctl reports an unreachable daemon with exit 1", "[cli]") {
   CHECK(r.err.find("cannot connect") != std::string::npos);
   auto usage = run_binary(binary("weir-ctl"), {"frobnicate"}, dir.path());
   CHECK(usage.exit_code == 2);
+}
+
+TEST_CASE("weir-server --check-config refuses exactly what the daemon refuses at start and never prints a secret",
+          "[cli][config]") {
+  temp_dir dir;
+  struct refused {
+    std::vector<std::string> args;
+    std::string expect;  // in the one line both print
+    std::string secret;  // must appear in neither answer ("" when none)
+  };
+  const std::vector<refused> cases{
+      {{"--set", "cluster.listen=127.0.0.1:7000"}, "cluster.listen = 127.0.0.1:7000", ""},
+      {{"--set", "sink.type=http", "--set", "sink.http.url=http://user:hunter2@example.com/in"},
+       "sink.http.url = \"http://(redacted)@example.com/in\"", "hunter2"},
+      {{"--set", "sink.type=http", "--set", "sink.http.url=http://example.com/in\r\nX-Injected: 1"},
+       "sink.http.url", ""},
+      {{"--set", "sink.type=http", "--set", "sink.http.url=http://example.com/a b"}, "sink.http.url", ""},
+      {{"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=postgresql://weir:hunter2@db.example/weir"},
+       "sink.postgres.conninfo: a password must not be written", "hunter2"},
+      {{"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=host=db PASSWORD=hunter2"},
+       "sink.postgres.conninfo: a password must not be written", "hunter2"},
+      {{"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=dbname=weir", "--set",
+        "sink.postgres.password_file=no-such-file"},
+       "sink.postgres.password_file = no-such-file: cannot read the file", ""},
+  };
+  int checked = 0;
+  for (const auto& c : cases) {
+    INFO(c.expect);
+    auto check_args = c.args;
+    check_args.push_back("--check-config");
+    const auto check = run_binary(binary("weir-server"), check_args, dir.path());
+    CHECK(check.exit_code == 2);
+    CHECK(lines_in(check.err) == 1);
+    CHECK(check.err.find(c.expect) != std::string::npos);
+    CHECK(check.out.find("config ok") == std::string::npos);
+    auto start_args = c.args;
+    start_args.insert(start_args.end(), {"--set", "data_dir=var-" + std::to_string(checked)});
+    const auto start = run_binary(binary("weir-server"), start_args, dir.path());
+    CHECK(start.exit_code == 2);
+    CHECK(start.err.find(c.expect) != std::string::npos);
+    if (!c.secret.empty()) {
+      CHECK(check.err.find(c.secret) == std::string::npos);
+      CHECK(start.err.find(c.secret) == std::string::npos);
+      auto print_args = c.args;
+      print_args.push_back("--print-config");
+      const auto printed = run_binary(binary("weir-server"), print_args, dir.path());
+      CHECK(printed.exit_code == 2);
+      CHECK((printed.out + printed.err).find(c.secret) == std::string::npos);
+    }
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(cases.size()));
+}
+
+TEST_CASE("weir-server --config must name a regular file of at most 1 MiB", "[cli][config]") {
+  temp_dir dir;
+  std::filesystem::create_directories(dir / "a-directory");
+  REQUIRE(::mkfifo((dir / "a-fifo").c_str(), 0600) == 0);
+  {
+    std::ofstream big(dir / "big.yaml");
+    big << "# " << std::string(2 << 20, 'x') << "\n";
+  }
+  struct refused {
+    std::string path, expect;
+  };
+  int checked = 0;
+  for (const refused& r : {refused{(dir / "a-directory").string(), "is not a regular file"},
+                           refused{"/dev/zero", "is not a regular file"},
+                           refused{(dir / "a-fifo").string(), "is not a regular file"},
+                           refused{(dir / "big.yaml").string(), "expected a YAML file of at most 1 MiB"}}) {
+    INFO(r.path);
+    const auto check = run_binary(binary("weir-server"), {"--config", r.path, "--check-config"}, dir.path(), {},
+                                  std::chrono::seconds(10));
+    CHECK(check.exit_code == 2);
+    CHECK(lines_in(check.err) == 1);
+    CHECK(check.err.find("config file " + r.path + " ") != std::string::npos);
+    CHECK(check.err.find(r.expect) != std::string::npos);
+    ++checked;
+  }
+  CHECK(checked == 4);
 }

@@ -1,4 +1,4 @@
-#include "sinks/http_url.hpp"
+#include "config/http_url.hpp"
 
 namespace weir {
 
@@ -9,6 +9,11 @@ std::optional<http_url> parse_http_url(const std::string& url, std::string& why)
                                         : "expected a URL starting with http://";
     return std::nullopt;
   }
+  for (const unsigned char c : url)
+    if (c <= 0x20 || c == 0x7f) {
+      why = "spaces and control characters are not allowed in the URL (percent-encode them)";
+      return std::nullopt;
+    }
   http_url u;
   const std::string rest = url.substr(scheme.size());
   const auto slash = rest.find('/');

@@ -1,6 +1,9 @@
 #pragma once
 // The parts of an http:// URL the HTTP sink needs. Credentials in the URL
-// are refused: they would end up in logs and process listings.
+// are refused (they would end up in logs and process listings), and so are
+// spaces and control characters (a CR/LF would become extra header lines).
+// Config validation and the sink parse with this one function, so the
+// configuration accepts exactly the URLs the sink can use.
 #include <optional>
 #include <string>
 
