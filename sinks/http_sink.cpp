@@ -20,6 +20,7 @@
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/outcome.hpp"
 #include "config/http_url.hpp"
+#include "sinks/json_envelope.hpp"
 #include "sinks/secret.hpp"
 #include "sinks/sink_types.hpp"
 
@@ -103,18 +104,11 @@ class http_sink final : public sink {
   commit_result commit_ndjson(const std::vector<sink_record>& batch) {
     commit_result out;
     std::vector<const sink_record*> sent;
-    std::vector<std::size_t> positions;
     std::string body;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      const auto& p = batch[i].payload;
-      if (std::find(p.begin(), p.end(), '\n') != p.end()) {
-        out.rejected.emplace_back(i, "payload contains a newline; ndjson cannot frame it");
-        continue;
-      }
-      body.append(p.begin(), p.end());
+    for (const auto& r : batch) {
+      body += json_envelope(r);
       body.push_back('\n');
-      sent.push_back(&batch[i]);
-      positions.push_back(i);
+      sent.push_back(&r);
     }
     if (sent.empty()) return out;
     auto res = post(std::move(body), "application/x-ndjson", "sha256:" + batch_key(sent));
@@ -123,7 +117,8 @@ class http_sink final : public sink {
       case verdict::ok:
         return out;
       case verdict::reject:
-        for (auto i : positions) out.rejected.emplace_back(i, "HTTP " + std::to_string(res.value().result_int()));
+        for (std::size_t i = 0; i < batch.size(); ++i)
+          out.rejected.emplace_back(i, "HTTP " + std::to_string(res.value().result_int()));
         return out;
       case verdict::retry:
         break;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "messages/wire/coordinate.hpp"
+#include "sinks/base64.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/http_test_server.hpp"
@@ -108,34 +109,60 @@ TEST_CASE("http raw into nginx: every record arrives with its key", "[live][sink
   CHECK(d.stop() == 0);
 }
 
-TEST_CASE("http ndjson: one POST per batch and records with a newline go to dead letters", "[live][sink][http]") {
+TEST_CASE("http ndjson: one POST per batch and one JSON envelope per record whatever the payload's bytes",
+          "[live][sink][http][ndjson]") {
   http_test_server server;
   temp_dir dir;
   daemon_process d(dir.path(), http_args(server, "ndjson"));
   REQUIRE(d.wait_ready());
-  std::vector<std::string> records;
-  for (int i = 0; i < 20; ++i) records.push_back("line " + std::to_string(i));
-  records.push_back("two\nlines");
+  struct sent_record {
+    std::string payload, encoding;
+  };
+  const std::vector<sent_record> sent{
+      {"{\"order\": 17, \"items\": [\"a\", \"b\"]}", "json"},
+      {"{\n  \"pretty\": true,\n  \"lines\": 3\n}\n", "json"},  // line breaks between tokens
+      {"42", "json"},
+      {"plain text", "text"},
+      {"two\nlines of text\r\n", "text"},
+      {"caf\xc3\xa9 \xe2\x82\xac", "text"},
+      {std::string("bin\0ary\xff\xfe", 10), "base64"},
+      {"{\"almost\": json", "text"},
+  };
   {
     auto c = client::connection::connect_unix(d.socket_path());
-    std::vector<std::span<const std::uint8_t>> spans;
-    for (auto& r : records) spans.push_back(as_bytes(r));
-    REQUIRE(c.push_batch(spans, client::durability::durable).all_accepted());
+    std::vector<std::string> payloads;
+    for (const auto& s : sent) payloads.push_back(s.payload);
+    REQUIRE(c.push_batch(spans_of(payloads), client::durability::durable).all_accepted());
   }
-  std::set<std::string> lines;
+  std::vector<nlohmann::json> lines;
   REQUIRE(eventually([&] {
     lines.clear();
     for (const auto& req : server.accepted()) {
       CHECK(req.headers.at("content-type") == "application/x-ndjson");
       std::size_t from = 0;
       for (auto nl = req.body.find('\n'); nl != std::string::npos; from = nl + 1, nl = req.body.find('\n', from))
-        lines.insert(req.body.substr(from, nl - from));
+        lines.push_back(nlohmann::json::parse(req.body.substr(from, nl - from)));  // every line is one JSON value
     }
-    return lines.size() >= 20;
+    return lines.size() >= sent.size();
   }));
-  CHECK(lines.size() == 20);
-  CHECK_FALSE(lines.count("two"));
-  REQUIRE(eventually([&] { return dead_lettered(dir / "var", "two\nlines"); }));
+  REQUIRE(lines.size() == sent.size());
+  int checked = 0;
+  for (const auto& line : lines) {
+    for (const char* key : {"id", "shard", "seq", "idx", "segment", "ts", "encoding", "payload"})
+      CHECK(line.contains(key));
+    const auto idx = line.at("idx").get<std::size_t>();  // records 1.. of the segment, in push order
+    REQUIRE(idx >= 1);
+    REQUIRE(idx <= sent.size());
+    const auto& want = sent[idx - 1];
+    INFO(want.payload);
+    CHECK(line.at("encoding") == want.encoding);
+    if (want.encoding == "json") CHECK(line.at("payload") == nlohmann::json::parse(want.payload));
+    if (want.encoding == "text") CHECK(line.at("payload").get<std::string>() == want.payload);
+    if (want.encoding == "base64") CHECK(base64_decode(line.at("payload").get<std::string>()) == want.payload);
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(sent.size()));
+  CHECK(dead_letter_files(dir / "var") == 0);
   CHECK(d.stop() == 0);
 }
 

@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "sinks/base64.hpp"
 #include "support/daemon_process.hpp"
 #include "support/postgres_server.hpp"
 #include "support/sink_contents.hpp"
@@ -61,15 +62,6 @@ std::map<std::string, std::string> push_mix(const std::string& socket, int conne
   return ids;
 }
 
-std::string base64_decode(const std::string& in) {
-  std::string out(in.size() / 4 * 3 + 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  // EVP_DecodeBlock counts each padding character as a zero byte.
-  const std::size_t padding = in.size() - std::min(in.size(), in.find_last_not_of('=') + 1);
-  out.resize(static_cast<std::size_t>(n) - padding);
-  return out;
-}
 
 }  // namespace
 
@@ -143,7 +135,7 @@ TEST_CASE("file: NDJSON lines with every field deduplicated on the id across a c
   for (const auto& j : lines) {
     for (const char* key : {"id", "shard", "segment", "idx", "ts", "payload_b64"}) CHECK(j.contains(key));
     ids.insert(j["id"].get<std::string>());
-    payloads.insert(base64_decode(j["payload_b64"].get<std::string>()));
+    payloads.insert(weir::base64_decode(j["payload_b64"].get<std::string>()));
   }
   CHECK(lines.size() == all.size());
   CHECK(ids.size() == lines.size());

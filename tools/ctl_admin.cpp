@@ -47,7 +47,10 @@ int admin_get(const std::string& admin, const std::string& path, bool summarize_
     else std::cout << res.body << (res.body.empty() || res.body.back() == '\n' ? "" : "\n");
     return 0;
   } catch (const client::client_error& e) {
-    std::fprintf(stderr, "weir-ctl: cannot reach the admin server at %s: %s\n", admin.c_str(), e.what());
+    std::fprintf(stderr,
+                 "weir-ctl: cannot reach the admin server at %s: %s (is weir-server running with admin.listen "
+                 "there? pass --admin HOST:PORT)\n",
+                 admin.c_str(), e.what());
     return 1;
   }
 }

@@ -1,10 +1,31 @@
 #pragma once
-// weir-ctl commands beyond the wire protocol: reading the admin HTTP server
-// and reading the data directory directly (the daemon may be down).
+// weir-ctl's commands, one function each, and what they share: the global
+// options, usage errors that name the command, a connection that says how
+// to find the daemon when there is none, and the data-dir check.
 #include <string>
 #include <vector>
 
+#include "weir/client.hpp"
+
 namespace weir::ctl {
+
+struct options {
+  std::string socket = "var/run/weir.sock";
+  std::string admin = "127.0.0.1:9185";
+  std::string data_dir = "var";
+  bool json = false;
+};
+
+/// "weir-ctl <command>: <message> (see weir-ctl <command> --help)"; returns 2.
+int usage_error(const std::string& command, const std::string& message);
+
+/// A connection to the daemon's socket; a client_error whose message says
+/// how to point weir-ctl at the daemon when nothing answers.
+client::connection connect(const options& o);
+
+/// True when o.data_dir is a weir data directory (it has a wab/ directory);
+/// otherwise says so on stderr, naming --data-dir.
+bool require_data_dir(const options& o);
 
 /// GET http://<admin>/<path>; prints the body. Exit status: 0, or 1 when unreachable or not 200.
 int admin_get(const std::string& admin, const std::string& path, bool summarize_status, bool json);
@@ -18,6 +39,9 @@ int dead_letter_list(const std::string& data_dir, bool json);
 /// Pushes every dead letter's payload back through the daemon (Durable; it gets
 /// a new record id) and deletes each dead-letter file once all of its records
 /// were acked. Without `act` it only says what it would do.
-int dead_letter_requeue(const std::string& data_dir, const std::string& socket, bool act);
+int dead_letter_requeue(const options& o, bool act);
+
+extern const char* const push_help;
+int push_command(const options& o, const std::vector<std::string>& args);
 
 }  // namespace weir::ctl

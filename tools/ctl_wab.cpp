@@ -183,7 +183,9 @@ int dead_letter_list(const std::string& data_dir, bool json) {
   return 0;
 }
 
-int dead_letter_requeue(const std::string& data_dir, const std::string& socket, bool act) {
+int dead_letter_requeue(const options& o, bool act) {
+  const std::string& data_dir = o.data_dir;
+  const std::string& socket = o.socket;
   std::vector<std::pair<fs::path, std::vector<dead_letter_entry>>> files;
   std::size_t total = 0;
   for (const auto& f : ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence)) {
@@ -196,8 +198,7 @@ int dead_letter_requeue(const std::string& data_dir, const std::string& socket, 
     return 0;
   }
   try {
-    auto c = weir::client::connection::connect_unix(socket);
-    c.set_timeout(std::chrono::seconds(30));
+    auto c = connect(o);
     std::size_t pushed = 0;
     for (const auto& [file, letters] : files) {
       bool all = true;

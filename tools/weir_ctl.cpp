@@ -1,31 +1,32 @@
-// weir-ctl: the operator's command line for a running weir-server.
+// weir-ctl: the operator's command line for a running weir-server. main()
+// takes the global options and hands the rest to one command.
+#include <unistd.h>
+
 #include <cstdio>
-#include <cstring>
-#include <iostream>
-#include <iterator>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "messages/wire/frame.hpp"
 #include "observability/version.hpp"
 #include "tools/ctl_commands.hpp"
-#include "weir/client.hpp"
+
+namespace weir::ctl {
 
 namespace {
 
 constexpr const char* usage = R"(Usage: weir-ctl [--socket PATH] [--admin HOST:PORT] [--data-dir DIR] [--json] COMMAND [ARGS]
 
 Commands:
-  health                     send a wire HealthCheck; exit 0 when the daemon answers
-  push [--durability D] [--tracked] [PAYLOAD]
-                             push one record (PAYLOAD, or standard input when absent)
-                             D: durable (default), buffered or replicated
-  status                     summary from the admin server (/api/v1/status)
-  metrics                    the Prometheus exposition (/metrics)
-  wab                        each shard's segments and confirm cursor, read from the data dir
-  dl list                    dead letters: origin, reason, payload, read from the data dir
-  dl requeue [--yes]         push the dead letters back through the daemon (new record ids)
-                             and delete their files; without --yes, only say what it would do
+  health        send a wire HealthCheck; exit 0 when the daemon answers
+  push          push a record, or one record per line of standard input
+  status        what the daemon is doing, from its admin server
+  metrics       the Prometheus exposition (/metrics)
+  wab           each shard's segments and confirm cursor, read from the data dir
+  dl list       dead letters: origin, reason, payload, read from the data dir
+  dl requeue    push the dead letters back through the daemon
+
+`weir-ctl COMMAND --help` shows a command's options and examples.
 
 Options:
   --socket PATH     daemon socket (default: var/run/weir.sock, or $WEIR_SOCKET)
@@ -38,115 +39,197 @@ Options:
 Exit status: 0 success, 1 the daemon refused or did not answer, 2 usage error.
 )";
 
-int usage_error(const std::string& m) {
-  std::fprintf(stderr, "weir-ctl: %s (see --help)\n", m.c_str());
-  return 2;
+struct command {
+  const char* name;
+  const char* help;
+  int (*run)(const options&, const std::vector<std::string>&);
+};
+
+int no_arguments(const char* name, const std::vector<std::string>& args) {
+  return args.empty() ? 0 : usage_error(name, "takes no arguments, got " + args.front());
 }
 
-std::string nack_name(std::uint8_t reason) {
-  auto n = weir::wire::name_of(static_cast<weir::wire::nack_reason>(reason));
-  return n == "?" ? "Unknown(" + std::to_string(reason) + ")" : std::string(n);
+int health(const options& o, const std::vector<std::string>& args) {
+  if (int rc = no_arguments("health", args)) return rc;
+  auto c = connect(o);
+  c.set_timeout(std::chrono::seconds(5));
+  c.health_check();
+  std::puts(o.json ? "{\"healthy\":true}" : "healthy");
+  return 0;
+}
+
+int status(const options& o, const std::vector<std::string>& args) {
+  if (int rc = no_arguments("status", args)) return rc;
+  return admin_get(o.admin, "/api/v1/status", true, o.json);
+}
+
+int metrics(const options& o, const std::vector<std::string>& args) {
+  if (int rc = no_arguments("metrics", args)) return rc;
+  return admin_get(o.admin, "/metrics", false, o.json);
+}
+
+int wab(const options& o, const std::vector<std::string>& args) {
+  if (int rc = no_arguments("wab", args)) return rc;
+  return require_data_dir(o) ? wab_list(o.data_dir, o.json) : 1;
+}
+
+int dead_letters(const options& o, const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error("dl", "needs a subcommand: list or requeue");
+  if (args[0] == "list") {
+    if (args.size() > 1) return usage_error("dl", "list takes no arguments, got " + args[1]);
+    return require_data_dir(o) ? dead_letter_list(o.data_dir, o.json) : 1;
+  }
+  if (args[0] == "requeue") {
+    bool yes = false;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "--yes") yes = true;
+      else return usage_error("dl", "requeue: unknown option " + args[i]);
+    }
+    return require_data_dir(o) ? dead_letter_requeue(o, yes) : 1;
+  }
+  return usage_error("dl", "unknown subcommand " + args[0] + " (expected list or requeue)");
+}
+
+const command commands[] = {
+    {"health", R"(Usage: weir-ctl health
+
+Sends a wire HealthCheck over the daemon's socket. Exit 0 when it answers,
+1 when it does not (within 5 s).
+
+Example:
+  weir-ctl --socket /run/weir/weir.sock health
+)", health},
+    {"push", push_help, push_command},
+    {"status", R"(Usage: weir-ctl status
+
+What the daemon is doing, from its admin server (/api/v1/status): ingest
+and delivery rates, the WAB against its cap, the sink's health and error,
+the oldest undelivered record and the last sink commit, each shard's lag.
+--json prints the whole status document.
+
+Example:
+  weir-ctl --admin 127.0.0.1:9185 status
+)", status},
+    {"metrics", R"(Usage: weir-ctl metrics
+
+Prints the Prometheus exposition (/metrics) of the admin server.
+
+Example:
+  weir-ctl metrics | grep weir_sink_health
+)", metrics},
+    {"wab", R"(Usage: weir-ctl wab
+
+Reads the data directory directly (the daemon may be down): each shard's
+segments with their records, bytes and whether they are sealed, spare
+files, and the confirm cursor.
+
+Example:
+  weir-ctl --data-dir /var/lib/weir wab
+)", wab},
+    {"dl", R"(Usage: weir-ctl dl list
+       weir-ctl dl requeue [--yes]
+
+list     the dead letters in the data directory: where each record came
+         from, why the sink refused it, its payload
+requeue  pushes each dead letter's payload back through the daemon (Durable;
+         it gets a new record id) and deletes each file once all of its
+         records were acked; without --yes, only says what it would do
+
+Examples:
+  weir-ctl --data-dir /var/lib/weir dl list --json
+  weir-ctl --data-dir /var/lib/weir --socket /run/weir/weir.sock dl requeue --yes
+)", dead_letters},
+};
+
+const command* find_command(const std::string& name) {
+  for (const auto& c : commands)
+    if (name == c.name) return &c;
+  return nullptr;
 }
 
 }  // namespace
 
+int usage_error(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "weir-ctl %s: %s (see weir-ctl %s --help)\n", command.c_str(), message.c_str(),
+               command.c_str());
+  return 2;
+}
+
+client::connection connect(const options& o) {
+  try {
+    auto c = client::connection::connect_unix(o.socket);
+    c.set_timeout(std::chrono::seconds(30));
+    return c;
+  } catch (const client::client_error& e) {
+    throw client::client_error(std::string(e.what()) +
+                               " (is weir-server running? point weir-ctl at its socket with --socket PATH or "
+                               "WEIR_SOCKET)");
+  }
+}
+
+bool require_data_dir(const options& o) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(std::filesystem::path(o.data_dir) / "wab", ec)) return true;
+  std::fprintf(stderr,
+               "weir-ctl: %s is not a weir data directory (it has no wab/ directory); pass the daemon's data_dir "
+               "with --data-dir DIR\n",
+               o.data_dir.c_str());
+  return false;
+}
+
+}  // namespace weir::ctl
+
 int main(int argc, char** argv) {
-  std::string socket = std::getenv("WEIR_SOCKET") ? std::getenv("WEIR_SOCKET") : "var/run/weir.sock";
-  bool json = false;
-  std::string admin = "127.0.0.1:9185", data_dir = "var";
+  using namespace weir::ctl;
+  options o;
+  if (const char* s = std::getenv("WEIR_SOCKET")) o.socket = s;
   std::vector<std::string> args;
+  bool help = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(usage, stdout);
-      return 0;
+    auto value = [&](const char* what) -> const char* { return ++i < argc ? argv[i] : nullptr; };
+    if (a == "--") {  // the rest belongs to the command, verbatim
+      for (; i < argc; ++i) args.emplace_back(argv[i]);
+    } else if (a == "-h" || a == "--help") {
+      help = true;
     } else if (a == "--version") {
       std::printf("weir-ctl %s\n", std::string(weir::version_string).c_str());
       return 0;
-    } else if (a == "--socket") {
-      if (++i >= argc) return usage_error("--socket needs a path");
-      socket = argv[i];
-    } else if (a == "--admin") {
-      if (++i >= argc) return usage_error("--admin needs HOST:PORT");
-      admin = argv[i];
-    } else if (a == "--data-dir") {
-      if (++i >= argc) return usage_error("--data-dir needs a directory");
-      data_dir = argv[i];
+    } else if (a == "--socket" || a == "--admin" || a == "--data-dir") {
+      const char* v = value(a.c_str());
+      if (!v) {
+        std::fprintf(stderr, "weir-ctl: %s needs a value (see weir-ctl --help)\n", a.c_str());
+        return 2;
+      }
+      (a == "--socket" ? o.socket : a == "--admin" ? o.admin : o.data_dir) = v;
     } else if (a == "--json") {
-      json = true;
+      o.json = true;
     } else {
       args.push_back(a);
     }
   }
-  if (args.empty()) return usage_error("no command");
-
+  if (args.empty() || (help && args.size() == 1 && args[0] == "help")) {
+    std::fputs(usage, help ? stdout : stderr);
+    return help ? 0 : 2;
+  }
+  if (args[0] == "help" && args.size() == 2) {  // "weir-ctl help push"
+    args.erase(args.begin());
+    help = true;
+  }
+  const command* cmd = find_command(args[0]);
+  if (!cmd) {
+    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, metrics, wab, dl; see "
+                         "weir-ctl --help)\n", args[0].c_str());
+    return 2;
+  }
+  if (help) {
+    std::fputs(cmd->help, stdout);
+    return 0;
+  }
   try {
-    if (args[0] == "health") {
-      if (args.size() != 1) return usage_error("health takes no arguments");
-      auto c = weir::client::connection::connect_unix(socket);
-      c.set_timeout(std::chrono::seconds(5));
-      c.health_check();
-      std::puts(json ? "{\"healthy\":true}" : "healthy");
-      return 0;
-    }
-    if (args[0] == "push") {
-      auto tier = weir::client::durability::durable;
-      bool tracked = false;
-      std::string payload;
-      bool have_payload = false;
-      for (std::size_t i = 1; i < args.size(); ++i) {
-        if (args[i] == "--durability") {
-          if (++i >= args.size()) return usage_error("--durability needs a value");
-          if (args[i] == "durable") tier = weir::client::durability::durable;
-          else if (args[i] == "buffered") tier = weir::client::durability::buffered;
-          else if (args[i] == "replicated") tier = weir::client::durability::replicated;
-          else return usage_error("--durability must be durable, buffered or replicated");
-        } else if (args[i] == "--tracked") {
-          tracked = true;
-        } else if (!have_payload) {
-          payload = args[i];
-          have_payload = true;
-        } else {
-          return usage_error("push takes one payload");
-        }
-      }
-      if (!have_payload)
-        payload.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-      if (payload.empty()) return usage_error("empty payload (weir cannot store an empty record)");
-      auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size());
-      auto c = weir::client::connection::connect_unix(socket);
-      c.set_timeout(std::chrono::seconds(30));
-      if (tracked) {
-        auto r = c.push_tracked(bytes, tier);
-        if (!r.acked) {
-          std::fprintf(stderr, "weir-ctl: push refused: Nack(%s)\n", nack_name(r.nack).c_str());
-          return 1;
-        }
-        if (json)
-          std::printf("{\"acked\":true,\"segment\":\"%s\",\"index\":%llu,\"record_id\":\"%s\"}\n",
-                      r.segment.c_str(), static_cast<unsigned long long>(r.index), r.record_id_hex.c_str());
-        else
-          std::printf("acked segment=%s index=%llu record_id=%s\n", r.segment.c_str(),
-                      static_cast<unsigned long long>(r.index), r.record_id_hex.c_str());
-        return 0;
-      }
-      auto r = c.push(bytes, tier);
-      if (!r.acked) {
-        std::fprintf(stderr, "weir-ctl: push refused: Nack(%s)\n", nack_name(r.nack).c_str());
-        return 1;
-      }
-      std::puts(json ? "{\"acked\":true}" : "acked");
-      return 0;
-    }
-    if (args[0] == "status" && args.size() == 1) return weir::ctl::admin_get(admin, "/api/v1/status", true, json);
-    if (args[0] == "metrics" && args.size() == 1) return weir::ctl::admin_get(admin, "/metrics", false, json);
-    if (args[0] == "wab" && args.size() == 1) return weir::ctl::wab_list(data_dir, json);
-    if (args[0] == "dl" && args.size() == 2 && args[1] == "list") return weir::ctl::dead_letter_list(data_dir, json);
-    if (args[0] == "dl" && args.size() >= 2 && args[1] == "requeue")
-      return weir::ctl::dead_letter_requeue(data_dir, socket, args.size() == 3 && args[2] == "--yes");
-    return usage_error("unknown command " + args[0]);
+    return cmd->run(o, {args.begin() + 1, args.end()});
   } catch (const weir::client::client_error& e) {
-    std::fprintf(stderr, "weir-ctl: %s\n", e.what());
+    std::fprintf(stderr, "weir-ctl %s: %s\n", cmd->name, e.what());
     return 1;
   }
 }

@@ -1,0 +1,108 @@
+// weir-ctl as an operator types it: per-command help, errors that name the
+// bad flag or subcommand, hints when nothing answers or the data dir is
+// wrong, and push reading one record per line of standard input.
+#include <set>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "support/daemon_process.hpp"
+#include "support/http_get.hpp"
+#include "support/sink_contents.hpp"
+#include "support/test_helpers.hpp"
+#include "support/test_paths.hpp"
+
+using namespace weir::test;
+
+namespace {
+
+run_result ctl(const temp_dir& dir, const std::vector<std::string>& args) {
+  return run_binary(binary("weir-ctl"), args, dir.path());
+}
+
+}  // namespace
+
+TEST_CASE("weir-ctl: every command has its own help with examples", "[cli][ctl]") {
+  temp_dir dir;
+  int checked = 0;
+  for (const char* command : {"health", "push", "status", "metrics", "wab", "dl"}) {
+    INFO(command);
+    const auto r = ctl(dir, {command, "--help"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find(std::string("Usage: weir-ctl ") + command) == 0);
+    CHECK(r.out.find("Example") != std::string::npos);
+    CHECK(ctl(dir, {"help", command}).out == r.out);
+    ++checked;
+  }
+  CHECK(checked == 6);
+}
+
+TEST_CASE("weir-ctl: usage errors name the bad flag or subcommand and exit 2", "[cli][ctl]") {
+  temp_dir dir;
+  struct bad {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  int checked = 0;
+  for (const bad& b : {bad{{"push", "--durabilty", "x"}, "weir-ctl push: unknown option --durabilty"},
+                       bad{{"push", "--durability", "fast", "x"}, "--durability fast: expected durable, buffered or replicated"},
+                       bad{{"push", "a", "b"}, "one PAYLOAD only, got a second: b"},
+                       bad{{"dl", "foo"}, "weir-ctl dl: unknown subcommand foo"},
+                       bad{{"dl"}, "weir-ctl dl: needs a subcommand"},
+                       bad{{"status", "now"}, "weir-ctl status: takes no arguments, got now"},
+                       bad{{"frobnicate"}, "unknown command frobnicate"}}) {
+    INFO(b.expect);
+    const auto r = ctl(dir, b.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(b.expect) != std::string::npos);
+    ++checked;
+  }
+  CHECK(checked == 7);
+}
+
+TEST_CASE("weir-ctl: hints when no daemon answers and when the data dir is not one", "[cli][ctl]") {
+  temp_dir dir;
+  const auto health = ctl(dir, {"--socket", (dir / "none.sock").string(), "health"});
+  CHECK(health.exit_code == 1);
+  CHECK(health.err.find("cannot connect") != std::string::npos);
+  CHECK(health.err.find("is weir-server running?") != std::string::npos);
+  CHECK(health.err.find("--socket") != std::string::npos);
+
+  const auto status = ctl(dir, {"--admin", "127.0.0.1:" + std::to_string(free_tcp_port()), "status"});
+  CHECK(status.exit_code == 1);
+  CHECK(status.err.find("--admin HOST:PORT") != std::string::npos);
+
+  for (const std::vector<std::string> args : {std::vector<std::string>{"dl", "list"}, {"wab"}, {"dl", "requeue"}}) {
+    const auto r = ctl(dir, args);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("var is not a weir data directory") != std::string::npos);
+    CHECK(r.out.find("no dead letters") == std::string::npos);
+  }
+}
+
+TEST_CASE("weir-ctl push: one record per line of standard input without its line end and --raw for one",
+          "[live][cli][ctl]") {
+  temp_dir dir;
+  daemon_process d(dir.path(), {"--set", "drain.linger_ms=0"});
+  REQUIRE(d.wait_ready());
+  const std::string ctl_cmd = binary("weir-ctl").string() + " --socket " + d.socket_path() + " push";
+  std::string out;
+  REQUIRE(run_with_input(ctl_cmd, "{\"a\":1}\n{\"b\":2}\r\n\nlast line without end", out) == 0);
+  CHECK(out.find("acked 3 records") != std::string::npos);
+  CHECK(out.find("skipped 1 empty lines") != std::string::npos);
+  REQUIRE(run_with_input(ctl_cmd + " --raw", "one\nrecord\n", out) == 0);
+  CHECK(out.find("acked") != std::string::npos);
+  REQUIRE(run_with_input(ctl_cmd + " --tracked", "single line\n", out) == 0);
+  CHECK(out.find("record_id=") != std::string::npos);
+
+  std::vector<sink_row> rows;
+  REQUIRE(eventually([&] {
+    rows = sqlite_rows(dir / "var/sink.db");
+    return rows.size() >= 5;
+  }));
+  std::multiset<std::string> payloads;  // each push is its own connection, so maybe its own shard
+  for (const auto& r : rows) payloads.insert(r.payload);
+  CHECK(payloads == std::multiset<std::string>{"{\"a\":1}", "{\"b\":2}", "last line without end", "one\nrecord\n",
+                                               "single line"});
+  CHECK(d.stop() == 0);
+}
