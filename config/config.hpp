@@ -27,6 +27,9 @@ struct config {
     std::int64_t max_connections;
     std::int64_t read_timeout_ms;
     bool peer_uid_check;
+    std::int64_t socket_mode;  // 0600, 0660 or 0666
+    std::string socket_group;
+    std::vector<std::string> allowed_uids, allowed_gids;  // names or numbers, resolved at start
   } listen;
 
   struct {

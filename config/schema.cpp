@@ -123,11 +123,12 @@ setting text(std::string key, Get get, text_rule rule, std::string def, std::str
   return s;
 }
 
-template <class Get>
-setting address_list(std::string key, Get get, std::string def, std::string help) {
-  setting s = describe(std::move(key), "a list of \"host:port\" strings", std::move(def), std::move(help));
+/// A list of plain strings, each accepted by `item_ok`.
+template <class Get, class ItemOk>
+setting string_list(std::string key, Get get, std::string allowed, ItemOk item_ok, std::string def, std::string help) {
+  setting s = describe(std::move(key), std::move(allowed), std::move(def), std::move(help));
   s.structured = true;
-  s.assign = [get](config& c, const YAML::Node& n) {
+  s.assign = [get, item_ok](config& c, const YAML::Node& n) {
     if (n.IsNull()) {
       get(c).clear();
       return true;
@@ -135,7 +136,7 @@ setting address_list(std::string key, Get get, std::string def, std::string help
     if (!n.IsSequence()) return false;
     std::vector<std::string> out;
     for (const auto& item : n) {
-      if (!item.IsScalar() || !parse_address(item.Scalar())) return false;
+      if (!item.IsScalar() || !item_ok(item.Scalar())) return false;
       out.push_back(item.Scalar());
     }
     get(c) = std::move(out);
@@ -147,6 +148,18 @@ setting address_list(std::string key, Get get, std::string def, std::string help
     return n;
   };
   return s;
+}
+
+template <class Get>
+setting address_list(std::string key, Get get, std::string def, std::string help) {
+  return string_list(std::move(key), get, "a list of \"host:port\" strings",
+                     [](const std::string& v) { return parse_address(v).has_value(); }, std::move(def), std::move(help));
+}
+
+template <class Get>
+setting account_list(std::string key, Get get, const char* what, std::string def, std::string help) {
+  return string_list(std::move(key), get, std::string("a list of ") + what + " names or numbers", account_name_ok,
+                     std::move(def), std::move(help));
 }
 
 template <class Get>
@@ -201,7 +214,21 @@ std::vector<setting> make_settings() {
                       "30000", "A frame must arrive whole within this long of its first byte, or the "
                       "connection is closed."));
   s.push_back(boolean("listen.peer_uid_check", WEIR_FIELD(listen.peer_uid_check), "true",
-                      "Refuse Unix-socket peers whose uid differs from the daemon's."));
+                      "Refuse Unix-socket peers that are not the daemon's user, a user in listen.allowed_uids, "
+                      "or in a group of listen.allowed_gids or listen.socket_group."));
+  s.push_back(choice("listen.socket_mode", WEIR_FIELD(listen.socket_mode),
+                     std::vector<std::pair<std::string, std::int64_t>>{{"0600", 0600}, {"0660", 0660}, {"0666", 0666}},
+                     "0600",
+                     "Permissions of the socket file: 0660 lets listen.socket_group connect (its directory "
+                     "must let them through too)."));
+  s.push_back(text("listen.socket_group", WEIR_FIELD(listen.socket_group), tr::any, "\"\"",
+                   "Group (name or number) that owns the socket file; its members may push (\"\": the "
+                   "daemon's group, no one else)."));
+  s.push_back(account_list("listen.allowed_uids", WEIR_FIELD(listen.allowed_uids), "user", "[]",
+                           "Further users (names or uids) whose processes may push."));
+  s.push_back(account_list("listen.allowed_gids", WEIR_FIELD(listen.allowed_gids), "group", "[]",
+                           "Groups (names or gids) whose members may push (the peer's primary or any "
+                           "supplementary group)."));
 
   s.push_back(byte_size("limits.max_payload_bytes", WEIR_FIELD(limits.max_payload_bytes), 1,
                         16 * MiB, "16MiB", "Largest record (and frame payload) accepted."));

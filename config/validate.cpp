@@ -35,6 +35,8 @@ void validate_config(const config& c) {
     fail("listen.unix = \"" + c.listen.unix_path + "\": the path is " +
          std::to_string(c.listen.unix_path.size()) + " bytes; a Unix socket path must be under " +
          std::to_string(sizeof(sockaddr_un::sun_path)) + " bytes");
+  if (!c.listen.socket_group.empty() && !account_name_ok(c.listen.socket_group))
+    fail("listen.socket_group = \"" + c.listen.socket_group + "\": expected a group name or number, or \"\"");
   require_all_or_none("listen.tls", {{"cert", &c.listen.tls.cert},
                                      {"key", &c.listen.tls.key},
                                      {"client_ca", &c.listen.tls.client_ca}});

@@ -86,4 +86,9 @@ std::string format_number(double v) {
   return out.str();
 }
 
+bool account_name_ok(const std::string& v) {
+  static const std::string allowed = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
+  return !v.empty() && v.size() <= 64 && v.find_first_not_of(allowed) == std::string::npos;
+}
+
 }  // namespace weir

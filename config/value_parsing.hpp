@@ -27,4 +27,7 @@ std::optional<host_port> parse_address(std::string_view text);
 std::string format_bytes(std::int64_t bytes);
 std::string format_number(double v);
 
+/// A user or group written as a name or a number ("app", "1001").
+bool account_name_ok(const std::string& v);
+
 }  // namespace weir

@@ -22,6 +22,7 @@
 #include "daemon/data_dir.hpp"
 #include "observability/metrics.hpp"
 #include "daemon/pipeline.hpp"
+#include "daemon/socket_access.hpp"
 #include "daemon/process_limits.hpp"
 #include "observability/log.hpp"
 #include "daemon/startup_checks.hpp"
@@ -107,7 +108,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
     unix_listener_options opts{cfg.listen.unix_path,
                                static_cast<std::size_t>(cfg.listen.max_connections),
                                std::chrono::milliseconds(cfg.listen.read_timeout_ms),
-                               cfg.listen.peer_uid_check};
+                               resolve_socket_access(cfg)};
     listener = std::make_unique<unix_listener>(
         io, opts, stats, [&](connection_io_ptr io_ptr) {
           connection_settings pinned = conn;

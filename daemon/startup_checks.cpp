@@ -1,5 +1,6 @@
 #include "daemon/startup_checks.hpp"
 
+#include "daemon/socket_access.hpp"
 #include "daemon/startup_error.hpp"
 #include "sinks/sink.hpp"
 
@@ -13,6 +14,7 @@ void check_startup_config(const config& cfg) {
                         ": the TCP+TLS listener is not available in this version; use listen.unix");
   if (!cfg.cluster.listen.empty())
     throw startup_error("cluster.listen = " + cfg.cluster.listen + ": clustering is not available in this version");
+  resolve_socket_access(cfg);  // every user and group named must exist
   try {
     make_sink_factory(cfg);  // builds nothing that lasts: connections are made per commit slot later
   } catch (const std::exception& e) {

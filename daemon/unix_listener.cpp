@@ -66,6 +66,7 @@ void unix_listener::open() {
                         "-byte limit of a Unix socket address");
   const auto parent = std::filesystem::path(path).parent_path().string();
   if (!parent.empty()) ensure_private_directory(parent, "listen.unix parent directory");
+  warn_if_unreachable(parent.empty() ? "." : parent);
 
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
@@ -94,12 +95,32 @@ void unix_listener::open() {
     throw startup_error(key_and_path(path) + ": bind(): " + std::strerror(bind_errno));
   }
   created_file_ = true;
-  if (::chmod(path.c_str(), 0600) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+  // The group first, then the mode: the file is never open to more people
+  // than the configuration says, not even for a moment.
+  const auto& access = options_.access;
+  if ((access.group && ::chown(path.c_str(), static_cast<uid_t>(-1), *access.group) != 0) ||
+      ::chmod(path.c_str(), access.mode) != 0 || ::listen(fd, SOMAXCONN) != 0) {
     const int err = errno;
     ::close(fd);
     throw startup_error(key_and_path(path) + ": " + std::strerror(err));
   }
   acceptor_.assign(stream(), fd);
+}
+
+void unix_listener::warn_if_unreachable(const std::string& dir) const {
+  // Opening a socket file needs search permission on every directory above
+  // it: a 0660 socket in a 0700 directory still lets no one else in.
+  const mode_t mode = options_.access.mode;
+  struct stat st {};
+  if ((mode & 0066) == 0 || ::stat(dir.c_str(), &st) != 0) return;
+  const bool group_blocked = (mode & 0060) != 0 && (st.st_mode & S_IXGRP) == 0 && (st.st_mode & S_IXOTH) == 0;
+  const bool others_blocked = (mode & 0006) != 0 && (st.st_mode & S_IXOTH) == 0;
+  if (!group_blocked && !others_blocked) return;
+  char dir_mode[8];
+  std::snprintf(dir_mode, sizeof dir_mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  log::warn("listen.socket_mode opens the socket to other users, but its directory does not let them reach it "
+            "(give it o+x or g+x, e.g. mode 0711)",
+            {{"dir", dir}, {"dir_mode", dir_mode}});
 }
 
 void unix_listener::start() {
@@ -167,9 +188,26 @@ std::optional<ucred> peer_credentials(int fd) {
 
 }  // namespace
 
-bool unix_listener::peer_allowed(const std::optional<ucred>& peer) const {
-  if (!options_.peer_uid_check) return true;
-  return peer && peer->uid == ::geteuid();  // unknown: fail closed
+/// The peer's supplementary groups (SO_PEERGROUPS); empty when unknown.
+std::vector<gid_t> peer_groups(int fd) {
+  std::vector<gid_t> groups(64);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    socklen_t len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
+      groups.resize(len / sizeof(gid_t));
+      return groups;
+    }
+    if (errno != ERANGE) break;
+    groups.resize(len / sizeof(gid_t) + 1);  // len now says how much is needed
+  }
+  return {};
+}
+
+bool unix_listener::peer_allowed(int fd, const std::optional<ucred>& peer) const {
+  if (!options_.access.check_peers) return true;
+  if (!peer) return false;  // unknown: fail closed
+  return options_.access.allows(peer->uid, peer->gid,
+                                options_.access.gids.empty() ? std::vector<gid_t>{} : peer_groups(fd));
 }
 
 void unix_listener::on_accepted(stream::socket socket) {
@@ -190,9 +228,11 @@ void unix_listener::on_accepted(stream::socket socket) {
     victim->evict();
   }
   const auto peer = peer_credentials(socket.native_handle());
-  if (!peer_allowed(peer)) {
+  if (!peer_allowed(socket.native_handle(), peer)) {
     ++stats_.rejected_peer_uid;
-    log::warn("connection refused: peer uid differs from the daemon's (listen.peer_uid_check)");
+    log::warn("connection refused: the peer is not the daemon's user nor allowed by listen.allowed_uids, "
+              "listen.allowed_gids or listen.socket_group",
+              {{"peer_uid", std::to_string(peer ? peer->uid : -1)}, {"peer_gid", std::to_string(peer ? peer->gid : -1)}});
     socket.close(ignored);
     return;
   }

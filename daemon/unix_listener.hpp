@@ -22,6 +22,7 @@
 #include <caf/actor.hpp>
 
 #include "messages/connection_protocol.hpp"
+#include "daemon/socket_access.hpp"
 #include "observability/listener_stats.hpp"
 
 namespace weir {
@@ -32,7 +33,7 @@ struct unix_listener_options {
   std::string path;
   std::size_t max_connections = 256;
   std::chrono::milliseconds read_timeout{30000};
-  bool peer_uid_check = true;
+  socket_access access;
 };
 
 class unix_listener {
@@ -62,8 +63,10 @@ class unix_listener {
   void on_accepted(boost::asio::local::stream_protocol::socket socket);
   /// The session waiting longest on its peer; null when all wait on the daemon.
   std::shared_ptr<socket_session> longest_stalled();
-  /// Whether listen.peer_uid_check lets this peer in.
-  bool peer_allowed(const std::optional<ucred>& peer) const;
+  /// Warns when the socket's mode lets others open it but `dir` keeps them from reaching it.
+  void warn_if_unreachable(const std::string& dir) const;
+  /// Whether the socket's access rules let this peer in (unknown credentials: no).
+  bool peer_allowed(int fd, const std::optional<ucred>& peer) const;
 
   boost::asio::io_context& io_;
   unix_listener_options options_;

@@ -1,5 +1,6 @@
 // The real daemon's socket and lifecycle: safe bind, permissions, the lock,
 // connection limits, idle timeout, peer uid check and clean shutdown.
+#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -259,6 +260,84 @@ TEST_CASE("listen.peer_uid_check refuses other users", "[live][socket]") {
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == (check ? 1 : 0));
     CHECK(d.stop() == 0);
+  }
+}
+
+namespace {
+
+/// Whether a process of `uid` (primary group `gid`, supplementary `groups`)
+/// gets a HealthCheck answered on `socket`: forked, so the test keeps root.
+bool answers_as(const std::string& socket, uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) _exit(3);
+    _exit(answers_health(socket) ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("listen.socket_group and listen.allowed_uids let an application user push", "[live][socket][access]") {
+  REQUIRE(::geteuid() == 0);  // CI runs as root; another uid is needed to be someone else
+  const passwd* nobody = ::getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  const gid_t producers = 4242;  // a group only numbers name: no system change needed
+  temp_dir dir;
+  // The path to the socket must let other users through (operations.md).
+  std::filesystem::create_directories(dir / "run");
+  ::chmod(dir.path().c_str(), 0711);
+  ::chmod((dir / "run").c_str(), 0711);
+  const std::string socket = (dir / "run/weir.sock").string();
+  {
+    daemon_process d(dir.path(), {"--set", "listen.unix=" + socket, "--set", "listen.socket_mode=0660", "--set",
+                                  "listen.socket_group=" + std::to_string(producers)});
+    REQUIRE(eventually([&] { return answers_health(socket); }));  // not the default socket path
+    struct stat st {};
+    REQUIRE(::stat(socket.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0660);
+    CHECK(st.st_gid == producers);
+    // A member of the group (a supplementary group, as an application user has it) pushes.
+    CHECK(answers_as(socket, nobody->pw_uid, nobody->pw_gid, {producers}));
+    // Not a member: refused.
+    CHECK_FALSE(answers_as(socket, nobody->pw_uid, nobody->pw_gid, {}));
+    CHECK(d.stop() == 0);
+  }
+  {
+    // Everyone may open the socket; only nobody is allowed in besides the daemon's user.
+    daemon_process d(dir.path(), {"--set", "listen.unix=" + socket, "--set", "listen.socket_mode=0666", "--set",
+                                  "listen.allowed_uids=[nobody]"});
+    REQUIRE(eventually([&] { return answers_health(socket); }));  // not the default socket path
+    CHECK((mode_of(socket) & 0777) == 0666);
+    CHECK(answers_as(socket, nobody->pw_uid, nobody->pw_gid, {}));
+    CHECK_FALSE(answers_as(socket, 4243, 4243, {}));
+    CHECK(d.log().find("connection refused: the peer is not the daemon's user") != std::string::npos);
+    CHECK(d.log().find("peer_uid=4243") != std::string::npos);
+    CHECK(d.stop() == 0);
+  }
+  {
+    // A group allowed by listen.allowed_gids is let in through its primary group too.
+    daemon_process d(dir.path(), {"--set", "listen.unix=" + socket, "--set", "listen.socket_mode=0666", "--set",
+                                  "listen.allowed_gids=[4244]"});
+    REQUIRE(eventually([&] { return answers_health(socket); }));  // not the default socket path
+    CHECK(answers_as(socket, 4245, 4244, {}));
+    CHECK_FALSE(answers_as(socket, 4245, 4246, {}));
+    CHECK(d.stop() == 0);
+  }
+}
+
+TEST_CASE("a socket group or allowed user that does not exist is refused at start and by --check-config",
+          "[cli][socket][access]") {
+  temp_dir dir;
+  for (const std::string& bad : {std::string("listen.socket_group=no-such-group-weir"),
+                                 std::string("listen.allowed_uids=[no-such-user-weir]")}) {
+    INFO(bad);
+    const auto check = run_binary(binary("weir-server"), {"--set", bad, "--check-config"}, dir.path());
+    CHECK(check.exit_code == 2);
+    CHECK(check.err.find(bad.substr(0, bad.find('='))) != std::string::npos);
+    CHECK(check.err.find("no such") != std::string::npos);
   }
 }
 
