@@ -67,7 +67,7 @@ template <class Get>
 setting number(std::string key, Get get, double lo, double hi, std::string def, std::string help) {
   return scalar(describe(std::move(key), "a number from " + format_number(lo) + " to " + format_number(hi),
                          std::move(def), std::move(help)),
-                get, parse_number, within(lo, hi), as_is);
+                get, parse_number, within(lo, hi), format_number);  // 0.2, not 0.20000000000000001
 }
 
 template <class Get>

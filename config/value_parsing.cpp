@@ -81,9 +81,9 @@ std::string format_bytes(std::int64_t bytes) {
 }
 
 std::string format_number(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, v).ptr;  // the shortest text that reads back as v
+  return std::string(text, end);
 }
 
 bool account_name_ok(const std::string& v) {

@@ -1,6 +1,7 @@
 #include "observability/log.hpp"
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -75,6 +76,26 @@ bool enabled(log_level level) { return level >= min_level.load(std::memory_order
 
 namespace {
 
+/// A JSON number as RFC 8259 writes it: such a field value goes out as a
+/// number, so log processors can compare and sum it.
+bool is_json_number(std::string_view v) {
+  std::size_t i = 0;
+  if (i < v.size() && v[i] == '-') ++i;
+  if (i >= v.size() || !std::isdigit(static_cast<unsigned char>(v[i]))) return false;
+  if (v[i] == '0' && i + 1 < v.size() && std::isdigit(static_cast<unsigned char>(v[i + 1]))) return false;
+  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+  if (i < v.size() && v[i] == '.') {
+    if (++i >= v.size() || !std::isdigit(static_cast<unsigned char>(v[i]))) return false;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+  }
+  if (i < v.size() && (v[i] == 'e' || v[i] == 'E')) {
+    if (++i < v.size() && (v[i] == '+' || v[i] == '-')) ++i;
+    if (i >= v.size() || !std::isdigit(static_cast<unsigned char>(v[i]))) return false;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+  }
+  return i == v.size();
+}
+
 template <class Fields>
 void write_line(log_level level, std::string_view message, const Fields& fields) {
   std::string line;
@@ -85,7 +106,8 @@ void write_line(log_level level, std::string_view message, const Fields& fields)
       line += ',';
       append_json_string(line, k);
       line += ':';
-      append_json_string(line, v);
+      if (is_json_number(v)) line += v;
+      else append_json_string(line, v);
     }
     line += "}\n";
   } else {

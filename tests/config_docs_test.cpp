@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "config/loader.hpp"
 #include "support/daemon_process.hpp"
@@ -30,6 +31,30 @@ TEST_CASE("log.format json writes one JSON object per line", "[cli][log]") {
   CHECK(r.err.find("\"level\":\"error\"") != std::string::npos);
   CHECK(r.err.find("\"msg\":\"cannot start: data_dir = blocker/sub") != std::string::npos);
   CHECK(r.err.back() == '\n');
+}
+
+TEST_CASE("log.format json writes numbers as numbers and --print-config numbers as written", "[cli][log]") {
+  weir::test::temp_dir dir;
+  {
+    weir::test::daemon_process d(dir.path(), {"--set", "log.format=json", "--set", "ingest.shards=3"});
+    REQUIRE(d.wait_ready());
+    REQUIRE(d.stop() == 0);
+    std::istringstream lines(d.log());
+    int ready = 0;
+    for (std::string line; std::getline(lines, line);) {
+      const auto j = nlohmann::json::parse(line);  // every line is one JSON object
+      if (j.at("msg") != "weir-server ready") continue;
+      CHECK(j.at("shards").is_number());
+      CHECK(j.at("shards") == 3);
+      CHECK(j.at("startup_ms").is_number());
+      CHECK(j.at("socket").is_string());
+      ++ready;
+    }
+    CHECK(ready == 1);
+  }
+  const auto printed = weir::test::run_binary(weir::test::binary("weir-server"),
+                                              {"--set", "drain.retry.jitter=0.3", "--print-config"}, dir.path());
+  CHECK(printed.out.find("jitter: 0.3\n") != std::string::npos);
 }
 
 TEST_CASE("features not available in this version refuse to start rather than be ignored", "[cli]") {
