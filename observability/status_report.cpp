@@ -14,14 +14,26 @@ namespace weir {
 namespace {
 
 /// The bucket bound under which a `q` share of the observations fell, in ms.
+/// The q-quantile in milliseconds of what was observed between two samples
+/// of cumulative bucket counts, interpolated linearly inside its bucket (as
+/// Prometheus' histogram_quantile does): a bucket's edge is not a latency.
 double quantile_ms(const std::vector<std::uint64_t>& newer, const std::vector<std::uint64_t>& older, double q) {
   if (newer.empty() || older.size() != newer.size()) return 0;
   const double total = static_cast<double>(newer.back() - older.back());
   if (total <= 0) return 0;
   const auto bounds = latency_buckets();
-  for (std::size_t i = 0; i < newer.size(); ++i)
-    if (static_cast<double>(newer[i] - older[i]) >= q * total) return i < bounds.size() ? bounds[i] * 1000 : bounds.back() * 1000;
-  return bounds.back() * 1000;
+  const double rank = q * total;
+  double below = 0;
+  for (std::size_t i = 0; i < newer.size() && i < bounds.size(); ++i) {
+    const double upto = static_cast<double>(newer[i] - older[i]);
+    if (upto >= rank) {
+      const double lower = i == 0 ? 0 : bounds[i - 1];
+      const double share = upto > below ? (rank - below) / (upto - below) : 1;
+      return (lower + (bounds[i] - lower) * share) * 1000;
+    }
+    below = upto;
+  }
+  return bounds.back() * 1000;  // in the +Inf bucket: at least the last edge
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ run_result ctl(const temp_dir& dir, const std::vector<std::string>& args) {
 TEST_CASE("weir-ctl: every command has its own help with examples", "[cli][ctl]") {
   temp_dir dir;
   int checked = 0;
-  for (const char* command : {"health", "push", "status", "metrics", "wab", "dl"}) {
+  for (const char* command : {"health", "push", "status", "top", "metrics", "wab", "dl"}) {
     INFO(command);
     const auto r = ctl(dir, {command, "--help"});
     CHECK(r.exit_code == 0);
@@ -34,7 +34,7 @@ TEST_CASE("weir-ctl: every command has its own help with examples", "[cli][ctl]"
     CHECK(ctl(dir, {"help", command}).out == r.out);
     ++checked;
   }
-  CHECK(checked == 6);
+  CHECK(checked == 7);
 }
 
 TEST_CASE("weir-ctl: usage errors name the bad flag or subcommand and exit 2", "[cli][ctl]") {
@@ -104,5 +104,32 @@ TEST_CASE("weir-ctl push: one record per line of standard input without its line
   for (const auto& r : rows) payloads.insert(r.payload);
   CHECK(payloads == std::multiset<std::string>{"{\"a\":1}", "{\"b\":2}", "last line without end", "one\nrecord\n",
                                                "single line"});
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("weir-ctl status and top show the dashboard's fields in human units", "[live][cli][ctl][top]") {
+  temp_dir dir;
+  const auto admin = free_tcp_port();
+  const std::string admin_address = "127.0.0.1:" + std::to_string(admin);
+  daemon_process d(dir.path(), {"--set", "admin.listen=" + admin_address});
+  REQUIRE(d.wait_ready());
+  std::string out;
+  REQUIRE(run_with_input(binary("weir-ctl").string() + " --socket " + d.socket_path() + " push", "a\nb\nc\n", out) == 0);
+  int checked = 0;
+  for (const std::vector<std::string> args :
+       {std::vector<std::string>{"--admin", admin_address, "status"}, {"--admin", admin_address, "top"},
+        {"--admin", admin_address, "top", "--once"}}) {
+    const auto r = ctl(dir, args);  // stdout is a pipe: top prints one snapshot
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    for (const char* field : {"ingest", "acked", "delivered", "ack latency", "p99", "per fsync", "WAB", "8.0 GiB",
+                              "sink", "oldest waiting", "last commit", "connections", "dead letters", "shard"})
+      CHECK(r.out.find(field) != std::string::npos);
+    CHECK(r.out.find("8589934592") == std::string::npos);
+    CHECK(r.out.find("\x1b[") == std::string::npos);  // no terminal control codes into a pipe
+    ++checked;
+  }
+  CHECK(checked == 3);
+  CHECK(ctl(dir, {"top", "--interval", "5"}).exit_code == 2);
   CHECK(d.stop() == 0);
 }

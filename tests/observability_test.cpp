@@ -92,7 +92,7 @@ TEST_CASE("admin: healthz readyz status 404 and 405", "[live][admin]") {
   const auto ctl = run_binary(binary("weir-ctl"), {"--admin", "127.0.0.1:" + std::to_string(a.port), "status"}, a.dir.path());
   CHECK(ctl.exit_code == 0);
   CHECK(ctl.out.find("ready") != std::string::npos);
-  CHECK(ctl.out.find("sink sqlite: healthy") != std::string::npos);
+  CHECK(ctl.out.find("sqlite, healthy") != std::string::npos);
   const auto wab = run_binary(binary("weir-ctl"), {"--data-dir", "var", "wab"}, a.dir.path());
   CHECK(wab.exit_code == 0);
   CHECK(wab.out.find("shard_00") != std::string::npos);

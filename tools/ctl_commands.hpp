@@ -42,6 +42,8 @@ int dead_letter_list(const std::string& data_dir, bool json);
 int dead_letter_requeue(const options& o, bool act);
 
 extern const char* const push_help;
+extern const char* const top_help;
+int top_command(const options& o, const std::vector<std::string>& args);
 int push_command(const options& o, const std::vector<std::string>& args);
 
 }  // namespace weir::ctl

@@ -21,6 +21,7 @@ Commands:
   health        send a wire HealthCheck; exit 0 when the daemon answers
   push          push a record, or one record per line of standard input
   status        what the daemon is doing, from its admin server
+  top           the same, redrawn live
   metrics       the Prometheus exposition (/metrics)
   wab           each shard's segments and confirm cursor, read from the data dir
   dl list       dead letters: origin, reason, payload, read from the data dir
@@ -110,6 +111,7 @@ the oldest undelivered record and the last sink commit, each shard's lag.
 Example:
   weir-ctl --admin 127.0.0.1:9185 status
 )", status},
+    {"top", top_help, top_command},
     {"metrics", R"(Usage: weir-ctl metrics
 
 Prints the Prometheus exposition (/metrics) of the admin server.
@@ -218,7 +220,7 @@ int main(int argc, char** argv) {
   }
   const command* cmd = find_command(args[0]);
   if (!cmd) {
-    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, metrics, wab, dl; see "
+    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, top, metrics, wab, dl; see "
                          "weir-ctl --help)\n", args[0].c_str());
     return 2;
   }
