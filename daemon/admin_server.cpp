@@ -161,6 +161,7 @@ admin_server::answer admin_server::handle(const std::string& method, const std::
     return {200, "text/plain", "ready\n"};
   }
   if (path == "/api/v1/status") return {200, "application/json", status_.json()};
+  if (path == "/api/v1/history") return {200, "application/json", status_.history_json()};
   if (path == "/") return {200, "text/html; charset=utf-8", std::string(dashboard_page())};
   return {404, "text/plain", "not found\n"};
 }

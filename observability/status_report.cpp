@@ -65,8 +65,62 @@ status_report::totals status_report::now() const {
 void status_report::sample() {
   auto t = now();
   std::lock_guard<std::mutex> guard(mutex_);
+  if (!samples_.empty()) {
+    history_.push_back(point_between(samples_.back(), t));
+    while (history_.size() > history_points) history_.pop_front();
+  }
   samples_.push_back(std::move(t));
   while (samples_.size() > 61) samples_.pop_front();
+}
+
+status_report::history_point status_report::point_between(const totals& older, const totals& newer) const {
+  history_point p;
+  p.unix_s = wab::wall_clock_ns() / 1'000'000'000;
+  const double dt = std::chrono::duration<double>(newer.at - older.at).count();
+  if (dt > 0) {
+    p.ingest = (newer.accepted - older.accepted) / dt;
+    p.acked = (newer.acked - older.acked) / dt;
+    p.delivered = (newer.delivered - older.delivered) / dt;
+  }
+  const double fsyncs = newer.fsyncs - older.fsyncs;
+  p.per_fsync = fsyncs > 0 ? (newer.synced - older.synced) / fsyncs : 0;
+  p.p50_ms = quantile_ms(newer.latency, older.latency, 0.5);
+  p.p99_ms = quantile_ms(newer.latency, older.latency, 0.99);
+  if (live_.usage) p.wab_bytes = static_cast<double>(live_.usage->bytes());
+  const std::int64_t now_ns = wab::wall_clock_ns();
+  for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
+    const auto& m = stats_.shard(s);
+    const double in = static_cast<double>(m.appended.load() + m.backlog.load()), out = static_cast<double>(m.confirmed.load());
+    p.lag += std::max(0.0, in - out);
+    p.oldest_age_s = std::max(p.oldest_age_s, stats_.oldest_undelivered_age(s, now_ns));
+  }
+  return p;
+}
+
+std::string status_report::history_json() const {
+  using nlohmann::json;
+  json t = json::array(), ingest = json::array(), acked = json::array(), delivered = json::array(),
+       p50 = json::array(), p99 = json::array(), per_fsync = json::array(), wab = json::array(), lag = json::array(),
+       oldest = json::array();
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    for (const auto& p : history_) {
+      t.push_back(p.unix_s);
+      ingest.push_back(p.ingest);
+      acked.push_back(p.acked);
+      delivered.push_back(p.delivered);
+      p50.push_back(p.p50_ms);
+      p99.push_back(p.p99_ms);
+      per_fsync.push_back(p.per_fsync);
+      wab.push_back(p.wab_bytes);
+      lag.push_back(p.lag);
+      oldest.push_back(p.oldest_age_s);
+    }
+  }
+  return json{{"interval_s", 1},     {"t", t},           {"ingest", ingest},       {"acked", acked},
+              {"delivered", delivered}, {"p50_ms", p50}, {"p99_ms", p99},          {"per_fsync", per_fsync},
+              {"wab_bytes", wab},     {"lag", lag},       {"oldest_age_s", oldest}}
+      .dump();
 }
 
 std::optional<std::string> status_report::not_ready() const {
@@ -126,6 +180,7 @@ std::string status_report::json() const {
   const auto reason = not_ready();
   json j = {{"version", std::string(version_string)},
             {"uptime_s", std::chrono::duration<double>(current.at - started_).count()},
+            {"time_unix_s", static_cast<double>(now_ns) / 1e9},
             {"ready", !reason},
             {"not_ready_reason", reason ? *reason : ""},
             {"shards", shards},

@@ -24,6 +24,11 @@ class status_report {
   /// Why the daemon should not get traffic, or nullopt when it is ready.
   std::optional<std::string> not_ready() const;
   std::string json() const;
+  /// The last 15 minutes at one point a second, oldest first, as columns:
+  /// {"interval_s":1,"t":[unix seconds…],"ingest":[…],"acked":[…],"delivered":[…],
+  ///  "p50_ms":[…],"p99_ms":[…],"per_fsync":[…],"wab_bytes":[…],"lag":[…],"oldest_age_s":[…]}.
+  /// Served at /api/v1/history, so a reloaded dashboard keeps its charts.
+  std::string history_json() const;
 
  private:
   struct totals {
@@ -33,11 +38,21 @@ class status_report {
   };
   totals now() const;
 
+  /// What one second looked like: rates over it, gauges at its end.
+  struct history_point {
+    std::int64_t unix_s = 0;
+    double ingest = 0, acked = 0, delivered = 0, p50_ms = 0, p99_ms = 0, per_fsync = 0;
+    double wab_bytes = 0, lag = 0, oldest_age_s = 0;
+  };
+  history_point point_between(const totals& older, const totals& newer) const;
+  static constexpr std::size_t history_points = 900;
+
   metrics& stats_;
   metrics::live_state live_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   mutable std::mutex mutex_;
   std::deque<totals> samples_;  // oldest first, up to 61
+  std::deque<history_point> history_;  // oldest first, up to history_points
 };
 
 }  // namespace weir
