@@ -122,6 +122,7 @@ class sink_runner_state {
     }
     // The batch goes back first in line; nothing else is sent until the wait is over.
     const bool counted = !paused_ && j.attempt == attempt_;
+    if (out.what != commit_outcome::kind::dead_letter_full) dead_letters_full_logged_ = false;
     queue_.emplace(key, std::move(j));
     ++status_->retries;
     status_->set_error(out.error);
@@ -131,29 +132,43 @@ class sink_runner_state {
       dispatch();
       return;
     }
+    paused_ = true;
+    if (out.what == commit_outcome::kind::dead_letter_full) {
+      // Not the sink failing: a record it refused has nowhere to go. Rechecked
+      // on its own timer; the health and the backoff stay as they are.
+      status_->state = delivery_state::dead_letter_full;
+      status_->backoff_ms = settings_.dead_letter_recheck_ms;
+      if (!dead_letters_full_logged_) {
+        dead_letters_full_logged_ = true;
+        log::warn("delivery stopped: dead letters are full",
+                  {{"sink", type_}, {"error", out.error}, {"recheck_ms", std::to_string(settings_.dead_letter_recheck_ms)}});
+      }
+      probe_may_resume_ = false;
+      self_->delayed_send(self_, std::chrono::milliseconds(settings_.dead_letter_recheck_ms), retry_atom::value,
+                          ++retry_epoch_);
+      return;
+    }
     if (failures_++ == 0) streak_started_ = std::chrono::steady_clock::now();
-    const bool full = out.what == commit_outcome::kind::dead_letter_full;
-    const auto wait = full ? std::chrono::milliseconds(settings_.dead_letter_recheck_ms) : backoff(out.retry_after_ms);
-    status_->state = full ? delivery_state::dead_letter_full : delivery_state::retrying;
+    const auto wait = backoff(out.retry_after_ms);
+    status_->state = delivery_state::retrying;
     status_->backoff_ms = static_cast<std::uint64_t>(wait.count());
-    if (!full)
-      set_health(failures_ >= settings_.down_after_failures || status_->health.load() == sink_health::down
-                     ? sink_health::down
-                     : sink_health::degraded);
+    set_health(failures_ >= settings_.down_after_failures || status_->health.load() == sink_health::down
+                   ? sink_health::down
+                   : sink_health::degraded);
     // One line when trouble starts or changes, then one per doubling of the
     // streak: visible, not a flood.
     if ((failures_ & (failures_ - 1)) == 0 || out.error != last_logged_error_) {
       last_logged_error_ = out.error;
-      log::warn(full ? "delivery stopped: dead letters are full" : "sink commit failed; retrying",
-                {{"sink", type_},
-                 {"error", out.error},
-                 {"failures", std::to_string(failures_)},
-                 {"health", std::string(name_of(status_->health.load()))},
-                 {"retry_in_ms", std::to_string(wait.count())}});
+      log::warn("sink commit failed; retrying", {{"sink", type_},
+                                                  {"error", out.error},
+                                                  {"failures", std::to_string(failures_)},
+                                                  {"health", std::string(name_of(status_->health.load()))},
+                                                  {"retry_in_ms", std::to_string(wait.count())}});
     }
-    paused_ = true;
-    // Only the sink's own Retry-After is waited out whatever a probe says.
-    probe_may_resume_ = !full && out.retry_after_ms < 0;
+    // A probe that connects ends the wait only when the sink could not be
+    // reached: not when it answered with the failure (an HTTP 503 comes from
+    // a server that accepts connections) nor when it asked for the wait.
+    probe_may_resume_ = out.retry_after_ms < 0 && !out.sink_answered;
     self_->delayed_send(self_, wait, retry_atom::value, ++retry_epoch_);
   }
 
@@ -183,6 +198,7 @@ class sink_runner_state {
       log::info("sink healthy", {{"sink", type_}});
     }
     failures_ = 0;
+    dead_letters_full_logged_ = false;
     last_logged_error_.clear();
     status_->health = sink_health::healthy;
   }
@@ -257,6 +273,7 @@ class sink_runner_state {
   std::string last_logged_error_;
   bool paused_ = false;
   bool probe_may_resume_ = false;
+  bool dead_letters_full_logged_ = false;  // one line per stop, not one per recheck
   std::uint64_t retry_epoch_ = 0, probe_epoch_ = 0;
   std::mt19937_64 rng_{std::random_device{}()};
 };

@@ -49,6 +49,7 @@ class sink_worker_state {
       out.what = commit_outcome::kind::transient;
       out.error = std::move(r.error);
       if (r.retry_after) out.retry_after_ms = r.retry_after->count();
+      out.sink_answered = r.answered;
       return out;
     }
     std::vector<dead_letter> letters;

@@ -7,14 +7,13 @@ namespace weir {
 
 namespace {
 
-/// Where the user-info of the URL starting at `scheme_end` ("://" just
-/// before it) ends at its '@'; npos when it has none.
-std::size_t userinfo_end(const std::string& text, std::size_t scheme_end) {
-  const auto authority_end = text.find_first_of("/?#", scheme_end);
+/// The position of the '@' that ends the user-info of the URL whose
+/// authority starts at `start`, the authority ending at the next '/' (as
+/// libpq reads it: a '?' or '#' there is part of a password); npos when none.
+std::size_t userinfo_end(const std::string& text, std::size_t start) {
+  const auto authority_end = text.find('/', start);
   const auto at = text.rfind('@', authority_end == std::string::npos ? std::string::npos : authority_end);
-  return at != std::string::npos && at >= scheme_end && (authority_end == std::string::npos || at < authority_end)
-             ? at
-             : std::string::npos;
+  return at != std::string::npos && at >= start ? at : std::string::npos;
 }
 
 }  // namespace
@@ -35,10 +34,16 @@ bool conninfo_has_password(const std::string& conninfo) {
 }
 
 std::string redact_credentials(const std::string& text) {
+  // In an error message it errs on the side of hiding: everything from the
+  // scheme to the last '@' of the same word goes, wherever the URL's own
+  // rules would end its user-info.
   std::string out = text;
   for (auto scheme = out.find("://"); scheme != std::string::npos; scheme = out.find("://", scheme + 3)) {
-    const auto at = userinfo_end(out, scheme + 3);
-    if (at != std::string::npos) out.replace(scheme + 3, at - (scheme + 3), "(redacted)");
+    const auto start = scheme + 3;
+    auto word_end = out.find_first_of(" \t\"'", start);
+    if (word_end == std::string::npos) word_end = out.size();
+    const auto at = out.rfind('@', word_end - 1);
+    if (at != std::string::npos && at >= start && at < word_end) out.replace(start, at - start, "(redacted)");
   }
   return out;
 }

@@ -20,7 +20,7 @@ std::optional<http_url> parse_http_url(const std::string& url, std::string& why)
   const std::string authority = rest.substr(0, slash);
   if (slash != std::string::npos) u.target = rest.substr(slash);
   if (authority.find('@') != std::string::npos) {
-    why = "credentials in the URL are not allowed; use sink.http.bearer_token_file or sink.http.headers";
+    why = "credentials in the URL are not allowed; put a token in sink.http.bearer_token_file";
     return std::nullopt;
   }
   const auto colon = authority.rfind(':');

@@ -319,8 +319,8 @@ std::vector<setting> make_settings() {
                       "A sink commit taking longer than this counts as a transient failure."));
   s.push_back(integer("sink.health_interval_ms", WEIR_FIELD(sink.health_interval_ms), 100,
                       3600000, "5000",
-                      "How often the sink's health is probed. A probe that succeeds while delivery waits out a "
-                      "backoff ends the wait early (not a Retry-After the sink asked for)."));
+                      "How often the sink's health is probed. A probe that succeeds ends a backoff early when "
+                      "the sink could not be reached (not after an answer such as an HTTP 503, nor a Retry-After)."));
   s.push_back(integer("sink.down_after_failures", WEIR_FIELD(sink.down_after_failures), 1, 1000, "3",
                       "Consecutive failed commit attempts after which the sink is reported down (degraded "
                       "before that; healthy again after a commit succeeds)."));

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <string>
 
@@ -21,22 +22,36 @@ std::optional<unsigned> number(const std::string& text) {
   return v;
 }
 
+/// Looks `name` up with a getpwnam_r-style function, growing the buffer
+/// while it is too small (large directory groups need more than a page).
+template <class Entry, class Lookup>
+Entry* look_up(Lookup lookup, const std::string& name, Entry& entry, std::vector<char>& buffer) {
+  buffer.resize(16384);
+  for (;;) {
+    Entry* found = nullptr;
+    const int rc = lookup(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
+    if (rc == ERANGE && buffer.size() < (64u << 20)) {
+      buffer.resize(buffer.size() * 4);
+      continue;
+    }
+    return rc == 0 ? found : nullptr;
+  }
+}
+
 uid_t user_id(const std::string& key, const std::string& name) {
   if (auto n = number(name)) return *n;
-  std::vector<char> buffer(16384);
-  passwd entry{}, *found = nullptr;
-  if (::getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found)
-    throw startup_error(key + " = " + name + ": no such user");
-  return found->pw_uid;
+  passwd entry{};
+  std::vector<char> buffer;
+  if (auto* found = look_up(::getpwnam_r, name, entry, buffer)) return found->pw_uid;
+  throw startup_error(key + " = " + name + ": no such user");
 }
 
 gid_t group_id(const std::string& key, const std::string& name) {
   if (auto n = number(name)) return *n;
-  std::vector<char> buffer(16384);
-  group entry{}, *found = nullptr;
-  if (::getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found)
-    throw startup_error(key + " = " + name + ": no such group");
-  return found->gr_gid;
+  group entry{};
+  std::vector<char> buffer;
+  if (auto* found = look_up(::getgrnam_r, name, entry, buffer)) return found->gr_gid;
+  throw startup_error(key + " = " + name + ": no such group");
 }
 
 template <class T>

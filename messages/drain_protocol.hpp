@@ -56,6 +56,7 @@ struct commit_outcome {
   kind what = kind::committed;
   std::string error;
   std::int64_t retry_after_ms = -1;  // the sink asked for this wait (Retry-After)
+  bool sink_answered = false;        // commit_result::answered
   std::uint64_t dead_lettered = 0;
   double seconds = 0;  // how long the commit took
 };

@@ -38,9 +38,15 @@ struct commit_result {
   std::vector<std::pair<std::size_t, std::string>> rejected;
   /// The sink asked for this much quiet before the next try (HTTP Retry-After).
   std::optional<std::chrono::milliseconds> retry_after;
+  /// The sink itself answered with this failure (an HTTP status, an error
+  /// from a live database connection, a local SQLite or file error), rather
+  /// than not being reached: a probe that merely connects says nothing new.
+  bool answered = false;
 
   static commit_result ok() { return {}; }
-  static commit_result retry(std::string why) { return {outcome::transient, std::move(why), {}, std::nullopt}; }
+  static commit_result retry(std::string why, bool answered = false) {
+    return {outcome::transient, std::move(why), {}, std::nullopt, answered};
+  }
 };
 
 enum class sink_health : std::uint8_t { healthy, degraded, down };

@@ -92,7 +92,8 @@ class http_sink final : public sink {
           out.rejected.emplace_back(i, "HTTP " + std::to_string(res.value().result_int()));
           break;
         case verdict::retry: {
-          auto t = commit_result::retry("HTTP " + std::to_string(res.value().result_int()) + " from " + s_->url.display());
+          auto t = commit_result::retry("HTTP " + std::to_string(res.value().result_int()) + " from " + s_->url.display(),
+                                        true);
           t.retry_after = retry_after_of(res.value());
           return t;
         }
@@ -123,7 +124,8 @@ class http_sink final : public sink {
       case verdict::retry:
         break;
     }
-    auto t = commit_result::retry("HTTP " + std::to_string(res.value().result_int()) + " from " + s_->url.display());
+    auto t = commit_result::retry("HTTP " + std::to_string(res.value().result_int()) + " from " + s_->url.display(),
+                                  true);
     t.retry_after = retry_after_of(res.value());
     return t;
   }

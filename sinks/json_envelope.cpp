@@ -13,7 +13,10 @@ namespace {
 /// The payload as JSON, and the name of the form it took.
 std::pair<std::string, const char*> embedded_payload(const byte_buffer& payload) {
   const std::string_view bytes(reinterpret_cast<const char*>(payload.data()), payload.size());
-  if (nlohmann::json::accept(bytes)) {
+  // nlohmann's parser skips a leading byte order mark, which may not appear
+  // inside a JSON line: such a payload goes as text, its bytes kept.
+  const bool bom = bytes.substr(0, 3) == "\xEF\xBB\xBF";
+  if (!bom && nlohmann::json::accept(bytes)) {
     // A JSON text holds a raw line break only between tokens (inside a string
     // it must be escaped), where a space means the same.
     std::string text(bytes);

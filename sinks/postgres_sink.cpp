@@ -290,7 +290,8 @@ class postgres_sink final : public sink {
 
   commit_result lost(const std::string& state) {
     auto r = commit_result::retry("postgres" + (state.empty() ? std::string() : " SQLSTATE " + state) + ": " +
-                                  first_line(error_.empty() ? PQerrorMessage(conn_) : error_));
+                                      first_line(error_.empty() ? PQerrorMessage(conn_) : error_),
+                                  !state.empty() && PQstatus(conn_) == CONNECTION_OK);
     if (PQstatus(conn_) != CONNECTION_OK || transient_state(state)) {
       PQfinish(conn_);
       conn_ = nullptr;

@@ -32,6 +32,12 @@ std::string reloadable_secret::value() const {
 bool reloadable_secret::reload(std::string& error) {
   try {
     std::string fresh = read_secret(key_, file_, env_name_);
+    if (fresh.empty()) {
+      // Most likely caught mid-rotation (truncated, not yet written): an
+      // empty secret would mean connecting without one.
+      error = key_ + " = " + file_ + ": the file is empty";
+      return false;
+    }
     std::lock_guard<std::mutex> guard(mutex_);
     value_ = std::move(fresh);
     return true;

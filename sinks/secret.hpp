@@ -25,7 +25,7 @@ class reloadable_secret {
   /// True when it comes from a file (one from the environment cannot change while the process runs).
   bool from_file() const { return !file_.empty(); }
   /// Reads the file again. False, the old value kept and `error` set (never
-  /// the content), when it cannot be read.
+  /// the content), when it cannot be read or is empty.
   bool reload(std::string& error);
 
  private:

@@ -145,7 +145,7 @@ class sqlite_db {
   }
 
   commit_result fail() {
-    auto r = commit_result::retry("sqlite " + path_ + ": " + error_);
+    auto r = commit_result::retry("sqlite " + path_ + ": " + error_, true);  // local: its probe cannot tell more
     // A connection in an unknown state is reopened on the next try.
     close();
     return r;

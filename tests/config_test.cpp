@@ -5,6 +5,7 @@
 
 #include "config/credentials.hpp"
 #include "config/loader.hpp"
+#include "sinks/secret.hpp"
 #include "config/schema.hpp"
 #include "support/test_paths.hpp"
 
@@ -249,11 +250,37 @@ TEST_CASE("credentials are found in every form a URL or conninfo can carry them"
   CHECK(weir::conninfo_has_password("postgresql://db/weir?password=x"));
   CHECK(weir::conninfo_has_password("postgresql://weir:x@db/weir"));
   CHECK(weir::conninfo_has_password("postgres://weir:x@db:5432/weir"));
+  CHECK(weir::conninfo_has_password("postgresql://weir:s3cr?t@db/weir"));  // libpq ends the user-info at '@' or '/'
+  CHECK(weir::conninfo_has_password("postgresql://weir:s3cr#t@db/weir"));
   CHECK_FALSE(weir::conninfo_has_password("postgresql://weir@db/weir"));  // a user alone is no secret
   CHECK_FALSE(weir::conninfo_has_password("host=db user=weir dbname=weir"));
 
   CHECK(weir::redact_credentials("\"http://user:pw@host/x\"") == "\"http://(redacted)@host/x\"");
   CHECK(weir::redact_credentials("a http://u:1@h and postgresql://v:2@g/d") ==
         "a http://(redacted)@h and postgresql://(redacted)@g/d");
-  CHECK(weir::redact_credentials("http://host/x?to=a@b") == "http://host/x?to=a@b");
+  // In messages it hides rather than guesses where a URL's user-info ends.
+  CHECK(weir::redact_credentials("\"http://u:p?w@h/\"") == "\"http://(redacted)@h/\"");
+  CHECK(weir::redact_credentials("\"http://u:pa/ss@h/\"") == "\"http://(redacted)@h/\"");
+  CHECK(weir::redact_credentials("http://host/x and more") == "http://host/x and more");
+}
+
+TEST_CASE("a reloaded secret file that is empty or gone keeps the previous secret", "[config][secrets]") {
+  weir::test::temp_dir dir;
+  const auto file = dir / "token";
+  std::ofstream(file) << "first\n";
+  weir::reloadable_secret secret("sink.http.bearer_token_file", file.string(), "WEIR_TEST_UNUSED");
+  CHECK(secret.value() == "first");
+  std::ofstream(file) << "second\n";
+  std::string error;
+  CHECK(secret.reload(error));
+  CHECK(secret.value() == "second");
+  std::ofstream(file, std::ios::trunc).flush();  // caught mid-rotation
+  CHECK_FALSE(secret.reload(error));
+  CHECK(error.find("is empty") != std::string::npos);
+  CHECK(secret.value() == "second");
+  std::filesystem::remove(file);
+  CHECK_FALSE(secret.reload(error));
+  CHECK(error.find("cannot read") != std::string::npos);
+  CHECK(error.find("second") == std::string::npos);  // never the secret itself
+  CHECK(secret.value() == "second");
 }

@@ -1,6 +1,9 @@
 // weir-ctl as an operator types it: per-command help, errors that name the
 // bad flag or subcommand, hints when nothing answers or the data dir is
 // wrong, and push reading one record per line of standard input.
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -8,6 +11,7 @@
 
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
+#include "support/http_test_server.hpp"
 #include "support/sink_contents.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
@@ -132,4 +136,42 @@ TEST_CASE("weir-ctl status and top show the dashboard's fields in human units", 
   CHECK(checked == 3);
   CHECK(ctl(dir, {"top", "--interval", "5"}).exit_code == 2);
   CHECK(d.stop() == 0);
+}
+
+TEST_CASE("weir-ctl push: lines are pushed as they arrive and a daemon's lower batch limit is honoured",
+          "[live][cli][ctl]") {
+  temp_dir dir;
+  daemon_process d(dir.path(), {"--set", "drain.linger_ms=0", "--set", "limits.max_batch_records=2"});
+  REQUIRE(d.wait_ready());
+  const std::string ctl_cmd = binary("weir-ctl").string() + " --socket " + d.socket_path() + " push > " +
+                              (dir / "push.out").string() + " 2>&1";
+  FILE* producer = ::popen(ctl_cmd.c_str(), "w");
+  REQUIRE(producer != nullptr);
+  // The input stays open (as with tail -f): what came so far is delivered anyway.
+  std::fputs("first\nsecond\nthird\n", producer);
+  std::fflush(producer);
+  CHECK(eventually([&] { return sqlite_rows(dir / "var/sink.db").size() == 3; }));
+  std::fputs("fourth\n", producer);
+  std::fflush(producer);
+  CHECK(eventually([&] { return sqlite_rows(dir / "var/sink.db").size() == 4; }));
+  CHECK(::pclose(producer) == 0);
+  std::ifstream out(dir / "push.out");
+  const std::string said((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  CHECK(said.find("acked 4 records") != std::string::npos);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("weir-ctl status and top refuse an admin address that does not answer weir's status", "[live][cli][ctl]") {
+  temp_dir dir;
+  http_test_server not_weir;  // answers 200 with an empty body to anything
+  int checked = 0;
+  for (const char* command : {"status", "top"}) {
+    const auto r = ctl(dir, {"--admin", "127.0.0.1:" + std::to_string(not_weir.port()), command});
+    INFO(command << ": " << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK((r.err.find("did not answer a weir status document") != std::string::npos ||
+           r.err.find("did not parse") != std::string::npos));
+    ++checked;
+  }
+  CHECK(checked == 2);
 }

@@ -127,6 +127,7 @@ TEST_CASE("http ndjson: one POST per batch and one JSON envelope per record what
       {"caf\xc3\xa9 \xe2\x82\xac", "text"},
       {std::string("bin\0ary\xff\xfe", 10), "base64"},
       {"{\"almost\": json", "text"},
+      {"\xEF\xBB\xBF{\"saved\": \"by a Windows editor\"}", "text"},  // a BOM may not sit inside a JSON line
   };
   {
     auto c = client::connection::connect_unix(d.socket_path());

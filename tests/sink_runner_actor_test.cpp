@@ -68,8 +68,8 @@ class scripted_factory : public sink_factory {
   std::shared_ptr<sink_script> script_;
 };
 
-commit_result transient(std::optional<std::chrono::milliseconds> retry_after = std::nullopt) {
-  auto r = commit_result::retry("scripted outage");
+commit_result transient(std::optional<std::chrono::milliseconds> retry_after = std::nullopt, bool answered = false) {
+  auto r = commit_result::retry("scripted outage", answered);
   r.retry_after = retry_after;
   return r;
 }
@@ -207,6 +207,7 @@ TEST_CASE("sink runner: with the dead letters full delivery stops and goes on on
   w.send_batch(3, {"poison"});
   CHECK(w.status->state.load() == delivery_state::dead_letter_full);
   CHECK(w.status->backoff_ms.load() == 300);
+  CHECK(w.status->health.load() == sink_health::healthy);  // the sink works: it is the dead letters that are full
   CHECK(w.delivered().empty());
   // Rechecked every dead_letter_recheck_ms, still full.
   w.advance(300ms);
@@ -310,11 +311,17 @@ TEST_CASE("sink runner: a probe that succeeds during a backoff retries at once b
   CHECK(w.status->health.load() == sink_health::healthy);
 }
 
-TEST_CASE("sink runner: a Retry-After is waited out whatever the probe says", "[actor][sink_runner][health]") {
+namespace {
+
+/// A failure whose wait is 3 s (the backoff's first step, or what the sink
+/// asked for) is waited out whole while a probe connects every 500 ms.
+void check_probes_do_not_cut_the_wait(const commit_result& failure) {
   auto s = runner_world::defaults();
+  s.retry_initial_ms = 3000;
+  s.retry_max_ms = 60000;
   s.health_interval_ms = 500;
   runner_world w(s);
-  w.script->answers.push_back(transient(3000ms));
+  w.script->answers.push_back(failure);
   w.send_batch(1, {"a"});
   for (int i = 0; i < 5; ++i) w.advance(500ms);  // a probe every 500 ms, each answering healthy
   w.advance(499ms);
@@ -323,6 +330,17 @@ TEST_CASE("sink runner: a Retry-After is waited out whatever the probe says", "[
   w.advance(1ms);
   CHECK(w.script->commits.size() == 2);
   CHECK(w.delivered() == std::vector<std::uint64_t>{1});
+}
+
+}  // namespace
+
+TEST_CASE("sink runner: a failure the sink answered (a 503) is waited out whatever the probe says",
+          "[actor][sink_runner][health]") {
+  check_probes_do_not_cut_the_wait(transient(std::nullopt, true));
+}
+
+TEST_CASE("sink runner: a Retry-After is waited out whatever the probe says", "[actor][sink_runner][health]") {
+  check_probes_do_not_cut_the_wait(transient(3000ms));
 }
 
 TEST_CASE("sink runner: with nothing to deliver the probe's answer is the health", "[actor][sink_runner][health]") {

@@ -21,6 +21,10 @@ int admin_get(const std::string& admin, const std::string& path, bool summarize_
     if (summarize_status && !json) std::fputs(render_status(nlohmann::json::parse(res.body)).c_str(), stdout);
     else std::cout << res.body << (res.body.empty() || res.body.back() == '\n' ? "" : "\n");
     return 0;
+  } catch (const nlohmann::json::exception& e) {
+    std::fprintf(stderr, "weir-ctl: %s at %s did not answer a weir status document (%s); is --admin right?\n",
+                 path.c_str(), admin.c_str(), e.what());
+    return 1;
   } catch (const client::client_error& e) {
     std::fprintf(stderr,
                  "weir-ctl: cannot reach the admin server at %s: %s (is weir-server running with admin.listen "

@@ -1,9 +1,15 @@
 // weir-ctl push: one record from the command line, or records read from
 // standard input — one per line (the line end is not part of the record), or
 // the whole input as one record with --raw.
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,40 +41,113 @@ std::vector<std::string> read_lines(std::istream& in, std::size_t& skipped) {
   return out;
 }
 
-/// Records per PushBatch frame: well under the daemon's default limits.max_batch_records and frame size.
+/// Records per PushBatch frame: well under the daemon's default
+/// limits.max_batch_records and frame size; a daemon configured below them
+/// refuses the batch, and its records then go one by one.
 constexpr std::size_t batch_records = 256;
 constexpr std::size_t batch_bytes = 1 << 20;
 
-int push_lines(client::connection& c, const std::vector<std::string>& records, client::durability tier, bool json) {
-  std::size_t acked = 0;
-  for (std::size_t from = 0; from < records.size();) {
-    std::vector<std::span<const std::uint8_t>> spans;
-    std::size_t bytes = 0;
-    for (std::size_t i = from; i < records.size() && spans.size() < batch_records; ++i) {
-      if (!spans.empty() && bytes + records[i].size() > batch_bytes) break;
-      spans.push_back(bytes_of(records[i]));
-      bytes += records[i].size();
-    }
-    const auto r = c.push_batch(spans, tier);
-    if (r.nack) {
-      std::fprintf(stderr, "weir-ctl: push refused at line %zu: Nack(%s); %zu records acked before it\n", from + 1,
-                   nack_name(*r.nack).c_str(), acked);
-      return 1;
-    }
-    for (std::size_t k = 0; k < r.accepted.size(); ++k) {
-      if (!r.accepted[k]) {
-        std::fprintf(stderr, "weir-ctl: the record of line %zu was not acked; %zu records acked before it\n",
-                     from + k + 1, acked);
+/// Pushes standard input one record per line as it arrives: whatever has
+/// come is sent when the input pauses or a batch is full, so
+/// `tail -f app.log | weir-ctl push` delivers line by line, in bounded memory.
+class line_pusher {
+ public:
+  line_pusher(const options& o, client::durability tier) : o_(o), tier_(tier) {}
+
+  /// 0, or 1 after saying which line was not acked.
+  int run() {
+    std::string buffer;
+    char chunk[65536];
+    for (;;) {
+      const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        std::fprintf(stderr, "weir-ctl: cannot read standard input: %s\n", std::strerror(errno));
         return 1;
       }
-      ++acked;
+      if (n == 0) {  // the end: a last line without its line end counts
+        if (!buffer.empty() && !take(std::move(buffer))) return 1;
+        return flush() ? 0 : 1;
+      }
+      buffer.append(chunk, static_cast<std::size_t>(n));
+      std::size_t from = 0;
+      for (auto nl = buffer.find('\n'); nl != std::string::npos; from = nl + 1, nl = buffer.find('\n', from))
+        if (!take(buffer.substr(from, nl - from))) return 1;
+      buffer.erase(0, from);
+      pollfd in{STDIN_FILENO, POLLIN, 0};
+      if (::poll(&in, 1, 0) == 0 && !flush()) return 1;  // the input paused: send what came
     }
-    from += spans.size();
   }
-  if (json) std::printf("{\"acked\":true,\"records\":%zu}\n", acked);
-  else std::printf("acked %zu records\n", acked);
-  return 0;
-}
+
+  std::size_t acked() const { return acked_; }
+  std::size_t skipped() const { return skipped_; }
+
+ private:
+  bool take(std::string line) {
+    ++line_no_;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) {
+      ++skipped_;
+      return true;
+    }
+    if (!records_.empty() && (records_.size() >= batch_records || bytes_ + line.size() > batch_bytes) && !flush())
+      return false;
+    bytes_ += line.size();
+    records_.push_back(std::move(line));
+    lines_.push_back(line_no_);
+    return true;
+  }
+
+  bool flush() {
+    if (records_.empty()) return true;
+    std::vector<std::span<const std::uint8_t>> spans;
+    for (const auto& r : records_) spans.push_back(bytes_of(r));
+    const auto r = connection().push_batch(spans, tier_);
+    bool ok = true;
+    if (r.nack && *r.nack != static_cast<std::uint8_t>(wire::nack_reason::internal_error)) {
+      ok = one_by_one();  // a daemon whose limits are below this batch
+    } else if (r.nack) {
+      ok = refused(0, *r.nack);
+    } else {
+      for (std::size_t k = 0; k < r.accepted.size() && ok; ++k) {
+        if (!r.accepted[k]) ok = refused(k, static_cast<std::uint8_t>(wire::nack_reason::internal_error));
+        else ++acked_;
+      }
+    }
+    records_.clear();
+    lines_.clear();
+    bytes_ = 0;
+    return ok;
+  }
+
+  bool one_by_one() {
+    c_.reset();  // the daemon closes a connection after refusing a frame
+    for (std::size_t k = 0; k < records_.size(); ++k) {
+      const auto r = connection().push(bytes_of(records_[k]), tier_);
+      if (!r.acked) return refused(k, r.nack);
+      ++acked_;
+    }
+    return true;
+  }
+
+  bool refused(std::size_t k, std::uint8_t nack) {
+    std::fprintf(stderr, "weir-ctl: the record of line %zu was not acked: Nack(%s); %zu records acked before it\n",
+                 lines_[k], nack_name(nack).c_str(), acked_);
+    return false;
+  }
+
+  client::connection& connection() {
+    if (!c_) c_.emplace(connect(o_));
+    return *c_;
+  }
+
+  const options& o_;
+  std::optional<client::connection> c_;
+  client::durability tier_;
+  std::vector<std::string> records_;
+  std::vector<std::size_t> lines_;  // the input line of each record
+  std::size_t bytes_ = 0, line_no_ = 0, acked_ = 0, skipped_ = 0;
+};
 
 }  // namespace
 
@@ -123,23 +202,31 @@ int push_command(const options& o, const std::vector<std::string>& args) {
   if (have_payload && raw) return usage_error("push", "--raw reads standard input; give no PAYLOAD with it");
 
   std::vector<std::string> records;
-  std::size_t skipped = 0;
   if (have_payload) {
     records.push_back(std::move(payload));
   } else if (raw) {
     records.emplace_back(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
+  } else if (tracked) {
+    // One record, so the whole input is read first (it must be one line).
+    std::size_t skipped = 0;
     records = read_lines(std::cin, skipped);
+    if (records.size() > 1)
+      return usage_error("push", "--tracked pushes one record; standard input had " + std::to_string(records.size()) +
+                                     " lines (use --raw for one record)");
+  } else {
+    line_pusher pusher(o, tier);
+    const int rc = pusher.run();
+    if (pusher.skipped() > 0) std::fprintf(stderr, "weir-ctl: skipped %zu empty lines\n", pusher.skipped());
+    if (rc != 0) return rc;
+    if (pusher.acked() == 0) return usage_error("push", "nothing to push (weir stores no empty record)");
+    if (o.json) std::printf("{\"acked\":true,\"records\":%zu}\n", pusher.acked());
+    else std::printf("acked %zu record%s\n", pusher.acked(), pusher.acked() == 1 ? "" : "s");
+    return 0;
   }
   if (records.empty() || records.front().empty())
     return usage_error("push", "nothing to push (weir stores no empty record)");
-  if (tracked && records.size() > 1)
-    return usage_error("push", "--tracked pushes one record; standard input had " + std::to_string(records.size()) +
-                                   " lines (use --raw for one record)");
-  if (skipped > 0) std::fprintf(stderr, "weir-ctl: skipped %zu empty lines\n", skipped);
 
   auto c = connect(o);
-  if (records.size() > 1) return push_lines(c, records, tier, o.json);
   const auto bytes = bytes_of(records.front());
   if (tracked) {
     const auto r = c.push_tracked(bytes, tier);

@@ -13,7 +13,28 @@ std::string format(const char* fmt, double v, const char* unit = "") {
   return out;
 }
 
-double number(const nlohmann::json& j, const char* key) { return j.contains(key) ? j[key].get<double>() : 0.0; }
+/// j[key], or null when j is not an object holding it (a const json must not be indexed blindly).
+const nlohmann::json& field(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json none;
+  if (!j.is_object()) return none;
+  const auto it = j.find(key);
+  return it == j.end() ? none : *it;
+}
+
+double number(const nlohmann::json& j, const char* key) {
+  const auto& v = field(j, key);
+  return v.is_number() ? v.get<double>() : 0.0;
+}
+
+std::string text(const nlohmann::json& j, const char* key, const char* otherwise = "?") {
+  const auto& v = field(j, key);
+  return v.is_string() ? v.get<std::string>() : otherwise;
+}
+
+bool flag(const nlohmann::json& j, const char* key) {
+  const auto& v = field(j, key);
+  return v.is_boolean() && v.get<bool>();
+}
 
 std::string line(const std::string& label, const std::string& value) {
   std::string out = label;
@@ -52,55 +73,54 @@ std::string human_count(double n) {
 }
 
 std::string render_status(const nlohmann::json& s) {
-  std::string out = "weir " + s.value("version", std::string("?")) + ", up " + human_duration(number(s, "uptime_s")) +
-                    ", " + (s.value("ready", false) ? "ready" : "NOT READY: " + s.value("not_ready_reason", std::string())) +
-                    "\n\n";
-  const auto& r = s["rates"];
+  std::string out = "weir " + text(s, "version") + ", up " + human_duration(number(s, "uptime_s")) + ", " +
+                    (flag(s, "ready") ? "ready" : "NOT READY: " + text(s, "not_ready_reason", "")) + "\n\n";
+  const auto& r = field(s, "rates");
   auto rate = [&](const char* what) {
-    return human_count(number(r[what], "1s")) + "/s  (10 s: " + human_count(number(r[what], "10s")) +
-           "/s, 60 s: " + human_count(number(r[what], "60s")) + "/s)";
+    const auto& w = field(r, what);
+    return human_count(number(w, "1s")) + "/s  (10 s: " + human_count(number(w, "10s")) + "/s, 60 s: " +
+           human_count(number(w, "60s")) + "/s)";
   };
   out += line("ingest", rate("ingest"));
   out += line("acked", rate("acked"));
   out += line("delivered", rate("delivered"));
-  const auto& latency = s["ack_latency_ms"]["10s"];
+  const auto& latency = field(field(s, "ack_latency_ms"), "10s");
   out += line("ack latency", format("p50 %.2f ms", number(latency, "p50")) + format(", p99 %.2f ms", number(latency, "p99")) +
                                  "  (last 10 s)");
-  out += line("per fsync", format("%.1f records", number(s["records_per_fsync"], "10s")) + "  (last 10 s)");
-  if (s.contains("wab"))
-    out += line("WAB", human_bytes(number(s["wab"], "bytes")) + " of " + human_bytes(number(s["wab"], "max_bytes")) +
-                           (s["wab"].value("over_cap", false) ? "  OVER CAP: pushes refused" : "") + ", " +
-                           human_count(number(s["wab"], "cap_rejections")) + " refused at the cap");
-  if (s.contains("sink")) {
-    const auto& sink = s["sink"];
-    const auto& drain = s["drain"];
-    const std::string health = sink.value("health", std::string("?"));
-    out += line("sink", sink.value("type", std::string("?")) + ", " + (health == "healthy" ? health : "** " + health + " **") +
-                            ", drain " + drain.value("state", std::string("?")));
-    const auto error = drain.value("last_error", std::string());
-    if (!error.empty())
-      out += line("  last error", error + format(" (retry in %.0f ms)", number(drain, "backoff_ms")));
+  out += line("per fsync", format("%.1f records", number(field(s, "records_per_fsync"), "10s")) + "  (last 10 s)");
+  if (const auto& wab = field(s, "wab"); wab.is_object())
+    out += line("WAB", human_bytes(number(wab, "bytes")) + " of " + human_bytes(number(wab, "max_bytes")) +
+                           (flag(wab, "over_cap") ? "  OVER CAP: pushes refused" : "") + ", " +
+                           human_count(number(wab, "cap_rejections")) + " refused at the cap");
+  const auto& sink = field(s, "sink");
+  const auto& drain = field(s, "drain");
+  if (sink.is_object()) {
+    const std::string health = text(sink, "health");
+    out += line("sink", text(sink, "type") + ", " + (health == "healthy" ? health : "** " + health + " **") +
+                            ", drain " + text(drain, "state"));
+    const auto error = text(drain, "last_error", "");
+    if (!error.empty()) out += line("  last error", error + format(" (retry in %.0f ms)", number(drain, "backoff_ms")));
     const double oldest = number(drain, "oldest_undelivered_age_s");
     out += line("  oldest waiting", oldest > 0 ? human_duration(oldest) + " old" : "none");
     out += line("  last commit", human_duration(number(sink, "seconds_since_last_commit")) + " ago, " +
                                      human_count(number(sink, "committed_records")) + " records committed");
   }
-  if (s.contains("connections"))
-    out += line("connections", human_count(number(s["connections"], "active")) + " open, " +
-                                   human_count(number(s["connections"], "accepted")) + " accepted");
+  if (const auto& conns = field(s, "connections"); conns.is_object())
+    out += line("connections", human_count(number(conns, "active")) + " open, " + human_count(number(conns, "accepted")) +
+                                   " accepted");
   const double dead_letters = number(s, "dead_letter_bytes");
-  const double dead_lettered = s.contains("sink") ? number(s["sink"], "dead_lettered") : 0;
   out += line("dead letters", dead_letters > 0 ? "** " + human_bytes(dead_letters) + " held, " +
-                                                     human_count(dead_lettered) + " records this run **"
+                                                     human_count(number(sink, "dead_lettered")) + " records this run **"
                                                : "none");
   out += "\nshard  appended    confirmed   lag         oldest waiting  state\n";
-  for (const auto& sh : s["shards"]) {
+  const auto& shards = field(s, "shards");
+  for (const auto& sh : shards.is_array() ? shards : nlohmann::json::array()) {
     char row[160];
     const double age = number(sh, "oldest_undelivered_age_s");
-    std::snprintf(row, sizeof row, "%-6d %-11s %-11s %-11s %-15s %s\n", sh.value("shard", 0),
+    std::snprintf(row, sizeof row, "%-6.0f %-11s %-11s %-11s %-15s %s\n", number(sh, "shard"),
                   human_count(number(sh, "appended")).c_str(), human_count(number(sh, "confirmed")).c_str(),
                   human_count(number(sh, "lag_records")).c_str(), age > 0 ? human_duration(age).c_str() : "-",
-                  sh.value("offline", false) ? "OFFLINE" : "ok");
+                  flag(sh, "offline") ? "OFFLINE" : "ok");
     out += row;
   }
   return out;

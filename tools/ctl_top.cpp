@@ -22,13 +22,15 @@ std::string snapshot(const options& o, bool& ok) {
   try {
     const auto res = client::admin_get(o.admin, "/api/v1/status");
     if (res.status != 200) return "the admin server at " + o.admin + " answered " + std::to_string(res.status) + "\n";
+    auto view = render_status(nlohmann::json::parse(res.body));
     ok = true;
-    return render_status(nlohmann::json::parse(res.body));
+    return view;
   } catch (const client::client_error& e) {
     return "cannot reach the admin server at " + o.admin + ": " + e.what() +
            " (is weir-server running with admin.listen there? pass --admin HOST:PORT)\n";
   } catch (const nlohmann::json::exception& e) {
-    return std::string("the status document did not parse: ") + e.what() + "\n";
+    return "the admin server at " + o.admin + " did not answer a weir status document (" + e.what() +
+           "); is --admin right?\n";
   }
 }
 
