@@ -1,5 +1,7 @@
 #include "config/http_url.hpp"
 
+#include "config/credentials.hpp"
+
 namespace weir {
 
 std::optional<http_url> parse_http_url(const std::string& url, std::string& why) {
@@ -19,7 +21,7 @@ std::optional<http_url> parse_http_url(const std::string& url, std::string& why)
   const auto slash = rest.find('/');
   const std::string authority = rest.substr(0, slash);
   if (slash != std::string::npos) u.target = rest.substr(slash);
-  if (authority.find('@') != std::string::npos) {
+  if (has_url_credentials(url)) {
     why = "credentials in the URL are not allowed; put a token in sink.http.bearer_token_file";
     return std::nullopt;
   }
