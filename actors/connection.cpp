@@ -1,8 +1,9 @@
 #include "actors/connection.hpp"
 
+#include "actors/reply_queue.hpp"
+
 #include <algorithm>
 #include <chrono>
-#include <deque>
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -15,17 +16,6 @@
 namespace weir {
 
 namespace {
-
-struct reply_slot {
-  bool ready = false;
-  bool close_after = false;
-  byte_buffer bytes;
-  tier_label tier = tier_label::none;  // of a push; `none` for other replies
-  std::uint32_t records = 0;           // records the reply answers
-  std::uint32_t acked = 0;             // of them, acked (the rest: InternalError)
-  std::chrono::steady_clock::time_point decoded{};
-  std::uint64_t budget = 0;            // frame memory held until the reply is written
-};
 
 tier_label label_of(wire::tier t) {
   switch (t) {
@@ -46,20 +36,24 @@ class connection_state {
     self_ = self;
     io_ = std::move(io);
     settings_ = std::move(s);
+    replies_ = std::make_shared<reply_queue>(io_, settings_.stats, settings_.budget);
+    replies_->set_owner(self_->address());
     reader_.emplace(settings_.payload_cap, settings_.budget ? settings_.budget_above : SIZE_MAX);
     if (settings_.writer) self_->monitor(settings_.writer);
   }
 
   ~connection_state() {
-    if (!settings_.budget) return;
-    std::uint64_t held = frame_budget_;
-    for (const auto& slot : replies_) held += slot.budget;
-    if (held > 0) settings_.budget->release(held);
+    if (settings_.budget && frame_budget_ > 0) settings_.budget->release(frame_budget_);
+    // Requests still at a writer hold the queue: nothing more goes out once
+    // the connection is gone, and the frame memory is given back now.
+    if (replies_) replies_->abandon();
   }
 
   /// Ends the actor. The writer's monitor list would keep this actor's
   /// memory until the writer itself ends: take the entry out.
   void finish() {
+    if (finished_) return;
+    finished_ = true;
     if (settings_.writer) self_->demonitor(settings_.writer.address());
     self_->quit();
   }
@@ -71,34 +65,27 @@ class connection_state {
     pump();
   }
 
+  /// A reply went out and freed a slot this actor waited for.
+  void on_replies_written() { pump(); }
+
+  /// A writer answered by message (one whose requests carry no queue).
   void on_reply(ingest_reply& r) {
-    if (r.tag < first_tag_ || r.tag - first_tag_ >= replies_.size()) return;  // not owed (cannot happen)
-    auto& slot = replies_[r.tag - first_tag_];
-    slot.ready = true;
-    slot.bytes = std::move(r.frame);
-    slot.acked = r.acked;
-    flush();
-    pump();  // a freed reply slot may let the next buffered frame in
+    if (replies_->fill(r.tag, std::move(r.frame), r.acked)) finish();
+    else pump();  // a freed reply slot may let the next buffered frame in
   }
 
   /// The writer is gone: nothing owed can be made durable any more.
   void on_writer_down() {
     settings_.writer = nullptr;  // gone: nothing to demonitor
-    for (auto& slot : replies_)
-      if (!slot.ready) {
-        slot.ready = true;
-        slot.bytes = wire::encode_nack(wire::nack_reason::internal_error);
-      }
-    flush();
-    pump();
+    if (replies_->fill_open(wire::encode_nack(wire::nack_reason::internal_error))) finish();
+    else pump();
   }
 
   /// Stops reading; closes once the replies already owed are written.
   void on_shutdown() {
     if (closing_) return;
     closing_ = true;
-    replies_.push_back({true, true, {}});
-    flush();
+    if (replies_->answer({}, {}, true)) finish();
   }
 
   void on_bytes(byte_buffer bytes) {
@@ -111,14 +98,21 @@ class connection_state {
   void start() { request_read(); }
 
  private:
-  bool may_take_frame() const {
+  /// Whether the ack mode lets another frame in now. When it does not
+  /// because of the replies owed, the next reply written wakes this actor.
+  bool may_take_frame() {
     if (io_->write_blocked()) return false;
-    const std::size_t owed = replies_.size();
-    return settings_.mode == ack_mode::strict ? owed == 0 : owed < settings_.max_inflight;
+    return replies_->has_room(settings_.mode == ack_mode::strict ? 1 : settings_.max_inflight);
   }
 
+  /// Asks for the next bytes once the last ones are decoded, even while
+  /// replies are owed: a strict producer's next frame then finds a read
+  /// waiting, where asking after the reply cost a hand-off to the io thread
+  /// per frame. What arrives stays undecoded until the ack mode lets the next
+  /// frame in, so a peer still has at most one read's worth held here; and a
+  /// peer that does not read its replies is not read from.
   void request_read() {
-    if (closing_ || read_pending_ || unread_pos_ < unread_.size() || !may_take_frame()) return;
+    if (closing_ || read_pending_ || unread_pos_ < unread_.size() || io_->write_blocked()) return;
     read_pending_ = true;
     io_->read_more(reader_->mid_frame(), frames_done_);
   }
@@ -142,7 +136,7 @@ class connection_state {
 
   /// Decodes buffered bytes while the ack mode allows another frame.
   void pump() {
-    while (!closing_ && may_take_frame() && unread_pos_ < unread_.size()) {
+    while (!closing_ && unread_pos_ < unread_.size() && may_take_frame()) {
       byte_span input(unread_.data() + unread_pos_, unread_.size() - unread_pos_);
       const auto status = reader_->feed(input);
       unread_pos_ = unread_.size() - input.size();
@@ -199,83 +193,48 @@ class connection_state {
   void submit(wire::stream_frame& frame, ingest_kind kind, std::vector<std::uint32_t> bounds) {
     const auto tier = wire::tier_of(frame.header.dur);
     const auto records = static_cast<std::uint32_t>(kind == ingest_kind::batch ? bounds.size() / 2 : 1);
-    reply_slot slot{false, false, {}, label_of(tier), records, 0, std::chrono::steady_clock::now(), take_frame_budget()};
+    const reply_queue::answers what{label_of(tier), records, std::chrono::steady_clock::now(), take_frame_budget()};
     if (!settings_.writer || tier == wire::tier::replicated) {
       // No writer (stopped), or a tier this node cannot honour without a
       // cluster: nothing can be promised, so the answer is the transient Nack.
-      slot.ready = true;
-      slot.bytes = kind == ingest_kind::batch ? wire::encode_ack_batch(std::vector<bool>(records, false))
-                                              : wire::encode_nack(wire::nack_reason::internal_error);
-      replies_.push_back(std::move(slot));
-      flush();
+      replies_->answer(what, kind == ingest_kind::batch ? wire::encode_ack_batch(std::vector<bool>(records, false))
+                                                        : wire::encode_nack(wire::nack_reason::internal_error));
       return;
     }
-    if (settings_.stats) settings_.stats->tier(slot.tier).accepted->Increment(records);
+    if (settings_.stats) settings_.stats->tier(what.tier).accepted->Increment(records);
     ingest_request req;
     req.reply_to = caf::actor_cast<ingest_client_actor>(self_);
-    req.tag = first_tag_ + replies_.size();
+    req.tag = replies_->open(what);
     req.kind = kind;
     req.durable = tier == wire::tier::durable;
     req.body = std::move(frame.payload);
     req.bounds = std::move(bounds);
-    replies_.push_back(std::move(slot));
+    req.replies = replies_;
     self_->send(settings_.writer, std::move(req));
   }
 
-  void reply(byte_buffer bytes) {
-    replies_.push_back({true, false, std::move(bytes), tier_label::none, 0, 0, {}, take_frame_budget()});
-    flush();
-  }
+  void reply(byte_buffer bytes) { replies_->answer({tier_label::none, 0, {}, take_frame_budget()}, std::move(bytes)); }
 
-  /// The share the frame just taken holds; it goes with its reply slot.
+  /// The share the frame just taken holds; it goes with its reply.
   std::uint64_t take_frame_budget() { return std::exchange(frame_budget_, 0); }
 
   /// A protocol violation: answer it after every reply already owed, then close.
   void reject(wire::nack_reason reason) {
     closing_ = true;
-    replies_.push_back({true, true, wire::encode_nack(reason), tier_label::none, 0, 0, {}, take_frame_budget()});
     if (settings_.stats) settings_.stats->tier(tier_label::none).nack[static_cast<std::uint8_t>(reason)]->Increment();
-    flush();
-  }
-
-  /// Counts what a push's reply says, as it goes out.
-  void count(const reply_slot& slot) {
-    if (!settings_.stats || slot.records == 0) return;
-    auto& t = settings_.stats->tier(slot.tier);
-    if (slot.acked > 0) {
-      t.acked->Increment(slot.acked);
-      t.ack_latency.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - slot.decoded).count());
-    }
-    if (slot.acked < slot.records)
-      t.nack[static_cast<std::uint8_t>(wire::nack_reason::internal_error)]->Increment(slot.records - slot.acked);
-  }
-
-  void flush() {
-    while (!replies_.empty() && replies_.front().ready) {
-      reply_slot slot = std::move(replies_.front());
-      replies_.pop_front();
-      ++first_tag_;
-      count(slot);
-      if (slot.budget > 0) settings_.budget->release(slot.budget);
-      if (!slot.bytes.empty()) io_->write(std::move(slot.bytes));
-      if (slot.close_after) {
-        io_->close();
-        finish();
-        return;
-      }
-    }
+    if (replies_->answer({tier_label::none, 0, {}, take_frame_budget()}, wire::encode_nack(reason), true)) finish();
   }
 
   pointer self_ = nullptr;
   connection_io_ptr io_;
   connection_settings settings_;
   std::optional<wire::frame_reader> reader_;
-  std::deque<reply_slot> replies_;
-  std::uint64_t first_tag_ = 0;  // tag of replies_.front()
+  std::shared_ptr<reply_queue> replies_;
   byte_buffer unread_;
   std::size_t unread_pos_ = 0;
   bool read_pending_ = false;
   bool closing_ = false;
+  bool finished_ = false;
   std::uint64_t frames_done_ = 0;
   std::uint64_t frame_budget_ = 0;  // held by the frame being read
   bool budget_retry_scheduled_ = false;
@@ -294,6 +253,7 @@ connection_actor::behavior_type connection_behavior(connection_state::pointer se
       [=](socket_closed_atom) { self->state.finish(); },
       [=](socket_writable_atom) { self->state.on_writable(); },
       [=](budget_retry_atom) { self->state.on_budget_retry(); },
+      [=](replies_written_atom) { self->state.on_replies_written(); },
   };
 }
 

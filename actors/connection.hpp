@@ -1,8 +1,9 @@
 #pragma once
 // connection: one actor per client socket. It decodes frames in the order
-// the protocol mandates, sends records to its shard's writer, and writes
-// replies strictly in submission order. In `strict` mode it takes no new
-// frame while a reply is owed; in `ordered` mode up to `max_inflight`.
+// the protocol mandates, sends records to its shard's writer, and has its
+// replies written strictly in submission order (its reply_queue). In
+// `strict` mode it takes no new frame while a reply is owed; in `ordered`
+// mode up to `max_inflight`.
 //
 // Interface:    connection_actor (messages/connection_protocol.hpp)
 // Messages in:  (socket_data_atom, byte_buffer), (socket_closed_atom)
@@ -13,8 +14,13 @@
 //                                               owed and later push gets a Nack
 //               (socket_writable_atom)          the peer reads its replies again
 //               (budget_retry_atom)             try again for a large frame's memory (self-sent)
-// Messages out: ingest_request to the shard_writer
-// Calls out:    connection_io::write / read_more / close
+//               (replies_written_atom)          its reply_queue wrote a reply and freed the
+//                                               slot a waiting frame needs
+// Messages out: ingest_request to the shard_writer, carrying the connection's
+//               reply_queue (actors/reply_queue.hpp): the writer and the fsync
+//               group fill it on their own threads, and replies leave in
+//               submission order from whichever thread completes the front
+// Calls out:    connection_io::write / read_more / hold_frame / set_replies_owed / close
 // States:       reading -> paused (replies owed at the limit, replies not
 //               read by the peer, or waiting for frame memory) -> reading ...
 //               -> closing (protocol error or shutdown) -> done

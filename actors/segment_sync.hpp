@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "actors/reply_queue.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "observability/log.hpp"
 #include "observability/metrics.hpp"
@@ -46,12 +47,15 @@ inline void count_released(shard_metrics* stats, std::uint64_t records) {
   stats->synced_records.fetch_add(records, std::memory_order_relaxed);
 }
 
-/// Answers acks after the sync that covered them returned `rc`.
+/// Answers acks after the sync that covered them returned `rc`; `alone`:
+/// they are the only answer the sync released (deliver_reply).
 template <class Self>
-void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc) {
+void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc, bool alone) {
   for (auto& a : acks)
-    self->send(a.to, rc == 0 ? ingest_reply{a.tag, std::move(a.on_success), a.records}
-                             : ingest_reply{a.tag, std::move(a.on_failure), 0});
+    deliver_reply(self, a.replies, a.to,
+                  rc == 0 ? ingest_reply{a.tag, std::move(a.on_success), a.records}
+                          : ingest_reply{a.tag, std::move(a.on_failure), 0},
+                  alone);
 }
 
 }  // namespace weir

@@ -11,6 +11,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/failure_log.hpp"
+#include "actors/reply_queue.hpp"
 #include "actors/segment_sync.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
@@ -90,7 +91,7 @@ class shard_writer_state {
   void enqueue(ingest_request& req) {
     auto to = req.reply_to;
     if (!settings_.usage->admit()) {
-      self_->send(to, ingest_reply{req.tag, failure_reply(req)});
+      deliver_reply(self_, req.replies, to, ingest_reply{req.tag, failure_reply(req)}, self_->mailbox().empty());
       return;
     }
     queued_records_ += req.record_count();
@@ -113,7 +114,7 @@ class shard_writer_state {
     group.swap(queue_);
     queued_records_ = queued_bytes_ = 0;
     if (!ready_for_append()) {
-      for (auto& q : group) self_->send(q.to, ingest_reply{q.req.tag, failure_reply(q.req)});
+      for (auto& q : group) reply(q, failure_reply(q.req), 0, group.size() == 1);
       return;
     }
     std::vector<byte_span> spans;
@@ -162,6 +163,11 @@ class shard_writer_state {
     ingest_request req;
   };
 
+  /// `alone`: the only request of its group.
+  void reply(queued& q, byte_buffer frame, std::uint32_t acked, bool alone) {
+    deliver_reply(self_, q.req.replies, q.to, ingest_reply{q.req.tag, std::move(frame), acked}, alone);
+  }
+
   /// Buffered requests are answered now; Durable ones travel to the
   /// fsync_group with both possible replies prepared.
   void answer(std::vector<queued>& group, const wab::append_result& written) {
@@ -173,12 +179,12 @@ class shard_writer_state {
       const std::uint64_t first_index = written.first_index + position;
       position += n;
       if (landed == 0) {
-        self_->send(q.to, ingest_reply{q.req.tag, failure_reply(q.req)});
+        reply(q, failure_reply(q.req), 0, group.size() == 1);
       } else if (!q.req.durable) {
-        self_->send(q.to, ingest_reply{q.req.tag, success_reply(q.req, *active_, first_index, landed),
-                                       static_cast<std::uint32_t>(landed)});
+        reply(q, success_reply(q.req, *active_, first_index, landed), static_cast<std::uint32_t>(landed),
+              group.size() == 1);
       } else {
-        durable.acks.push_back({std::move(q.to), q.req.tag, static_cast<std::uint32_t>(landed),
+        durable.acks.push_back({std::move(q.to), std::move(q.req.replies), q.req.tag, static_cast<std::uint32_t>(landed),
                                 success_reply(q.req, *active_, first_index, landed), failure_reply(q.req)});
       }
     }
@@ -188,7 +194,7 @@ class shard_writer_state {
       for (const auto& a : durable.acks) records += a.records;
       const int rc = timed_sync(*active_, settings_.stats);
       count_released(settings_.stats, records);
-      answer_synced(self_, durable.acks, rc);
+      answer_synced(self_, durable.acks, rc, durable.acks.size() == 1);
       return;
     }
     if (settings_.sync_load) settings_.sync_load->outstanding.fetch_add(durable.acks.size(), std::memory_order_acq_rel);

@@ -84,6 +84,17 @@ void socket_session::hold_frame(std::uint64_t frames_done) {
   });
 }
 
+/// A read armed while replies were owed waits on the daemon; once the last
+/// reply is out it waits on the peer, from now on (mid-frame: from the
+/// frame's first byte, as do_read said).
+void socket_session::set_replies_owed(bool owed) {
+  std::lock_guard<std::mutex> guard(send_mutex_);
+  replies_owed_ = owed;
+  if (finished_ || !read_armed_ || read_mid_frame_) return;
+  if (owed) stalled_since_ns_.store(0, std::memory_order_relaxed);
+  else set_stalled(clock::now());
+}
+
 void socket_session::close() {
   asio::post(strand_, [self = shared_from_this()] {
     std::lock_guard<std::mutex> guard(self->send_mutex_);
@@ -140,18 +151,27 @@ void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
   if (finished_ || close_requested_) return;
   if (mid_frame) {
     keep_frame_deadline(frames_done);
-    set_stalled(frame_started_);
   } else {
     if (deadline_armed_) timer_.cancel();
     deadline_armed_ = false;
-    set_stalled(clock::now());
+  }
+  {
+    std::lock_guard<std::mutex> guard(send_mutex_);
+    read_armed_ = true;
+    read_mid_frame_ = mid_frame;
+    if (mid_frame) set_stalled(frame_started_);
+    else if (!replies_owed_) set_stalled(clock::now());
   }
   socket_.async_read_some(
       asio::buffer(read_buf_),
       asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,
                                                                 std::size_t n) {
         if (self->finished_) return;
-        self->stalled_since_ns_.store(0, std::memory_order_relaxed);  // the daemon has work now
+        {
+          std::lock_guard<std::mutex> guard(self->send_mutex_);
+          self->read_armed_ = false;
+          self->stalled_since_ns_.store(0, std::memory_order_relaxed);  // the daemon has work now
+        }
         if (ec == asio::error::eof && self->actor_) {
           // A producer may half-close after its last frame and still wait
           // for the replies; the actor closes once they are written.

@@ -49,6 +49,7 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   void write(byte_buffer bytes) override;
   void read_more(bool mid_frame, std::uint64_t frames_done) override;
   void hold_frame(std::uint64_t frames_done) override;
+  void set_replies_owed(bool owed) override;
   bool write_blocked() const override { return write_blocked_.load(std::memory_order_acquire); }
   void close() override;
 
@@ -93,6 +94,11 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   bool writing_ = false;
   bool close_requested_ = false;
   bool finished_ = false;
+  // Who the connection waits on while a read is armed (guarded by
+  // send_mutex_: the actor's thread sets replies_owed_, the strand the rest).
+  bool replies_owed_ = false;
+  bool read_armed_ = false;
+  bool read_mid_frame_ = false;
   bool deadline_armed_ = false;
   std::uint64_t deadline_frames_ = 0;  // frames_done when the deadline was armed
   clock::time_point frame_started_{};

@@ -12,10 +12,14 @@
 //                                                      below half the write limit again
 //   daemon -> actor:  (shutdown_atom)                  stop reading; close once the owed
 //                                                      replies are written
-//   writer, fsync group -> actor: ingest_reply         the answer to one request
+//   writer, fsync group -> actor: ingest_reply         the answer to one request (when the
+//                                                      request brought no reply_queue)
+//   reply_queue -> actor: (replies_written_atom)       a reply went out and freed the slot
+//                                                      the actor waited for
 //   actor -> itself:  (budget_retry_atom)              ask for frame memory again
 //   actor -> socket:  connection_io::write / read_more / hold_frame / close, each posted to
-//                     the socket's own thread, so the actor never blocks.
+//                     the socket's own thread, so the actor never blocks;
+//                     set_replies_owed, a flag under the socket's lock.
 #include <memory>
 
 #include <caf/atom.hpp>
@@ -33,6 +37,7 @@ using socket_eof_atom = caf::atom_constant<caf::atom("sockeof")>;
 using socket_closed_atom = caf::atom_constant<caf::atom("sockclosed")>;
 using socket_writable_atom = caf::atom_constant<caf::atom("sockwrite")>;
 using budget_retry_atom = caf::atom_constant<caf::atom("budgetretr")>;
+using replies_written_atom = caf::atom_constant<caf::atom("replieswri")>;
 
 /// One client connection's actor. It is an ingest_client_actor too: the
 /// writer and the fsync group see only its ingest_reply.
@@ -41,7 +46,8 @@ using connection_actor = ingest_client_actor::extend<caf::reacts_to<socket_data_
                                                      caf::reacts_to<socket_closed_atom>,
                                                      caf::reacts_to<socket_writable_atom>,
                                                      caf::reacts_to<shutdown_atom>,
-                                                     caf::reacts_to<budget_retry_atom>>;
+                                                     caf::reacts_to<budget_retry_atom>,
+                                                     caf::reacts_to<replies_written_atom>>;
 
 class connection_io {
  public:
@@ -54,6 +60,12 @@ class connection_io {
   /// higher `frames_done`: a peer that takes longer than
   /// listen.read_timeout_ms over one frame (a slowloris) is closed silently.
   virtual void read_more(bool mid_frame, std::uint64_t frames_done) = 0;
+  /// Whether the connection owes its peer a reply. The actor asks for the
+  /// next read before its replies are written (a strict producer's next
+  /// frame then finds the read waiting, with no hand-off to the io thread);
+  /// while replies are owed the connection waits on the daemon, not on its
+  /// peer, and is no candidate to make room for a new connection.
+  virtual void set_replies_owed(bool owed) = 0;
   /// The actor holds the start of a frame it cannot take yet (its payload
   /// waits for frame memory) and reads nothing: the frame's deadline runs all
   /// the same, so waiting for memory other peers hold is no way around it.

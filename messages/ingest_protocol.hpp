@@ -9,6 +9,12 @@
 //                                                         any tier: on a failure
 //   shard_writer -> fsync_group   sync_request            Durable: the acks a sync releases
 //   fsync_group  -> connection    ingest_reply            after the covering fdatasync
+//
+// A request may bring its connection's reply_queue (actors/reply_queue.hpp):
+// the writer and the fsync group then put the reply straight into it, on
+// their own thread, instead of sending ingest_reply (one scheduler hand-off
+// fewer per record). The daemon's connections always bring one; the message
+// is the protocol for every other client of a writer.
 //   daemon       -> shard_writer  shutdown_atom => done   write what is queued, sync, stop
 //   shard_writer -> fsync_group   shutdown_atom => done   sync what is queued, stop
 //   shard_writer -> itself        flush_atom              write the group the mailbox gave
@@ -43,6 +49,7 @@ using spare_ready_atom = caf::atom_constant<caf::atom("spareready")>;
 namespace wab {
 class segment_writer;
 }
+class reply_queue;
 
 enum class ingest_kind : std::uint8_t { push, tracked, batch };
 
@@ -72,6 +79,8 @@ struct ingest_request {
   bool durable = false;
   byte_buffer body;          // the payload, or a whole PushBatch body
   std::vector<std::uint32_t> bounds;  // batch: offset and length of each record in body
+  /// Where the reply goes straight in, when set. Local only: not inspected.
+  std::shared_ptr<reply_queue> replies;
 
   std::size_t record_count() const { return kind == ingest_kind::batch ? bounds.size() / 2 : 1; }
 };
@@ -85,6 +94,7 @@ typename Inspector::result_type inspect(Inspector& f, ingest_request& x) {
 /// frame once the sync returned (success or failure).
 struct pending_ack {
   ingest_client_actor to;
+  std::shared_ptr<reply_queue> replies;  // the request's, if it brought one
   std::uint64_t tag = 0;
   std::uint32_t records = 0;  // acked by on_success
   byte_buffer on_success;

@@ -41,6 +41,10 @@ class scripted_socket : public connection_io {
     frames.push_back(frames_done);
   }
   void hold_frame(std::uint64_t frames_done) override { holds.push_back(frames_done); }
+  void set_replies_owed(bool is_owed) override {
+    CHECK(is_owed != owed);  // told of changes only
+    owed = is_owed;
+  }
   bool write_blocked() const override { return blocked; }
   void close() override { closed = true; }
 
@@ -49,6 +53,7 @@ class scripted_socket : public connection_io {
   std::vector<std::uint64_t> frames;
   std::vector<std::uint64_t> holds;  // frames_done of each hold_frame call
   bool closed = false;
+  bool owed = false;
   /// A peer that stops reading its replies after this many.
   std::size_t block_after_writes = SIZE_MAX;
   bool blocked = false;
@@ -389,4 +394,29 @@ TEST_CASE("large frames share a memory budget: one waits until another's reply i
   caf::anon_send(waiter.conn, socket_closed_atom::value);
   waiter.run();
   CHECK(budget->in_use() == 0);
+}
+
+TEST_CASE("strict mode reads ahead while a reply is owed and decodes nothing before it is written",
+          "[actor][connection][strict]") {
+  connection_settings s;
+  s.mode = ack_mode::strict;
+  harness h(s, true);
+  h.send(pushes(1));
+  REQUIRE(h.writer_load().first == 1);
+  // The next read is asked for at once (no hand-off once the reply is out),
+  // and the socket knows the connection now waits on the daemon.
+  CHECK(h.socket->reads.size() == 2);
+  CHECK(h.socket->owed);
+  h.send(pushes(2));  // an impatient peer's next frames arrive early
+  CHECK(h.writer_load().first == 1);  // held, not decoded
+  CHECK(h.socket->reads.size() == 2);  // and nothing more read while they wait
+  caf::anon_send(h.writer, flush_atom::value);
+  REQUIRE(h.settled([&] { return h.socket->writes.size() == 1; }));
+  CHECK(h.writer_load().first == 1);  // the second frame went in after the first reply
+  CHECK(h.socket->owed);
+  answer_until(h, 3);
+  REQUIRE(h.socket->writes.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(h.index_of(i) == i + 1);
+  CHECK_FALSE(h.socket->owed);  // waits on its peer again
+  CHECK(h.socket->reads.size() == 3);  // the held bytes are decoded: one more read
 }

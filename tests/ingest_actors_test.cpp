@@ -16,6 +16,7 @@
 
 #include "actors/fsync_group.hpp"
 #include "actors/segment_preparer.hpp"
+#include "actors/reply_queue.hpp"
 #include "actors/shard_writer.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "messages/wire/batch.hpp"
@@ -470,4 +471,66 @@ TEST_CASE("the writer moves a growing segment onto a spare once one is ready and
   caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(ws.preparer, caf::exit_reason::user_shutdown);
   t.run();
+}
+
+namespace {
+
+/// The socket behind a reply queue: what was written to it.
+class written_socket : public connection_io {
+ public:
+  void write(byte_buffer bytes) override { writes.push_back(std::move(bytes)); }
+  void read_more(bool, std::uint64_t) override {}
+  void hold_frame(std::uint64_t) override {}
+  void set_replies_owed(bool) override {}
+  bool write_blocked() const override { return false; }
+  void close() override {}
+  std::vector<byte_buffer> writes;
+};
+
+}  // namespace
+
+TEST_CASE("a lone answer goes straight into the connection's reply queue after its sync and a group's by message",
+          "[actor][ingest][durable]") {
+  auto load = std::make_shared<sync_load>();
+  fsync_group_settings fs;
+  fs.load = load;
+  ingest_harness h(fs, 1 << 20, 1ull << 30, [&](shard_writer_settings& ws) { ws.sync_load = load; });
+  auto socket = std::make_shared<written_socket>();
+  auto queue = std::make_shared<reply_queue>(socket, nullptr, nullptr);
+  auto send = [&](bool durable) {
+    ingest_request r;
+    r.tag = queue->open({});
+    r.reply_to = caf::actor_cast<ingest_client_actor>(*h.self);
+    r.durable = durable;
+    r.body = bytes_of("direct");
+    r.replies = queue;
+    (*h.self)->send(h.writer, std::move(r));
+  };
+  std::size_t written_during_sync = 0;
+  h.io->during_sync = [&] { written_during_sync += socket->writes.size(); };
+  const int before = h.io->syncs_done.load();
+  send(true);
+  h.run_writer();
+  CHECK(h.io->syncs_done.load() == before + 1);
+  CHECK(written_during_sync == 0);  // not before the sync returned
+  REQUIRE(socket->writes.size() == 1);
+  CHECK(socket->writes[0] == wire::encode_ack());
+  CHECK_FALSE(h.arrived_reply());  // and no message besides
+
+  send(false);  // a lone Buffered push: written after the write
+  h.run_writer();
+  CHECK(socket->writes.size() == 2);
+
+  // Two requests in one group: each connection's own thread writes its reply.
+  send(true);
+  send(true);
+  h.run();
+  CHECK(socket->writes.size() == 2);
+  auto replies = h.replies(2);
+  REQUIRE(replies.size() == 2);
+  for (auto& r : replies) {
+    CHECK(type_of(r) == wire::message_type::ack);
+    queue->fill(r.tag, std::move(r.frame), r.acked);
+  }
+  CHECK(socket->writes.size() == 4);
 }
