@@ -54,6 +54,10 @@ class connection_state {
   void finish() {
     if (finished_) return;
     finished_ = true;
+    // Whatever is still owed cannot reach the peer now (the close went out,
+    // or the socket is gone): a late sync writes nothing, and the frame
+    // memory and the socket are let go at once.
+    replies_->abandon();
     if (settings_.writer) self_->demonitor(settings_.writer.address());
     self_->quit();
   }
@@ -65,8 +69,12 @@ class connection_state {
     pump();
   }
 
-  /// A reply went out and freed a slot this actor waited for.
-  void on_replies_written() { pump(); }
+  /// A reply went out and freed a slot this actor waited for, or a close
+  /// went out from the thread that completed the replies ahead of it.
+  void on_replies_written() {
+    if (replies_->closed()) finish();
+    else pump();
+  }
 
   /// A writer answered by message (one whose requests carry no queue).
   void on_reply(ingest_reply& r) {

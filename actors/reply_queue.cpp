@@ -42,7 +42,9 @@ bool reply_queue::fill(std::uint64_t tag, byte_buffer bytes, std::uint32_t acked
     const std::size_t owed = slots_.size();
     closed_here = write_ready();
     owed_changed(before);
-    if (wake_wanted_ && slots_.size() < owed) {
+    // The owner learns of a close too: written from another thread, it is
+    // the owner's cue to stop.
+    if (closed_here || (wake_wanted_ && slots_.size() < owed)) {
       wake_wanted_ = false;
       wake = owner_;
     }
@@ -77,13 +79,23 @@ bool reply_queue::has_room(std::size_t limit) {
   return false;
 }
 
-void reply_queue::abandon() {
+bool reply_queue::closed() {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (budget_)
-    for (const auto& s : slots_) budget_->release(s.what.budget);
-  slots_.clear();
-  first_tag_ = next_tag_;
-  closed_ = true;
+  return closed_;
+}
+
+void reply_queue::abandon() {
+  connection_io_ptr io;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (budget_)
+      for (const auto& s : slots_) budget_->release(s.what.budget);
+    slots_.clear();
+    first_tag_ = next_tag_;
+    closed_ = true;
+    io = std::move(io_);  // requests still at a writer need not keep the socket alive
+  }
+  // Released outside the lock: the socket's last reference may go here.
 }
 
 bool reply_queue::write_ready() {

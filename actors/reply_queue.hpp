@@ -45,7 +45,8 @@ class reply_queue {
   reply_queue(const reply_queue&) = delete;
   reply_queue& operator=(const reply_queue&) = delete;
 
-  /// The connection actor, woken (replies_written_atom) when it waits for room.
+  /// The connection actor, told (replies_written_atom) when a reply frees
+  /// the room it waits for, and when a close goes out.
   void set_owner(caf::actor_addr owner);
 
   /// A slot for the frame just taken; its tag.
@@ -63,7 +64,10 @@ class reply_queue {
   /// Whether a slot is free under `limit` replies owed. When none is, the
   /// next reply written wakes the owner (replies_written_atom).
   bool has_room(std::size_t limit);
-  /// The connection ended: later fills write nothing; frame memory is given back.
+  /// Whether a close went out (or the queue was abandoned).
+  bool closed();
+  /// The connection ended: later fills write nothing; frame memory is given
+  /// back and the socket let go.
   void abandon();
 
  private:

@@ -46,8 +46,10 @@ void socket_session::write(byte_buffer bytes) {
   // Counted here, on the actor's side, so that the actor sees the limit
   // before it takes the next frame.
   if (write_backlog_.fetch_add(n, std::memory_order_acq_rel) + n > write_limit &&
-      !write_blocked_.exchange(true, std::memory_order_acq_rel))
+      !write_blocked_.exchange(true, std::memory_order_acq_rel)) {
+    std::lock_guard<std::mutex> guard(send_mutex_);  // ordered with note_waiting()
     set_stalled(clock::now());
+  }
   asio::post(strand_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
     std::lock_guard<std::mutex> guard(self->send_mutex_);
     --self->posted_writes_;
@@ -90,9 +92,20 @@ void socket_session::hold_frame(std::uint64_t frames_done) {
 void socket_session::set_replies_owed(bool owed) {
   std::lock_guard<std::mutex> guard(send_mutex_);
   replies_owed_ = owed;
-  if (finished_ || !read_armed_ || read_mid_frame_) return;
-  if (owed) stalled_since_ns_.store(0, std::memory_order_relaxed);
-  else set_stalled(clock::now());
+  if (!finished_) note_waiting();
+}
+
+// Called with send_mutex_ held. Who the connection waits on, from what it is
+// doing: its peer when the peer does not read its replies (since it stopped:
+// write() set that time), when a read waits mid-frame (since the frame's
+// first byte) or when a read waits and no reply is owed (from now); else the
+// daemon. Every change of those states comes through here, so that an idle
+// connection always becomes a candidate to make room, and a busy one never.
+void socket_session::note_waiting() {
+  if (write_blocked_.load(std::memory_order_acquire)) return;
+  if (read_armed_ && read_mid_frame_) set_stalled(frame_started_);
+  else if (read_armed_ && !replies_owed_) set_stalled(clock::now());
+  else stalled_since_ns_.store(0, std::memory_order_relaxed);
 }
 
 void socket_session::close() {
@@ -159,8 +172,7 @@ void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
     std::lock_guard<std::mutex> guard(send_mutex_);
     read_armed_ = true;
     read_mid_frame_ = mid_frame;
-    if (mid_frame) set_stalled(frame_started_);
-    else if (!replies_owed_) set_stalled(clock::now());
+    note_waiting();
   }
   socket_.async_read_some(
       asio::buffer(read_buf_),
@@ -170,7 +182,7 @@ void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
         {
           std::lock_guard<std::mutex> guard(self->send_mutex_);
           self->read_armed_ = false;
-          self->stalled_since_ns_.store(0, std::memory_order_relaxed);  // the daemon has work now
+          self->note_waiting();  // the daemon has work now (unless the peer does not read)
         }
         if (ec == asio::error::eof && self->actor_) {
           // A producer may half-close after its last frame and still wait
@@ -210,7 +222,7 @@ void socket_session::do_write() {
                       const std::size_t left = self->write_backlog_.fetch_sub(n, std::memory_order_acq_rel) - n;
                       if (left <= write_limit / 2 && self->write_blocked_.load(std::memory_order_acquire) &&
                           self->write_blocked_.exchange(false, std::memory_order_acq_rel)) {
-                        self->stalled_since_ns_.store(0, std::memory_order_relaxed);
+                        self->note_waiting();
                         if (self->actor_) caf::anon_send(self->actor_, socket_writable_atom::value);
                       }
                       self->do_write();

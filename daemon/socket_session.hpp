@@ -74,6 +74,7 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   void do_write();
   void finish();
   void keep_frame_deadline(std::uint64_t frames_done);
+  void note_waiting();
   void set_stalled(clock::time_point at) { stalled_since_ns_.store(at.time_since_epoch().count(), std::memory_order_relaxed); }
 
   socket_type socket_;

@@ -16,6 +16,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/connection.hpp"
+#include "actors/reply_queue.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "messages/wire/batch.hpp"
 #include "messages/wire/coordinate.hpp"
@@ -65,6 +66,9 @@ class scripted_socket : public connection_io {
 struct held_count {
   std::atomic<std::size_t> held{0};
   std::atomic<std::size_t> most_held{0};
+  /// Answer into the request's reply queue, as the daemon's writers do for a
+  /// lone request, instead of by message.
+  bool direct = false;
 };
 struct held_state {
   std::shared_ptr<held_count> load;
@@ -90,7 +94,8 @@ shard_writer_actor::behavior_type held_writer(shard_writer_actor::stateful_point
           wire::record_coordinate c;
           c.index = it->second.tag + 1;
           c.segment = "shard_00/seg_00000001.wab";
-          self->send(it->first, ingest_reply{it->second.tag, wire::encode_ack_tracked(c), 1});
+          if (self->state.load->direct) it->second.replies->fill(it->second.tag, wire::encode_ack_tracked(c), 1);
+          else self->send(it->first, ingest_reply{it->second.tag, wire::encode_ack_tracked(c), 1});
         }
         held.clear();
         count();
@@ -419,4 +424,42 @@ TEST_CASE("strict mode reads ahead while a reply is owed and decodes nothing bef
   for (std::size_t i = 0; i < 3; ++i) CHECK(h.index_of(i) == i + 1);
   CHECK_FALSE(h.socket->owed);  // waits on its peer again
   CHECK(h.socket->reads.size() == 3);  // the held bytes are decoded: one more read
+}
+
+TEST_CASE("replies written straight into the queue wake a connection that waits to decode its next frame",
+          "[actor][connection][replies]") {
+  for (auto mode : {ack_mode::strict, ack_mode::ordered}) {
+    connection_settings s;
+    s.mode = mode;
+    s.max_inflight = 2;
+    harness h(s, true);
+    h.load->direct = true;
+    h.send(pushes(5));  // pipelined: the frames past the limit wait, decoded only once a slot frees
+    CHECK(h.writer_load().first == (mode == ack_mode::strict ? 1u : 2u));
+    answer_until(h, 5);  // no ingest_reply ever reaches the connection
+    REQUIRE(h.socket->writes.size() == 5);
+    for (std::size_t i = 0; i < 5; ++i) CHECK(h.index_of(i) == i + 1);
+    CHECK_FALSE(h.socket->owed);
+  }
+}
+
+TEST_CASE("a close written from another thread behind an owed ack ends the connection", "[actor][connection][replies]") {
+  harness h({}, true);
+  h.load->direct = true;
+  byte_buffer stream = pushes(1);
+  auto bad = encode_frame(message_type::push, durability::durable, byte_buffer{'x'});
+  bad[0] = 'X';
+  stream.insert(stream.end(), bad.begin(), bad.end());
+  caf::scoped_actor watcher{h.sys()};
+  watcher->monitor(h.conn);
+  h.send(stream);
+  h.run();
+  CHECK_FALSE(h.socket->closed);  // the Nack waits behind the owed ack
+  caf::anon_send(h.writer, flush_atom::value);
+  REQUIRE(h.settled([&] { return h.socket->closed; }));
+  REQUIRE(h.socket->writes.size() == 2);
+  CHECK(h.socket->writes[1] == encode_nack(nack_reason::bad_magic));
+  bool down = false;
+  watcher->receive([&](caf::down_msg&) { down = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(down);  // it stopped without waiting for the socket to say it closed
 }

@@ -533,4 +533,22 @@ TEST_CASE("a lone answer goes straight into the connection's reply queue after i
     queue->fill(r.tag, std::move(r.frame), r.acked);
   }
   CHECK(socket->writes.size() == 4);
+
+  // A lone request the fsync group syncs (a sync is outstanding there, so
+  // the writer hands it on): the group writes its ack, after its sync.
+  load->outstanding = 1;
+  written_during_sync = 0;
+  std::size_t syncs_seen = 0;
+  h.io->during_sync = [&] {
+    ++syncs_seen;
+    written_during_sync += socket->writes.size() - 4;
+  };
+  send(true);
+  h.run_writer();
+  CHECK(socket->writes.size() == 4);  // waits at the group
+  h.run();
+  CHECK(syncs_seen == 1);
+  CHECK(written_during_sync == 0);
+  CHECK(socket->writes.size() == 5);
+  CHECK_FALSE(h.arrived_reply());
 }
