@@ -38,10 +38,9 @@ bool reply_queue::fill(std::uint64_t tag, byte_buffer bytes, std::uint32_t acked
     s.bytes = std::move(bytes);
     s.acked = acked;
     s.close_after = close_after;
-    const bool before = !slots_.empty();
     const std::size_t owed = slots_.size();
     closed_here = write_ready();
-    owed_changed(before);
+    owed_changed(true);
     // The owner learns of a close too: written from another thread, it is
     // the owner's cue to stop.
     if (closed_here || (wake_wanted_ && slots_.size() < owed)) {

@@ -390,12 +390,29 @@ TEST_CASE("a group is written at once when it reaches group_commit.max_bytes", "
   }
 }
 
+namespace {
+
+/// A writer and an fsync group that count the group's outstanding syncs
+/// (the daemon's wiring): the writer syncs a lone group itself when the
+/// group is idle.
+struct shared_load_harness {
+  std::shared_ptr<sync_load> load = std::make_shared<sync_load>();
+  ingest_harness h{settings(), 1 << 20, 1ull << 30, [this](shard_writer_settings& ws) { ws.sync_load = load; }};
+
+  fsync_group_settings settings() const {
+    fsync_group_settings fs;
+    fs.load = load;
+    return fs;
+  }
+};
+
+}  // namespace
+
 TEST_CASE("with its fsync group idle the writer syncs a Durable group itself and acks only after the sync",
           "[actor][ingest][durable]") {
-  auto load = std::make_shared<sync_load>();
-  fsync_group_settings fs;
-  fs.load = load;
-  ingest_harness h(fs, 1 << 20, 1ull << 30, [&](shard_writer_settings& ws) { ws.sync_load = load; });
+  shared_load_harness both;
+  auto& h = both.h;
+  auto& load = both.load;
   const int before = h.io->syncs.load();
   int replies_during_sync = 0;
   h.io->during_sync = [&] {
@@ -491,10 +508,9 @@ class written_socket : public connection_io {
 
 TEST_CASE("a lone answer goes straight into the connection's reply queue after its sync and a group's by message",
           "[actor][ingest][durable]") {
-  auto load = std::make_shared<sync_load>();
-  fsync_group_settings fs;
-  fs.load = load;
-  ingest_harness h(fs, 1 << 20, 1ull << 30, [&](shard_writer_settings& ws) { ws.sync_load = load; });
+  shared_load_harness both;
+  auto& h = both.h;
+  auto& load = both.load;
   auto socket = std::make_shared<written_socket>();
   auto queue = std::make_shared<reply_queue>(socket, nullptr, nullptr);
   auto send = [&](bool durable) {

@@ -43,6 +43,15 @@ class recording_socket : public connection_io {
 byte_buffer reply_of(std::uint64_t n) { return byte_buffer{static_cast<std::uint8_t>(n), static_cast<std::uint8_t>(n >> 8)}; }
 std::uint64_t number_of(const byte_buffer& b) { return b.at(0) | (static_cast<std::uint64_t>(b.at(1)) << 8); }
 
+/// A queue whose frames hold `held` bytes of a 1000-byte frame budget.
+struct budgeted_queue {
+  std::shared_ptr<recording_socket> socket = std::make_shared<recording_socket>();
+  std::shared_ptr<frame_budget> budget = std::make_shared<frame_budget>(1000);
+  reply_queue queue{socket, nullptr, budget};
+
+  explicit budgeted_queue(std::uint64_t held) { REQUIRE(budget->try_acquire(held)); }
+};
+
 }  // namespace
 
 TEST_CASE("replies filled out of order leave in submission order from the filling thread", "[actor][replies]") {
@@ -68,10 +77,8 @@ TEST_CASE("replies filled out of order leave in submission order from the fillin
 }
 
 TEST_CASE("a close goes out after every earlier reply and nothing goes out after it", "[actor][replies]") {
-  auto socket = std::make_shared<recording_socket>();
-  auto budget = std::make_shared<frame_budget>(1000);
-  REQUIRE(budget->try_acquire(300));
-  reply_queue q(socket, nullptr, budget);
+  budgeted_queue b(300);
+  auto& [socket, budget, q] = b;
   const auto durable = q.open({tier_label::durable, 1, {}, 100});
   CHECK_FALSE(q.answer({tier_label::none, 0, {}, 200}, wire::encode_nack(wire::nack_reason::bad_magic), true));
   const auto after = q.open({});
@@ -87,10 +94,8 @@ TEST_CASE("a close goes out after every earlier reply and nothing goes out after
 }
 
 TEST_CASE("an abandoned queue gives its frame memory back and writes nothing more", "[actor][replies]") {
-  auto socket = std::make_shared<recording_socket>();
-  auto budget = std::make_shared<frame_budget>(1000);
-  REQUIRE(budget->try_acquire(400));
-  reply_queue q(socket, nullptr, budget);
+  budgeted_queue b(400);
+  auto& [socket, budget, q] = b;
   const auto a = q.open({tier_label::durable, 1, {}, 400});
   q.abandon();
   CHECK(budget->in_use() == 0);
