@@ -21,7 +21,9 @@ void reply_queue::set_owner(caf::actor_addr owner) {
 std::uint64_t reply_queue::open(const answers& what) {
   std::lock_guard<std::mutex> guard(mutex_);
   const bool before = !slots_.empty();
-  slots_.push_back({what});
+  slot s;
+  s.what = what;
+  slots_.push_back(std::move(s));
   owed_changed(before);
   return next_tag_++;
 }

@@ -369,6 +369,7 @@ shard_writer_actor::behavior_type shard_writer_behavior(shard_writer_state::poin
       [=](ingest_request& req) { self->state.enqueue(req); },
       [=](flush_atom) { self->state.write_queued(); },
       [=](retry_open_atom) { self->state.on_retry_open(); },
+      [=](started_atom) { return done_atom::value; },  // init has run: its first segment was tried
       [=](shutdown_atom) {
         self->state.shutdown();
         auto promise = self->make_response_promise<done_atom>();

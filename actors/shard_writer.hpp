@@ -6,6 +6,7 @@
 //
 // Messages in:  ingest_request                 from a connection (answered to its reply_to)
 //               (flush_atom)                   write what is queued (self-sent)
+//               (started_atom) => done_atom    the first segment was tried (startup)
 //               (shutdown_atom) => done_atom   write what is queued, seal, stop
 // Messages out: ingest_reply to the connection (Buffered; any failure)
 //               sync_request to the fsync_group (Durable acks);

@@ -90,6 +90,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   caf_cfg.add_message_types<caf::id_block::weir>();
   caf::actor_system system{caf_cfg};
   pipeline shards(system, cfg, recovered, wab::default_file_io(), usage, &exported);
+  if (!shards.wait_started(std::chrono::seconds(30)))
+    log::warn("a WAB shard writer has not started after 30 s; readiness says which, and the socket opens anyway");
 
   auto work = boost::asio::make_work_guard(io);
   connection_settings conn = connection_settings_for(cfg);

@@ -19,6 +19,11 @@ namespace weir {
 
 namespace {
 
+std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline) {
+  return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+                  std::chrono::milliseconds(0));
+}
+
 /// Asks each actor to finish and waits for every done_atom, within `deadline`.
 template <class Actor>
 bool stop_all(caf::scoped_actor& self, const std::vector<Actor>& actors,
@@ -26,8 +31,7 @@ bool stop_all(caf::scoped_actor& self, const std::vector<Actor>& actors,
   for (auto& a : actors) self->send(a, shutdown_atom::value);
   for (std::size_t i = 0; i < actors.size(); ++i) {
     bool in_time = true;
-    const auto left = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
-                               std::chrono::milliseconds(0));
+    const auto left = time_left(deadline);
     self->receive([](done_atom) {}, caf::after(left) >> [&] { in_time = false; });
     if (!in_time) return false;
   }
@@ -94,6 +98,18 @@ pipeline::~pipeline() {
   for (auto& d : drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   for (auto& p : preparers_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
   if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
+}
+
+bool pipeline::wait_started(std::chrono::milliseconds timeout) {
+  caf::scoped_actor self{sys_};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (auto& w : writers_) {
+    const auto left = time_left(deadline);
+    bool started = false;
+    self->request(w, left, started_atom::value).receive([&](done_atom) { started = true; }, [](caf::error&) {});
+    if (!started) return false;
+  }
+  return true;
 }
 
 shard_writer_actor pipeline::writer_for_new_connection() {

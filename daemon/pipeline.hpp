@@ -36,6 +36,12 @@ class pipeline {
   pipeline(const pipeline&) = delete;
   pipeline& operator=(const pipeline&) = delete;
 
+  /// Waits until every shard's writer has tried its first segment (a
+  /// writer starts on its own thread): before that, readiness would say no
+  /// writer runs, and the WAB would not yet hold the segment a restart
+  /// continues with. False when that took longer than `timeout`.
+  bool wait_started(std::chrono::milliseconds timeout);
+
   /// The writer the next connection is pinned to.
   shard_writer_actor writer_for_new_connection();
 

@@ -15,7 +15,10 @@
 // their own thread, instead of sending ingest_reply (one scheduler hand-off
 // fewer per record). The daemon's connections always bring one; the message
 // is the protocol for every other client of a writer.
-//   daemon       -> shard_writer  shutdown_atom => done   write what is queued, sync, stop
+//   daemon       -> shard_writer  started_atom => done    answered once the writer has tried its
+//                                                         first segment (the daemon opens its
+//                                                         socket and says ready only after that)
+//                                 shutdown_atom => done   write what is queued, sync, stop
 //   shard_writer -> fsync_group   shutdown_atom => done   sync what is queued, stop
 //   shard_writer -> itself        flush_atom              write the group the mailbox gave
 //                                 retry_open_atom         offline: try to create a segment again
@@ -43,6 +46,7 @@
 namespace weir {
 
 using retry_open_atom = caf::atom_constant<caf::atom("retryopen")>;
+using started_atom = caf::atom_constant<caf::atom("started")>;
 using prepare_atom = caf::atom_constant<caf::atom("prepare")>;
 using spare_ready_atom = caf::atom_constant<caf::atom("spareready")>;
 
@@ -111,6 +115,7 @@ struct sync_request {
 using shard_writer_actor = caf::typed_actor<caf::reacts_to<ingest_request>,
                                            caf::reacts_to<flush_atom>,
                                            caf::reacts_to<retry_open_atom>,
+                                           caf::replies_to<started_atom>::with<done_atom>,
                                            caf::replies_to<shutdown_atom>::with<done_atom>>;
 
 /// Prepares spare segment files off the ack path (writing a segment's worth

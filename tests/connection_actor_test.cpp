@@ -101,6 +101,7 @@ shard_writer_actor::behavior_type held_writer(shard_writer_actor::stateful_point
         count();
       },
       [=](retry_open_atom) {},
+      [=](started_atom) { return done_atom::value; },
       [=](shutdown_atom) { return done_atom::value; },
   };
 }

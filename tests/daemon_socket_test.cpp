@@ -363,10 +363,16 @@ TEST_CASE("the daemon repairs the WAB before it accepts connections", "[live][re
   // The shard continues after the highest sequence it found, never reusing
   // one. (Segment 4 may already be sealed empty and gone: the writer moves
   // onto a spare, segment 5, as soon as one is ready.)
+  // (A listing taken while 4 is deleted and the spare becomes 5 may see
+  // neither, hence the retry.)
   std::uint64_t lowest_new = 0;
-  for (const auto& e : std::filesystem::directory_iterator(shard))
-    if (auto seq = weir::wab::parse_segment_file_name(e.path().filename().string()); seq && *seq != 3)
-      lowest_new = lowest_new == 0 ? *seq : std::min(lowest_new, *seq);
+  CHECK(eventually([&] {
+    lowest_new = 0;
+    for (const auto& e : std::filesystem::directory_iterator(shard))
+      if (auto seq = weir::wab::parse_segment_file_name(e.path().filename().string()); seq && *seq != 3)
+        lowest_new = lowest_new == 0 ? *seq : std::min(lowest_new, *seq);
+    return lowest_new != 0;
+  }));
   CHECK((lowest_new == 4 || lowest_new == 5));
   CHECK(mode_of(dir / "var/wab/shard_01") == 0700);
   CHECK(mode_of(dir / "var/quarantine") == 0700);
