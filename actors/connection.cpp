@@ -202,7 +202,7 @@ class connection_state {
     const auto tier = wire::tier_of(frame.header.dur);
     const auto records = static_cast<std::uint32_t>(kind == ingest_kind::batch ? bounds.size() / 2 : 1);
     const reply_queue::answers what{label_of(tier), records, std::chrono::steady_clock::now(), take_frame_budget()};
-    if (!settings_.writer || tier == wire::tier::replicated) {
+    if (!settings_.writer || (tier == wire::tier::replicated && !settings_.replicated_tier)) {
       // No writer (stopped), or a tier this node cannot honour without a
       // cluster: nothing can be promised, so the answer is the transient Nack.
       replies_->answer(what, kind == ingest_kind::batch ? wire::encode_ack_batch(std::vector<bool>(records, false))
@@ -214,7 +214,8 @@ class connection_state {
     req.reply_to = caf::actor_cast<ingest_client_actor>(self_);
     req.tag = replies_->open(what);
     req.kind = kind;
-    req.durable = tier == wire::tier::durable;
+    req.durable = tier != wire::tier::buffered;
+    req.replicated = tier == wire::tier::replicated;
     req.body = std::move(frame.payload);
     req.bounds = std::move(bounds);
     req.replies = replies_;

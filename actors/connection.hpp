@@ -46,6 +46,8 @@ struct connection_settings {
   ack_mode mode = ack_mode::ordered;
   std::uint32_t max_inflight = 256;
   shard_writer_actor writer;  // this connection's shard_writer, for the connection's life
+  /// In a cluster: Replicated pushes are taken (else they get the transient Nack).
+  bool replicated_tier = false;
   /// Shared by all connections; null: unlimited (tests).
   std::shared_ptr<frame_budget> budget;
   /// Payloads up to this size need no share of the budget.

@@ -206,6 +206,8 @@ class drain_state {
         report_trouble("cannot persist the confirm cursor", rc);
         done = false;
       } else {
+        if (s_.confirmed && cursor_.sequence > stored_.sequence)
+          self_->send(s_.confirmed, confirmed_atom::value, cursor_.sequence);
         stored_ = cursor_;
       }
     }
@@ -242,7 +244,7 @@ class drain_state {
       return true;
     }
     if (!open_reader(it->first)) return false;
-    const std::string segment = shard_name_ + "/" + wab::segment_file_name(read_.sequence);
+    const std::string segment = s_.segment_prefix + shard_name_ + "/" + wab::segment_file_name(read_.sequence);
     if (!fd_header_) {
       // Recovery moved every segment with a bad header aside before the
       // drain started: this is an I/O error. Try again later; never take the
@@ -259,6 +261,7 @@ class drain_state {
       any = true;
       sink_record r;
       r.id = wire::to_hex(wire::compute_record_id(segment, rec->index, rec->payload));
+      r.node = s_.node;
       r.shard = s_.shard;
       r.segment = segment;
       r.sequence = read_.sequence;

@@ -27,6 +27,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "messages/cluster_protocol.hpp"
 #include "messages/drain_protocol.hpp"
 #include "wab/file_io.hpp"
 #include "wab/spare_pool.hpp"
@@ -39,6 +40,10 @@ struct shard_metrics;
 struct drain_settings {
   std::uint16_t shard = 0;
   std::string shard_dir;
+  /// The node whose records these are (0 outside a cluster), and what its
+  /// record coordinates put before "shard_NN/seg_…" ("node_<id>/", or "").
+  std::uint16_t node = 0;
+  std::string segment_prefix;
   /// Segments below this sequence were written by an earlier run: closed,
   /// their size final. The writer announces the others.
   std::uint64_t first_live_sequence = 1;
@@ -57,6 +62,10 @@ struct drain_settings {
   /// Records per segment found by startup recovery, for the lag at startup.
   std::map<std::uint64_t, std::uint64_t> recovered_records;
   shard_metrics* stats = nullptr;  // may be null (tests)
+  /// Told (confirmed_atom, sequence) when the stored cursor reaches a new
+  /// segment: every segment below it is delivered (a cluster's replicator,
+  /// which lets the peers drop their copies). May be null.
+  confirm_listener_actor confirmed;
   actor_thread thread = actor_thread::own;
 };
 

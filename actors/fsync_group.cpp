@@ -79,7 +79,7 @@ class fsync_group_state {
       int rc = 0;
       for (const auto& r : results)
         if (r.first == req.segment.get()) rc = r.second;
-      answer_synced(self_, req.acks, rc, requests == 1);
+      answer_synced(self_, req.acks, rc, requests == 1, &settings_.replication);
     }
     if (settings_.load) settings_.load->outstanding.fetch_sub(requests, std::memory_order_release);
   }

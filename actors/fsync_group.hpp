@@ -37,6 +37,8 @@ struct fsync_group_settings {
   /// Shared with the shard writer, which syncs itself while this is zero and
   /// nothing else waits; null: the writer always hands Durable requests here.
   std::shared_ptr<weir::sync_load> load;
+  /// Where Replicated acks go after their sync (a cluster); else none.
+  replication_route replication;
   actor_thread thread = actor_thread::own;
 };
 

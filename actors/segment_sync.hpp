@@ -2,6 +2,7 @@
 // One Durable sync and the answers it releases: what the fsync group does for
 // every group, and what the shard writer does itself when the fsync group is
 // idle and nothing else waits (a lone producer then skips one thread hop).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "actors/reply_queue.hpp"
+#include "messages/cluster_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "observability/log.hpp"
 #include "observability/metrics.hpp"
@@ -47,15 +49,38 @@ inline void count_released(shard_metrics* stats, std::uint64_t records) {
   stats->synced_records.fetch_add(records, std::memory_order_relaxed);
 }
 
+/// Where Replicated acks go after their local sync: the shard's replicator,
+/// which answers them once enough peers hold their records, or refuses them
+/// `timeout` after the sync.
+struct replication_route {
+  replicator_actor to;
+  std::chrono::nanoseconds timeout{std::chrono::seconds(5)};
+};
+
 /// Answers acks after the sync that covered them returned `rc`; `alone`:
-/// they are the only answer the sync released (deliver_reply).
+/// they are the only answer the sync released (deliver_reply). Replicated
+/// acks of a good sync go on to `route` (failure if there is none).
 template <class Self>
-void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc, bool alone) {
-  for (auto& a : acks)
+void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc, bool alone,
+                   const replication_route* route = nullptr) {
+  replication_wait waiting;
+  for (auto& a : acks) {
+    if (rc == 0 && a.replicate_end > 0 && route && route->to) {
+      waiting.sequence = std::max(waiting.sequence, a.replicate_sequence);
+      waiting.end_offset = a.replicate_sequence == waiting.sequence ? std::max(waiting.end_offset, a.replicate_end)
+                                                                   : waiting.end_offset;
+      waiting.acks.push_back(std::move(a));
+      continue;
+    }
+    const bool ok = rc == 0 && a.replicate_end == 0;
     deliver_reply(self, a.replies, a.to,
-                  rc == 0 ? ingest_reply{a.tag, std::move(a.on_success), a.records}
-                          : ingest_reply{a.tag, std::move(a.on_failure), 0},
+                  ok ? ingest_reply{a.tag, std::move(a.on_success), a.records}
+                     : ingest_reply{a.tag, std::move(a.on_failure), 0},
                   alone);
+  }
+  if (waiting.acks.empty()) return;
+  waiting.deadline_ns = (std::chrono::steady_clock::now() + route->timeout).time_since_epoch().count();
+  self->send(route->to, std::move(waiting));
 }
 
 }  // namespace weir

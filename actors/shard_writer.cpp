@@ -46,7 +46,7 @@ byte_buffer failure_reply(const ingest_request& req) {
 }
 
 /// The reply once the first `landed` records hold at the request's tier.
-byte_buffer success_reply(const ingest_request& req, const wab::segment_writer& seg, std::uint64_t first_index,
+byte_buffer success_reply(const ingest_request& req, const std::string& segment, std::uint64_t first_index,
                           std::size_t landed) {
   switch (req.kind) {
     case ingest_kind::batch: {
@@ -57,7 +57,7 @@ byte_buffer success_reply(const ingest_request& req, const wab::segment_writer& 
     case ingest_kind::tracked: {
       wire::record_coordinate c;
       c.index = first_index;
-      c.segment = seg.name();
+      c.segment = segment;
       c.id = wire::compute_record_id(c.segment, c.index, req.body);
       return wire::encode_ack_tracked(c);
     }
@@ -181,11 +181,13 @@ class shard_writer_state {
       if (landed == 0) {
         reply(q, failure_reply(q.req), 0, group.size() == 1);
       } else if (!q.req.durable) {
-        reply(q, success_reply(q.req, *active_, first_index, landed), static_cast<std::uint32_t>(landed),
+        reply(q, success_reply(q.req, settings_.segment_prefix + active_->name(), first_index, landed), static_cast<std::uint32_t>(landed),
               group.size() == 1);
       } else {
         durable.acks.push_back({std::move(q.to), std::move(q.req.replies), q.req.tag, static_cast<std::uint32_t>(landed),
-                                success_reply(q.req, *active_, first_index, landed), failure_reply(q.req)});
+                                success_reply(q.req, settings_.segment_prefix + active_->name(), first_index, landed),
+                                failure_reply(q.req), q.req.replicated ? active_->sequence() : 0,
+                                q.req.replicated ? written.end_offset : 0});
       }
     }
     if (durable.acks.empty()) return;
@@ -194,7 +196,7 @@ class shard_writer_state {
       for (const auto& a : durable.acks) records += a.records;
       const int rc = timed_sync(*active_, settings_.stats);
       count_released(settings_.stats, records);
-      answer_synced(self_, durable.acks, rc, durable.acks.size() == 1);
+      answer_synced(self_, durable.acks, rc, durable.acks.size() == 1, &settings_.replication);
       return;
     }
     if (settings_.sync_load) settings_.sync_load->outstanding.fetch_add(durable.acks.size(), std::memory_order_acq_rel);
@@ -214,7 +216,8 @@ class shard_writer_state {
   /// Tells the drain how far the active segment is readable (and, for a new
   /// one, that the previous segment is closed).
   void announce() {
-    if (settings_.drain) self_->send(settings_.drain, appended_atom::value, active_->sequence(), active_->size());
+    for (const auto& to : {settings_.drain, settings_.replicator})
+      if (to) self_->send(to, appended_atom::value, active_->sequence(), active_->size());
   }
 
   /// Offline (no active segment), the retry timer alone brings the shard
@@ -235,7 +238,8 @@ class shard_writer_state {
     // Sealed before the next segment takes a record: then only the newest
     // segment can be unsealed after a crash. (Once per segment: cheap.)
     seal_active("rotation");
-    if (settings_.drain) self_->send(settings_.drain, sealed_atom::value, active_->sequence(), active_->size());
+    for (const auto& to : {settings_.drain, settings_.replicator})
+      if (to) self_->send(to, sealed_atom::value, active_->sequence(), active_->size());
     active_.reset();
     open_segment();
   }

@@ -47,6 +47,9 @@ struct shard_metrics;
 struct shard_writer_settings {
   std::uint16_t shard = 0;
   std::string shard_dir;
+  /// Put before a segment's name in record coordinates: "node_<id>/" in a
+  /// cluster, so that no two nodes give out the same record id.
+  std::string segment_prefix;
   std::uint64_t first_sequence = 1;  // sequence of the first segment this run creates
   std::uint64_t segment_max_bytes = 64ull * 1024 * 1024;
   std::uint32_t max_group_records = 4096;  // a group is written once it holds this many
@@ -57,6 +60,10 @@ struct shard_writer_settings {
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
   segment_listener_actor drain;  // told after every write what is readable; may be null (tests)
+  /// In a cluster: told as the drain is (it ships what is written to the
+  /// peers), and where Replicated acks wait after their sync. Else null.
+  segment_listener_actor replicator;
+  replication_route replication;
   /// Spares to start segments in, and who refills them; either may be null
   /// (every segment is then a new file that grows as it is written).
   std::shared_ptr<wab::spare_pool> spares;

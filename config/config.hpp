@@ -97,11 +97,13 @@ struct config {
   } admin;
 
   struct {
-    std::string node_id;
+    std::int64_t node_id;  // 0: not in a cluster
     std::string listen;
     std::vector<std::string> peers;
     std::int64_t replicas;
+    std::int64_t heartbeat_ms;
     std::int64_t failover_after_ms;
+    std::int64_t replication_timeout_ms;
     struct { std::string cert, key, ca; } tls;
   } cluster;
 

@@ -348,16 +348,20 @@ std::vector<setting> make_settings() {
   s.push_back(text("admin.listen", WEIR_FIELD(admin.listen), tr::address_or_empty,
                    "127.0.0.1:9185", "Admin HTTP server: metrics, health, status, dashboard."));
 
-  s.push_back(text("cluster.node_id", WEIR_FIELD(cluster.node_id), tr::any, "\"\"",
-                   "This node's name in the cluster."));
+  s.push_back(integer("cluster.node_id", WEIR_FIELD(cluster.node_id), 0, 65535, "0",
+                      "This node's number in the cluster, unique, 1-65535 (0 = no cluster)."));
   s.push_back(text("cluster.listen", WEIR_FIELD(cluster.listen), tr::address_or_empty, "\"\"",
                    "Address peers connect to (\"\" = no cluster)."));
   s.push_back(address_list("cluster.peers", WEIR_FIELD(cluster.peers), "[]",
                            "The other nodes' cluster.listen addresses."));
   s.push_back(integer("cluster.replicas", WEIR_FIELD(cluster.replicas), 1, 16, "2",
                       "Copies (this node included) a Replicated record needs before its ack."));
+  s.push_back(integer("cluster.heartbeat_ms", WEIR_FIELD(cluster.heartbeat_ms), 10, 60000, "500",
+                      "Heartbeat interval; a peer silent for three is suspect."));
   s.push_back(integer("cluster.failover_after_ms", WEIR_FIELD(cluster.failover_after_ms), 100,
                       3600000, "10000", "A peer unreachable this long has its replica drained."));
+  s.push_back(integer("cluster.replication_timeout_ms", WEIR_FIELD(cluster.replication_timeout_ms), 10,
+                      600000, "5000", "A Replicated push not confirmed by enough peers by then is refused."));
   s.push_back(text("cluster.tls.cert", WEIR_FIELD(cluster.tls.cert), tr::path, "\"\"",
                    "Node certificate for cluster TLS."));
   s.push_back(text("cluster.tls.key", WEIR_FIELD(cluster.tls.key), tr::path, "\"\"",

@@ -24,6 +24,34 @@ void require_all_or_none(const std::string& section,
        "authentication)");
 }
 
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+/// A node that joins a cluster: who it is, who its peers are, and that the
+/// cluster port is not open to a network unauthenticated.
+void validate_cluster(const config& c) {
+  if (c.cluster.node_id < 1)
+    fail("cluster.node_id = " + std::to_string(c.cluster.node_id) +
+         ": expected this node's number, 1 to 65535, unique in the cluster, when cluster.listen is set");
+  const auto self = parse_address(c.cluster.listen);
+  if (c.cluster.tls.cert.empty() && self && !is_loopback(self->host))
+    fail("cluster.listen = " + c.cluster.listen +
+         ": a cluster port on a network address needs cluster.tls.cert, cluster.tls.key and cluster.tls.ca "
+         "(without TLS any host that reaches it could join); use 127.0.0.1 or set cluster.tls");
+  for (const auto& p : c.cluster.peers)
+    if (p == c.cluster.listen)
+      fail("cluster.peers lists " + p + ", which is this node's own cluster.listen: expected the other nodes only");
+  const auto copies = static_cast<std::int64_t>(c.cluster.peers.size()) + 1;
+  if (c.cluster.replicas > copies)
+    fail("cluster.replicas = " + std::to_string(c.cluster.replicas) + ": expected at most " + std::to_string(copies) +
+         " (this node and its " + std::to_string(copies - 1) + " cluster.peers)");
+  if (c.cluster.failover_after_ms < 2 * c.cluster.heartbeat_ms)
+    fail("cluster.failover_after_ms = " + std::to_string(c.cluster.failover_after_ms) +
+         ": expected at least two cluster.heartbeat_ms (" + std::to_string(2 * c.cluster.heartbeat_ms) +
+         "), or a peer late by one heartbeat would be failed over");
+}
+
 }  // namespace
 
 void validate_config(const config& c) {
@@ -78,6 +106,7 @@ void validate_config(const config& c) {
                                       {"ca", &c.cluster.tls.ca}});
   if (c.cluster.listen.empty() && !c.cluster.peers.empty())
     fail("cluster.peers is set but cluster.listen = \"\": expected this node's cluster address");
+  if (!c.cluster.listen.empty()) validate_cluster(c);
 }
 
 }  // namespace weir

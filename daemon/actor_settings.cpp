@@ -14,6 +14,12 @@ T narrow(std::int64_t v) {
 
 }  // namespace
 
+std::uint16_t cluster_node(const config& cfg) {
+  return cfg.cluster.listen.empty() ? 0 : narrow<std::uint16_t>(cfg.cluster.node_id);
+}
+
+std::string segment_prefix_of(std::uint16_t node) { return node == 0 ? "" : "node_" + std::to_string(node) + "/"; }
+
 connection_settings connection_settings_for(const config& cfg) {
   connection_settings s;
   s.payload_cap = narrow<std::uint32_t>(cfg.limits.max_payload_bytes);
@@ -30,6 +36,7 @@ shard_writer_settings writer_settings_for(const config& cfg, std::uint16_t shard
   shard_writer_settings s;
   s.shard = shard;
   s.shard_dir = shard_dir;
+  s.segment_prefix = segment_prefix_of(cluster_node(cfg));
   s.first_sequence = first_sequence;
   s.segment_max_bytes = narrow<std::uint64_t>(cfg.wab.segment_max_bytes);
   s.min_free_bytes = narrow<std::uint64_t>(cfg.wab.min_free_bytes);
@@ -53,6 +60,8 @@ drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const 
   drain_settings s;
   s.shard = shard;
   s.shard_dir = shard_dir;
+  s.node = cluster_node(cfg);
+  s.segment_prefix = segment_prefix_of(s.node);
   s.first_live_sequence = first_sequence;
   s.batch_max_records = narrow<std::uint32_t>(cfg.drain.batch_max_records);
   s.batch_max_bytes = narrow<std::uint64_t>(cfg.drain.batch_max_bytes);
@@ -73,6 +82,16 @@ sink_runner_settings runner_settings_for(const config& cfg) {
   s.health_interval_ms = narrow<std::uint32_t>(cfg.sink.health_interval_ms);
   s.down_after_failures = narrow<std::uint32_t>(cfg.sink.down_after_failures);
   s.dead_letter_recheck_ms = narrow<std::uint32_t>(cfg.drain.dead_letter_recheck_ms);
+  return s;
+}
+
+replicator_settings replicator_settings_for(const config& cfg, std::uint16_t shard, const std::string& shard_dir) {
+  replicator_settings s;
+  s.node = cluster_node(cfg);
+  s.shard = shard;
+  s.shard_dir = shard_dir;
+  s.copies_needed = narrow<std::uint32_t>(cfg.cluster.replicas - 1);
+  s.request_timeout = std::chrono::milliseconds(cfg.cluster.replication_timeout_ms);
   return s;
 }
 

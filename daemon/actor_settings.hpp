@@ -11,12 +11,19 @@
 #include "actors/connection.hpp"
 #include "actors/drain.hpp"
 #include "actors/fsync_group.hpp"
+#include "actors/replicator.hpp"
 #include "actors/shard_writer.hpp"
 #include "actors/sink_runner.hpp"
 #include "config/config.hpp"
 #include "wab/spare_pool.hpp"
 
 namespace weir {
+
+/// This node's number in its cluster; 0 outside one.
+std::uint16_t cluster_node(const config& cfg);
+/// What a node's record coordinates put before "shard_NN/seg_…": "node_<id>/"
+/// in a cluster (record ids then never collide between nodes), else "".
+std::string segment_prefix_of(std::uint16_t node);
 
 /// The writer is chosen per connection; the frame budget is made here, once,
 /// and shared by every connection.
@@ -27,6 +34,8 @@ fsync_group_settings fsync_settings_for(const config& cfg, std::uint16_t shard);
 drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const std::string& shard_dir,
                                   std::uint64_t first_sequence);
 sink_runner_settings runner_settings_for(const config& cfg);
+/// A shard's replicator (a cluster node's).
+replicator_settings replicator_settings_for(const config& cfg, std::uint16_t shard, const std::string& shard_dir);
 /// A shard's spare pool (wab.spare_segments files of wab.segment_max_bytes).
 std::shared_ptr<wab::spare_pool> spare_pool_for(const config& cfg, const std::string& shard_dir,
                                                 std::shared_ptr<wab::file_io> io);

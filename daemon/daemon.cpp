@@ -18,6 +18,7 @@
 #include "daemon/actor_settings.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "daemon/admin_server.hpp"
+#include "daemon/cluster_runtime.hpp"
 #include "daemon/config_reload.hpp"
 #include "daemon/data_dir.hpp"
 #include "observability/metrics.hpp"
@@ -88,14 +89,22 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   caf_cfg.set("scheduler.max-threads", scheduler_threads(cfg));
   caf_cfg.set("scheduler.policy", caf::atom("sharing"));
   caf_cfg.add_message_types<caf::id_block::weir>();
+  prepare_cluster_config(caf_cfg, cfg);
   caf::actor_system system{caf_cfg};
-  pipeline shards(system, cfg, recovered, wab::default_file_io(), usage, &exported);
+  std::unique_ptr<cluster_metrics> cluster_stats;
+  if (cluster_node(cfg) != 0)
+    cluster_stats = std::make_unique<cluster_metrics>(cluster_node(cfg), static_cast<std::uint32_t>(cfg.cluster.replicas));
+  pipeline shards(system, cfg, recovered, wab::default_file_io(), usage, &exported, cluster_stats.get());
   if (!shards.wait_started(std::chrono::seconds(30)))
     log::warn("a WAB shard writer has not started after 30 s; readiness says which, and the socket opens anyway");
+
+  std::unique_ptr<cluster_runtime> cluster;
+  if (cluster_stats) cluster = std::make_unique<cluster_runtime>(system, cfg, shards, *cluster_stats);
 
   auto work = boost::asio::make_work_guard(io);
   connection_settings conn = connection_settings_for(cfg);
   conn.stats = &exported;
+  conn.replicated_tier = cluster != nullptr;
 
   // Bound before the producer socket, so a taken port fails the start cleanly.
   std::unique_ptr<admin_server> admin;

@@ -1,11 +1,13 @@
 #include "daemon/pipeline.hpp"
 
 #include <cstring>
+#include <limits>
 
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/replicator.hpp"
 #include "actors/segment_preparer.hpp"
 #include "daemon/actor_settings.hpp"
 #include "messages/atoms.hpp"
@@ -41,7 +43,8 @@ bool stop_all(caf::scoped_actor& self, const std::vector<Actor>& actors,
 }  // namespace
 
 pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup& recovered,
-                   std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats)
+                   std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats,
+                   cluster_metrics* cluster_stats)
     : sys_(sys) {
   std::shared_ptr<sink_factory> factory;
   try {
@@ -57,6 +60,9 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
   auto rs = runner_settings_for(cfg);
   rs.stats = stats;
   runner_ = spawn_sink_runner(sys, rs, factory, dead_letters_, delivery_);
+  failover_template_ = drain_settings_for(cfg, 0, "", 1);
+  failover_template_.io = io;
+  failover_template_.quarantine_dir = cfg.data_dir + "/quarantine";
 
   for (std::int64_t i = 0; i < cfg.ingest.shards; ++i) {
     const auto shard = static_cast<std::uint16_t>(i);
@@ -75,6 +81,13 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     ds.quarantine_dir = cfg.data_dir + "/quarantine";
     ds.stats = shard_stats;
     if (auto r = recovered.segment_records.find(shard); r != recovered.segment_records.end()) ds.recovered_records = r->second;
+    if (cluster_node(cfg) != 0) {
+      auto rs = replicator_settings_for(cfg, shard, dir);
+      rs.io = io;
+      rs.stats = cluster_stats;
+      replicators_.push_back(spawn_replicator(sys, rs));
+      ds.confirmed = caf::actor_cast<confirm_listener_actor>(replicators_.back());
+    }
     drains_.push_back(spawn_drain(sys, ds, runner_));
     auto ws = writer_settings_for(cfg, shard, dir, first_sequence);
     ws.io = io;
@@ -89,6 +102,10 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     auto fs = fsync_settings_for(cfg, shard);
     fs.stats = shard_stats;
     fs.load = ws.sync_load = std::make_shared<sync_load>();
+    if (!replicators_.empty()) {
+      ws.replicator = caf::actor_cast<segment_listener_actor>(replicators_.back());
+      ws.replication = fs.replication = {replicators_.back(), std::chrono::milliseconds(cfg.cluster.replication_timeout_ms)};
+    }
     writers_.push_back(spawn_shard_writer(sys, std::move(ws), spawn_fsync_group(sys, fs)));
   }
 }
@@ -97,7 +114,34 @@ pipeline::~pipeline() {
   for (auto& w : writers_) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   for (auto& d : drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   for (auto& p : preparers_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+  for (auto& r : replicators_) caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
+  for (auto& [origin, d] : failover_drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
+}
+
+void pipeline::start_failover_drain(std::uint16_t origin, std::uint16_t shard, const std::string& replica_dir) {
+  auto ds = failover_template_;
+  ds.shard = shard;
+  ds.shard_dir = replica_dir;
+  ds.node = origin;
+  ds.segment_prefix = segment_prefix_of(origin);
+  ds.first_live_sequence = std::numeric_limits<std::uint64_t>::max();  // nothing more is written to it
+  ds.usage = std::make_shared<wab::wab_usage>(std::numeric_limits<std::uint64_t>::max());
+  std::lock_guard<std::mutex> guard(failover_mutex_);
+  failover_drains_.emplace(origin, spawn_drain(sys_, ds, runner_));
+}
+
+void pipeline::stop_failover_drains(std::uint16_t origin) {
+  caf::scoped_actor self{sys_};
+  std::vector<drain_actor> stopping;
+  {
+    std::lock_guard<std::mutex> guard(failover_mutex_);
+    for (auto [it, end] = failover_drains_.equal_range(origin); it != end; ++it) stopping.push_back(it->second);
+    failover_drains_.erase(origin);
+  }
+  // Their cursors are stored before they stop: a later failover resumes there.
+  stop_all(self, stopping, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  for (auto& d : stopping) self->send_exit(d, caf::exit_reason::user_shutdown);
 }
 
 bool pipeline::wait_started(std::chrono::milliseconds timeout) {
@@ -121,6 +165,7 @@ bool pipeline::shut_down(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const bool writers = stop_all(self, writers_, deadline);
   const bool drains = stop_all(self, drains_, deadline);
+  stop_all(self, replicators_, deadline);  // Replicated acks still waiting are refused
   for (auto& w : writers_) self->send_exit(w, caf::exit_reason::user_shutdown);
   for (auto& d : drains_) self->send_exit(d, caf::exit_reason::user_shutdown);
   for (auto& p : preparers_) self->send_exit(p, caf::exit_reason::user_shutdown);

@@ -6,16 +6,21 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include <caf/fwd.hpp>
 
 #include "config/config.hpp"
+#include "actors/drain.hpp"
+#include "messages/cluster_protocol.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "sinks/sink.hpp"
 #include "wab/dead_letter_store.hpp"
+#include "observability/cluster_metrics.hpp"
 #include "observability/metrics.hpp"
 #include "observability/delivery_status.hpp"
 #include "wab/file_io.hpp"
@@ -29,7 +34,8 @@ class pipeline {
   /// Throws startup_error when the sink cannot be set up from the configuration.
   /// `stats` may be null (tests); it must outlive the pipeline.
   pipeline(caf::actor_system& sys, const config& cfg, const wab_startup& recovered,
-           std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats = nullptr);
+           std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats = nullptr,
+           cluster_metrics* cluster_stats = nullptr);
   /// Stops every actor still running (an aborted startup): the actor system
   /// cannot end while they live.
   ~pipeline();
@@ -53,6 +59,14 @@ class pipeline {
   const std::shared_ptr<delivery_status>& delivery() const { return delivery_; }
   const std::shared_ptr<dead_letter_store>& dead_letters() const { return dead_letters_; }
   const std::string& sink_type() const { return sink_type_; }
+  /// In a cluster, each shard's replicator (else empty).
+  const std::vector<replicator_actor>& replicators() const { return replicators_; }
+  /// Failover: delivers `origin`'s replica of `shard` (in `replica_dir`) to
+  /// the sink, with the record ids its origin would have given; stops every
+  /// such delivery of `origin`.
+  void start_failover_drain(std::uint16_t origin, std::uint16_t shard, const std::string& replica_dir);
+  void stop_failover_drains(std::uint16_t origin);
+
   /// Reads the sink's secret files again (SIGHUP).
   sink_factory::secret_reload reload_sink_secrets() { return factory_->reload_secrets(); }
 
@@ -61,6 +75,10 @@ class pipeline {
   std::vector<shard_writer_actor> writers_;
   std::vector<drain_actor> drains_;
   std::vector<segment_preparer_actor> preparers_;
+  std::vector<replicator_actor> replicators_;
+  std::mutex failover_mutex_;  // the hooks run on the membership actor's thread
+  std::multimap<std::uint16_t, drain_actor> failover_drains_;  // by origin
+  drain_settings failover_template_;
   sink_runner_actor runner_;
   std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();
   std::shared_ptr<dead_letter_store> dead_letters_;

@@ -1,5 +1,10 @@
 #include "daemon/startup_checks.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "daemon/socket_access.hpp"
 #include "daemon/startup_error.hpp"
 #include "sinks/sink.hpp"
@@ -12,8 +17,9 @@ void check_startup_config(const config& cfg) {
   if (!cfg.listen.tcp.empty())
     throw startup_error("listen.tcp = " + cfg.listen.tcp +
                         ": the TCP+TLS listener is not available in this version; use listen.unix");
-  if (!cfg.cluster.listen.empty())
-    throw startup_error("cluster.listen = " + cfg.cluster.listen + ": clustering is not available in this version");
+  for (const auto* f : {&cfg.cluster.tls.cert, &cfg.cluster.tls.key, &cfg.cluster.tls.ca})
+    if (!f->empty() && ::access(f->c_str(), R_OK) != 0)
+      throw startup_error("cluster.tls: cannot read " + *f + ": " + std::strerror(errno));
   resolve_socket_access(cfg);  // every user and group named must exist
   try {
     make_sink_factory(cfg);  // builds nothing that lasts: connections are made per commit slot later

@@ -81,6 +81,7 @@ struct ingest_request {
   ingest_client_actor reply_to;  // who gets the ingest_reply
   ingest_kind kind = ingest_kind::push;
   bool durable = false;
+  bool replicated = false;  // durable too, and acked once peers hold it (cluster)
   byte_buffer body;          // the payload, or a whole PushBatch body
   std::vector<std::uint32_t> bounds;  // batch: offset and length of each record in body
   /// Where the reply goes straight in, when set. Local only: not inspected.
@@ -91,7 +92,8 @@ struct ingest_request {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ingest_request& x) {
-  return f(caf::meta::type_name("weir::ingest_request"), x.tag, x.reply_to, x.kind, x.durable, x.body, x.bounds);
+  return f(caf::meta::type_name("weir::ingest_request"), x.tag, x.reply_to, x.kind, x.durable, x.replicated, x.body,
+           x.bounds);
 }
 
 /// A Durable request waiting for its sync: whom to answer, and with which
@@ -103,6 +105,10 @@ struct pending_ack {
   std::uint32_t records = 0;  // acked by on_success
   byte_buffer on_success;
   byte_buffer on_failure;
+  /// Replicated: after the sync, the ack waits until peers hold the segment
+  /// `replicate_sequence` up to `replicate_end` (0: not Replicated).
+  std::uint64_t replicate_sequence = 0;
+  std::uint64_t replicate_end = 0;
 };
 
 /// Make `segment` durable through everything written to it so far, then

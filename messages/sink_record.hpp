@@ -17,8 +17,9 @@ namespace weir {
 
 struct sink_record {
   std::string id;        // lowercase hex SHA-256: the AckTracked record id
+  std::uint16_t node = 0;  // the node that took the record in (0 outside a cluster)
   std::uint16_t shard = 0;
-  std::string segment;   // "shard_NN/seg_SSSSSSSS.wab"
+  std::string segment;   // "shard_NN/seg_SSSSSSSS.wab", in a cluster "node_N/shard_NN/seg_SSSSSSSS.wab"
   std::uint64_t sequence = 0;  // SSSSSSSS: the segment's number, never reused in a shard
   std::uint64_t index = 0;
   std::int64_t ts_ns = 0;  // ingest time

@@ -25,14 +25,15 @@ void put_int_field(std::string& out, std::uint64_t v, int bytes) {
 
 void encode_copy_rows(const std::vector<sink_record>& batch, std::string& out) {
   static constexpr char signature[] = "PGCOPY\n\377\r\n";  // 11 bytes with its NUL
-  constexpr int columns = 7;
+  constexpr int columns = 8;
   out.clear();
   out.append(signature, sizeof signature);
   put_be(out, 0, 4);  // flags: no OIDs
   put_be(out, 0, 4);  // header extension: none
   for (const auto& r : batch) {
     put_be(out, columns, 2);
-    put_int_field(out, r.shard, 4);  // INTEGER
+    put_int_field(out, r.node, 4);  // INTEGER
+    put_int_field(out, r.shard, 4);
     put_int_field(out, r.sequence, 8);
     put_int_field(out, r.index, 8);
     put_field(out, r.id.data(), r.id.size());

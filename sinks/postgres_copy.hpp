@@ -11,7 +11,7 @@ namespace weir {
 
 /// The columns, in the order encode_copy_rows writes them (node keeps its default).
 inline constexpr const char* copy_statement =
-    "COPY weir_records(shard, seq, idx, id, segment, ts, payload) FROM STDIN (FORMAT binary)";
+    "COPY weir_records(node, shard, seq, idx, id, segment, ts, payload) FROM STDIN (FORMAT binary)";
 
 /// Replaces `out` with the whole COPY stream for `batch`: signature and
 /// header, one tuple per record, trailer.

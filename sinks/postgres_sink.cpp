@@ -55,7 +55,7 @@ std::string migrate_first_schema(const std::string& old_key) {
          "ALTER TABLE weir_records ALTER COLUMN seq SET NOT NULL, ALTER COLUMN id SET NOT NULL, "
          "ALTER COLUMN segment SET NOT NULL, ADD PRIMARY KEY (node, shard, seq, idx, id)";
 }
-constexpr int columns_per_row = 7;
+constexpr int columns_per_row = 8;
 constexpr std::size_t rows_per_statement = 1000;  // 7 parameters each, far under the 65535 limit
 
 bool transient_state(const std::string& s) {
@@ -180,7 +180,7 @@ class postgres_sink final : public sink {
   bool insert(const std::vector<sink_record>& batch, const std::vector<std::size_t>& rows, std::string& state) {
     for (std::size_t from = 0; from < rows.size(); from += rows_per_statement) {
       const std::size_t n = std::min(rows_per_statement, rows.size() - from);
-      std::string sql = "INSERT INTO weir_records(shard, seq, idx, id, segment, ts, payload) VALUES ";
+      std::string sql = "INSERT INTO weir_records(node, shard, seq, idx, id, segment, ts, payload) VALUES ";
       std::vector<std::string> text;  // owns the text parameters
       text.reserve(n * (columns_per_row - 1));
       std::vector<const char*> values;
@@ -194,6 +194,7 @@ class postgres_sink final : public sink {
           sql += std::to_string(p + c);
           sql += (c < columns_per_row ? ',' : ')');
         }
+        text.push_back(std::to_string(r.node));
         text.push_back(std::to_string(r.shard));
         text.push_back(std::to_string(r.sequence));
         text.push_back(std::to_string(r.index));

@@ -35,7 +35,7 @@ constexpr const char* create_table =
     "PRIMARY KEY (node, shard, seq, idx, id))";
 constexpr const char* insert_row =
     "INSERT OR IGNORE INTO weir_records(node, shard, seq, idx, id, segment, ts, payload) "
-    "VALUES(0, ?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    "VALUES(?8, ?1, ?2, ?3, ?4, ?5, ?6, ?7)";
 /// A weir_records table from before the coordinate key: it has no seq column.
 constexpr const char* is_first_schema =
     "SELECT count(*) = 0 FROM pragma_table_info('weir_records') WHERE name = 'seq'";
@@ -70,6 +70,7 @@ class sqlite_db {
       sqlite3_bind_text(insert_, 5, r.segment.c_str(), static_cast<int>(r.segment.size()), SQLITE_STATIC);
       sqlite3_bind_int64(insert_, 6, r.ts_ns);
       sqlite3_bind_blob(insert_, 7, r.payload.data(), static_cast<int>(r.payload.size()), SQLITE_STATIC);
+      sqlite3_bind_int(insert_, 8, r.node);
       if (sqlite3_step(insert_) != SQLITE_DONE) {
         error_ = sqlite3_errmsg(db_);
         exec("ROLLBACK");

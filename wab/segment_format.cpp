@@ -113,4 +113,21 @@ std::optional<std::uint64_t> parse_segment_file_name(std::string_view name) {
   return v;
 }
 
+std::optional<std::vector<std::uint64_t>> check_framed_records(byte_span framed, std::uint32_t crc_seed) {
+  std::vector<std::uint64_t> ends;
+  std::size_t at = 0;
+  while (at < framed.size()) {
+    if (framed.size() - at < record_header_size) return std::nullopt;
+    const std::uint32_t length = load_le32(framed.data() + at);
+    const std::uint32_t crc = load_le32(framed.data() + at + 4);
+    const auto ts = static_cast<std::int64_t>(load_le64(framed.data() + at + 8));
+    if (length == 0 || length > max_record_payload || framed.size() - at - record_header_size < length)
+      return std::nullopt;
+    if (record_crc(crc_seed, ts, framed.subspan(at + record_header_size, length)) != crc) return std::nullopt;
+    at += record_header_size + length;
+    ends.push_back(at);
+  }
+  return ends;
+}
+
 }  // namespace weir::wab

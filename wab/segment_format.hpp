@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "messages/wire/bytes.hpp"
 #include "messages/wire/outcome.hpp"
@@ -72,6 +73,11 @@ outcome<segment_header, header_error> decode_segment_header(byte_span bytes);
 void append_record(byte_buffer& out, std::uint32_t crc_seed, std::int64_t ingest_ts_ns, byte_span payload);
 /// CRC a record header must carry for this seed, timestamp and payload.
 std::uint32_t record_crc(std::uint32_t crc_seed, std::int64_t ingest_ts_ns, byte_span payload);
+
+/// The offsets just past each record of `framed`, when it holds nothing but
+/// whole records that check against `crc_seed` (a replica receiving its
+/// origin's bytes); nullopt otherwise.
+std::optional<std::vector<std::uint64_t>> check_framed_records(byte_span framed, std::uint32_t crc_seed);
 
 /// "shard_03"
 std::string shard_dir_name(std::uint16_t shard);

@@ -1,7 +1,10 @@
 #include "wab/segment_writer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
+
+#include "wab/segment_reader.hpp"
 
 namespace weir::wab {
 
@@ -35,6 +38,38 @@ outcome<std::shared_ptr<segment_writer>, int> segment_writer::create(std::shared
       new segment_writer(std::move(io), fd, path, name, sequence, static_cast<std::uint64_t>(file_size)));
 }
 
+outcome<std::shared_ptr<segment_writer>, int> segment_writer::reopen(std::shared_ptr<file_io> io,
+                                                                     const std::string& path,
+                                                                     std::uint64_t sequence) {
+  const int fd = io->open_existing(path);
+  if (fd < 0) return fd;
+  auto fail = [&](int rc) {
+    io->close(fd);
+    return rc;
+  };
+  const auto header = read_segment_header(*io, fd);
+  const std::int64_t file_size = io->size(fd);
+  if (file_size < 0) return fail(static_cast<int>(file_size));
+  if (!header || header.value().version != segment_version || header.value().sequence != sequence)
+    return fail(-EINVAL);
+  segment_reader reader(*io, fd, header.value(), records_end(header.value(), static_cast<std::uint64_t>(file_size)));
+  while (reader.advance()) {
+  }
+  if (reader.stop() == scan_stop::io_error) return fail(reader.error() < 0 ? reader.error() : -EIO);
+  if (header.value().seal) {
+    const std::array<std::uint8_t, seal_size> unsealed{};
+    if (int rc = pwrite_all(*io, fd, unsealed, segment_header_size); rc < 0) return fail(rc);
+    if (int rc = io->fdatasync(fd); rc < 0) return fail(rc);
+  }
+  const auto p = std::filesystem::path(path);
+  const std::string name = p.parent_path().filename().string() + "/" + p.filename().string();
+  std::shared_ptr<segment_writer> w(
+      new segment_writer(std::move(io), fd, path, name, sequence, static_cast<std::uint64_t>(file_size)));
+  w->size_ = reader.valid_end();
+  w->records_ = reader.next_index() - 1;
+  return w;
+}
+
 segment_writer::segment_writer(std::shared_ptr<file_io> io, int fd, std::string path, std::string name,
                                std::uint64_t sequence, std::uint64_t file_size)
     : io_(std::move(io)),
@@ -48,16 +83,26 @@ segment_writer::segment_writer(std::shared_ptr<file_io> io, int fd, std::string 
 segment_writer::~segment_writer() { io_->close(fd_); }
 
 append_result segment_writer::append(const std::vector<byte_span>& payloads, std::int64_t ingest_ts_ns) {
-  append_result r{records_ + 1, size_, 0, 0};
-  if (append_closed_) {
-    r.error = -EIO;
-    return r;
-  }
   scratch_.clear();
   record_ends_.clear();
   for (auto p : payloads) {
     append_record(scratch_, crc_seed_, ingest_ts_ns, p);
     record_ends_.push_back(scratch_.size());
+  }
+  return write_scratch();
+}
+
+append_result segment_writer::append_framed(byte_span framed, const std::vector<std::uint64_t>& ends) {
+  scratch_.assign(framed.begin(), framed.end());
+  record_ends_ = ends;
+  return write_scratch();
+}
+
+append_result segment_writer::write_scratch() {
+  append_result r{records_ + 1, size_, 0, 0};
+  if (append_closed_) {
+    r.error = -EIO;
+    return r;
   }
   std::size_t written = 0;
   r.error = pwrite_all(*io_, fd_, scratch_, size_, &written);
@@ -73,7 +118,7 @@ append_result segment_writer::append(const std::vector<byte_span>& payloads, std
     if (size_ + scratch_.size() > file_size_) io_->truncate(fd_, size_ + written);
     append_closed_ = true;
   } else {
-    r.landed = payloads.size();
+    r.landed = record_ends_.size();
   }
   size_ += written;
   records_ += r.landed;

@@ -43,6 +43,12 @@ class segment_writer {
                                                               std::uint16_t shard, std::uint64_t sequence,
                                                               std::int64_t now_ns, std::string file_name = {},
                                                               std::string reuse = {});
+  /// Opens an existing version-2 segment to append after its last valid
+  /// record (a replica continuing its copy of an origin's segment). A seal
+  /// is cleared first (zeroed and synced): the segment grows again. Returns
+  /// -errno, or -EINVAL for a file that is no version-2 segment of `sequence`.
+  static outcome<std::shared_ptr<segment_writer>, int> reopen(std::shared_ptr<file_io> io, const std::string& path,
+                                                              std::uint64_t sequence);
   ~segment_writer();
   segment_writer(const segment_writer&) = delete;
   segment_writer& operator=(const segment_writer&) = delete;
@@ -51,6 +57,10 @@ class segment_writer {
   /// write fails part-way, the records that landed whole are kept, the torn
   /// rest is cut off, and the file takes no more appends.
   append_result append(const std::vector<byte_span>& payloads, std::int64_t ingest_ts_ns);
+  /// Writes records already in their on-disk form for this segment (checked
+  /// by check_framed_records): `ends` holds the offset within `framed` just
+  /// past each record. The same rules as append() on a failed write.
+  append_result append_framed(byte_span framed, const std::vector<std::uint64_t>& ends);
   /// fdatasync (any thread; serialised). On failure returns -errno and
   /// finishes the file: every later sync fails too.
   int sync();
@@ -75,6 +85,8 @@ class segment_writer {
   segment_writer(std::shared_ptr<file_io> io, int fd, std::string path, std::string name, std::uint64_t sequence,
                  std::uint64_t file_size);
   int sync_locked();
+  /// Writes scratch_ (records ending at record_ends_) at the end of the data.
+  append_result write_scratch();
 
   std::shared_ptr<file_io> io_;
   int fd_;

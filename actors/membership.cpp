@@ -1,0 +1,288 @@
+#include "actors/membership.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/failure_log.hpp"
+#include "observability/cluster_metrics.hpp"
+#include "observability/log.hpp"
+
+namespace weir {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+struct peer {
+  std::string address;
+  std::string host;
+  std::uint16_t port = 0;
+  std::uint16_t node = 0;  // learned from its hello answer
+  cluster_node_actor handle;
+  bool connecting = false;
+  bool connected = false;
+  bool announced_up = false;  // the replicators were told it is up
+  clock::time_point last_heard{};
+  clock::time_point not_up_since = clock::now();
+  std::chrono::milliseconds backoff{100};
+  std::vector<replica_position> held;  // its copies' ends, from its last heartbeat
+};
+
+bool split_address(const std::string& a, std::string& host, std::uint16_t& port) {
+  const auto colon = a.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = a.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  port = static_cast<std::uint16_t>(std::strtoul(a.c_str() + colon + 1, nullptr, 10));
+  return port != 0;
+}
+
+bool further(const replica_position& a, const replica_position& b) {
+  if (a.sequence != b.sequence) return a.sequence > b.sequence;
+  return a.offset > b.offset;
+}
+
+class membership_state {
+ public:
+  static inline const char* name = "membership";
+  using pointer = membership_actor::stateful_pointer<membership_state>;
+
+  void init(pointer self, membership_settings s) {
+    self_ = self;
+    s_ = std::move(s);
+    for (const auto& a : s_.peers) {
+      peer p;
+      p.address = a;
+      split_address(a, p.host, p.port);
+      peers_.push_back(std::move(p));
+    }
+    self_->set_down_handler([this](const caf::down_msg& d) { on_down(d.source); });
+    for (std::uint32_t i = 0; i < peers_.size(); ++i) connect(i);
+    self_->send(self_, tick_atom::value);
+  }
+
+  const replica_store_actor& store() const { return s_.store; }
+
+  std::uint16_t on_hello(std::uint16_t from) {
+    // A peer that connected here: when it was down, connect back now rather
+    // than at the end of a backoff.
+    for (std::uint32_t i = 0; i < peers_.size(); ++i)
+      if (peers_[i].node == from && !peers_[i].connected && !peers_[i].connecting) connect(i);
+    return s_.node;
+  }
+
+  void on_heartbeat(peer_heartbeat& h) {
+    for (auto& p : peers_) {
+      if (p.node != h.from) continue;
+      p.last_heard = clock::now();
+      p.held = std::move(h.held);
+      refresh(p);
+      return;
+    }
+  }
+
+  void on_connect_to(std::uint32_t i) {
+    if (i < peers_.size() && !peers_[i].connected) connect(i);
+  }
+
+  void on_tick() {
+    self_->request(s_.store, s_.heartbeat, held_atom::value)
+        .then([this](std::vector<replica_position>& held) {
+                own_held_ = held;
+                beat();
+              },
+              [this](caf::error&) { beat(); });
+    self_->delayed_send(self_, s_.heartbeat, tick_atom::value);
+  }
+
+ private:
+  void beat() {
+    for (auto& p : peers_) {
+      if (p.connected) self_->send(p.handle, peer_heartbeat{s_.node, own_held_});
+      refresh(p);
+    }
+    decide_failover();
+  }
+
+  void connect(std::uint32_t i) {
+    auto& p = peers_[i];
+    if (p.connecting) return;
+    p.connecting = true;
+    self_->request(s_.middleman, std::chrono::seconds(10), caf::connect_atom::value, p.host, p.port)
+        .then(
+            [this, i](caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
+              auto& p = peers_[i];
+              p.connecting = false;
+              if (!ptr) return retry(i, "no actor published there");
+              p.handle = caf::actor_cast<cluster_node_actor>(std::move(ptr));
+              self_->monitor(p.handle);
+              self_->request(p.handle, std::chrono::seconds(10), hello_atom::value, s_.node)
+                  .then([this, i](std::uint16_t node) { on_answered(i, node); },
+                        [this, i](caf::error& e) { retry(i, caf::to_string(e)); });
+            },
+            [this, i](caf::error& e) {
+              peers_[i].connecting = false;
+              retry(i, caf::to_string(e));
+            });
+  }
+
+  void on_answered(std::uint32_t i, std::uint16_t node) {
+    auto& p = peers_[i];
+    if (node == s_.node) {
+      log::error("cluster peer has this node's own cluster.node_id; not joined",
+                 {{"peer", p.address}, {"node", std::to_string(node)}});
+      return retry(i, "same node id");
+    }
+    p.node = node;
+    p.connected = true;
+    p.backoff = std::chrono::milliseconds(100);
+    p.last_heard = clock::now();
+    log::info("cluster peer connected", {{"peer", p.address}, {"node", std::to_string(node)}});
+    refresh(p);
+  }
+
+  void retry(std::uint32_t i, const std::string& why) {
+    auto& p = peers_[i];
+    if (p.backoff == std::chrono::milliseconds(100))
+      log::warn("cannot reach a cluster peer; retrying", {{"peer", p.address}, {"error", why}});
+    self_->delayed_send(self_, p.backoff, connect_to_atom::value, i);
+    p.backoff = std::min(p.backoff * 2, s_.reconnect_max);
+  }
+
+  void on_down(const caf::actor_addr& who) {
+    for (std::uint32_t i = 0; i < peers_.size(); ++i) {
+      auto& p = peers_[i];
+      if (!p.connected || p.handle.address() != who) continue;
+      p.connected = false;
+      p.handle = nullptr;
+      log::warn("cluster peer lost", {{"peer", p.address}, {"node", std::to_string(p.node)}});
+      refresh(p);
+      retry(i, "connection lost");
+    }
+  }
+
+  peer_state_label state_of(const peer& p) const {
+    if (!p.connected) return peer_state_label::down;
+    return clock::now() - p.last_heard > 3 * s_.heartbeat ? peer_state_label::suspect : peer_state_label::up;
+  }
+
+  /// Tells the replicators when a peer's up-ness changed; keeps the metrics.
+  void refresh(peer& p) {
+    const auto state = state_of(p);
+    const bool up = state == peer_state_label::up;
+    if (up != p.announced_up) {
+      p.announced_up = up;
+      if (!up) p.not_up_since = clock::now();
+      if (up && s_.failover.stop && owned_origins_.erase(p.node)) {
+        log::info("failover ends: the origin delivers its own records again",
+                  {{"origin", std::to_string(p.node)}, {"node", std::to_string(s_.node)}});
+        s_.failover.stop(p.node);
+        for (auto it = owned_.begin(); it != owned_.end();) it = it->first == p.node ? owned_.erase(it) : std::next(it);
+        caf::anon_send(s_.store, release_atom::value, p.node, false);
+        if (s_.stats) s_.stats->set_failover(p.node, false);
+      }
+      if (!up) log::warn("cluster peer not up", {{"peer", p.address}, {"node", std::to_string(p.node)},
+                                                 {"state", name_of(state)}});
+      for (const auto& r : s_.replicators) self_->send(r, peer_update{p.node, up, up ? p.handle : cluster_node_actor{}});
+    }
+    if (s_.stats) {
+      const double heard =
+          p.last_heard == clock::time_point{} ? -1 : std::chrono::duration<double>(clock::now() - p.last_heard).count();
+      s_.stats->set_peer(p.address, p.node, state, heard);
+    }
+  }
+
+  /// For each peer not up for failover_after, and each shard of it that some
+  /// survivor holds: does this node deliver it?
+  void decide_failover() {
+    if (!s_.failover.start) return;
+    for (const auto& failed : peers_) {
+      if (failed.node == 0 || failed.announced_up || clock::now() - failed.not_up_since < s_.failover_after) continue;
+      std::set<std::uint16_t> shards;
+      for (const auto& h : own_held_)
+        if (h.origin == failed.node && h.sequence > 0) shards.insert(h.shard);
+      for (const auto& p : peers_)
+        for (const auto& h : p.held)
+          if (h.origin == failed.node && h.sequence > 0) shards.insert(h.shard);
+      for (auto shard : shards) decide(failed.node, shard);
+    }
+  }
+
+  void decide(std::uint16_t origin, std::uint16_t shard) {
+    if (owned_.count({origin, shard})) return;
+    std::uint16_t owner = s_.node;
+    replica_position best = find(own_held_, origin, shard);
+    for (const auto& p : peers_) {
+      if (!p.announced_up) continue;
+      const auto theirs = find(p.held, origin, shard);
+      if (further(theirs, best) || (!further(best, theirs) && p.node < owner)) {
+        best = theirs;
+        owner = p.node;
+      }
+    }
+    if (owner != s_.node) {
+      if (logged_.insert({origin, shard, owner}).second)
+        log::info("failover: a peer delivers a failed node's replica",
+                  {{"origin", std::to_string(origin)}, {"shard", std::to_string(shard)},
+                   {"owner", std::to_string(owner)}, {"node", std::to_string(s_.node)}});
+      return;
+    }
+    owned_.insert({origin, shard});
+    owned_origins_.insert(origin);
+    log::warn("failover: this node delivers a failed node's replica",
+              {{"origin", std::to_string(origin)}, {"shard", std::to_string(shard)},
+               {"owner", std::to_string(s_.node)}, {"replica_segment", std::to_string(best.sequence)},
+               {"replica_offset", std::to_string(best.offset)}});
+    if (s_.stats) s_.stats->set_failover(origin, true);
+    // The store stops writing the copy and repairs its tail; then the drain starts.
+    self_->request(s_.store, caf::infinite, release_atom::value, origin, true)
+        .then([this, origin, shard](done_atom) {
+          if (owned_.count({origin, shard})) s_.failover.start(origin, shard);
+        });
+  }
+
+  static replica_position find(const std::vector<replica_position>& held, std::uint16_t origin, std::uint16_t shard) {
+    for (const auto& h : held)
+      if (h.origin == origin && h.shard == shard) return h;
+    return {origin, shard, 0, 0, 1, false};
+  }
+
+  pointer self_ = nullptr;
+  membership_settings s_;
+  std::vector<peer> peers_;
+  std::vector<replica_position> own_held_;
+  std::set<std::pair<std::uint16_t, std::uint16_t>> owned_;  // (origin, shard) this node delivers
+  std::set<std::uint16_t> owned_origins_;
+  std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
+};
+
+membership_actor::behavior_type membership_behavior(membership_state::pointer self, membership_settings s) {
+  log_exceptions(self, "membership");
+  self->state.init(self, std::move(s));
+  return {
+      [=](hello_atom, std::uint16_t from) { return self->state.on_hello(from); },
+      [=](peer_heartbeat& h) { self->state.on_heartbeat(h); },
+      [=](replica_chunk& c) { return self->delegate(self->state.store(), std::move(c)); },
+      [=](position_atom, std::uint16_t origin, std::uint16_t shard) {
+        return self->delegate(self->state.store(), position_atom::value, origin, shard);
+      },
+      [=](replica_trim& t) { self->send(self->state.store(), std::move(t)); },
+      [=](tick_atom) { self->state.on_tick(); },
+      [=](connect_to_atom, std::uint32_t i) { self->state.on_connect_to(i); },
+  };
+}
+
+}  // namespace
+
+membership_actor spawn_membership(caf::actor_system& sys, membership_settings settings) {
+  return sys.spawn(membership_behavior, std::move(settings));
+}
+
+}  // namespace weir

@@ -1,0 +1,64 @@
+#pragma once
+// membership: this node's place in the cluster, and the actor it publishes
+// on cluster.listen. It connects to every peer (again and again, with capped
+// backoff, while one is unreachable), says hello, exchanges heartbeats, and
+// keeps each peer up, suspect (connected but silent for three heartbeats) or
+// down (not connected). The shard replicators hear of every peer that comes
+// up or goes away. Replica traffic from peers goes to the replica store.
+//
+// Failover: once a peer has not been up for cluster.failover_after_ms, one
+// survivor per shard of that peer delivers the peer's replica to the sink:
+// among this node and the peers up, the one whose copy of the shard reaches
+// furthest (heartbeats carry every node's copy ends), the lowest node id on a
+// tie. Every survivor computes the same answer from the same heartbeats. When
+// the peer is up again, its failover drains stop and it delivers its own
+// backlog (duplicates carry the same ids; nothing is lost). Every ownership
+// decision is logged with node ids.
+//
+// Interface:    cluster_node_actor (messages/cluster_protocol.hpp), published;
+//               locally also (tick_atom) and (connect_to_atom, address index)
+// Messages out: (connect_atom, host, port) to the middleman; hello and
+//               peer_heartbeat to peers; peer_update to the replicators;
+//               replica messages delegated to the replica store
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <caf/fwd.hpp>
+#include <caf/io/middleman_actor.hpp>
+
+#include "messages/cluster_protocol.hpp"
+
+namespace weir {
+
+struct cluster_metrics;
+
+/// What failover needs from the daemon: start delivering `origin`'s
+/// replica of `shard` (its directory made ready by the replica store), and
+/// stop every delivery of `origin`'s replica.
+struct failover_hooks {
+  std::function<void(std::uint16_t origin, std::uint16_t shard)> start;
+  std::function<void(std::uint16_t origin)> stop;
+};
+
+struct membership_settings {
+  std::uint16_t node = 0;
+  std::vector<std::string> peers;  // host:port
+  std::chrono::milliseconds heartbeat{500};
+  std::chrono::milliseconds failover_after{10000};
+  std::chrono::milliseconds reconnect_max{5000};
+  caf::io::middleman_actor middleman;  // plain or TLS: whichever connects
+  replica_store_actor store;
+  std::vector<replicator_actor> replicators;  // this node's shards
+  failover_hooks failover;
+  cluster_metrics* stats = nullptr;
+};
+
+using membership_actor = cluster_node_actor::extend<caf::reacts_to<tick_atom>,
+                                                    caf::reacts_to<connect_to_atom, std::uint32_t>>;
+
+membership_actor spawn_membership(caf::actor_system& sys, membership_settings settings);
+
+}  // namespace weir

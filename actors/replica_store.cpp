@@ -1,0 +1,313 @@
+#include "actors/replica_store.hpp"
+
+#include <sys/stat.h>
+
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/failure_log.hpp"
+#include "observability/log.hpp"
+#include "wab/confirm_cursor.hpp"
+#include "wab/recovery.hpp"
+#include "wab/segment_format.hpp"
+#include "wab/segment_reader.hpp"
+#include "wab/segment_writer.hpp"
+#include "wab/wall_clock.hpp"
+
+namespace weir {
+
+std::string replica_shard_dir(const std::string& root, std::uint16_t origin, std::uint16_t shard) {
+  return root + "/node_" + std::to_string(origin) + "/" + wab::shard_dir_name(shard);
+}
+
+namespace {
+
+/// Creates `dir` and its missing parents, mode 0700.
+int make_private_dirs(const std::string& dir) {
+  std::string partial;
+  for (const auto& part : std::filesystem::path(dir)) {
+    partial = partial.empty() ? part.string() : (std::filesystem::path(partial) / part).string();
+    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) return -errno;
+  }
+  return 0;
+}
+
+/// The end of a stored copy's segment: its seal, else its last valid record.
+std::optional<replica_position> stored_end(wab::file_io& io, const std::string& path, std::uint64_t seq) {
+  const int fd = io.open_existing(path);
+  if (fd < 0) return std::nullopt;
+  const auto header = wab::read_segment_header(io, fd);
+  const std::int64_t size = io.size(fd);
+  std::optional<replica_position> out;
+  if (header && size >= 0) {
+    replica_position p;
+    p.sequence = seq;
+    if (const auto seal = wab::usable_seal(header.value(), static_cast<std::uint64_t>(size))) {
+      p.offset = seal->data_end;
+      p.next_index = seal->records + 1;
+      p.sealed = true;
+    } else {
+      wab::segment_reader reader(io, fd, header.value(), static_cast<std::uint64_t>(size));
+      while (reader.advance()) {
+      }
+      p.offset = reader.valid_end();
+      p.next_index = reader.next_index();
+    }
+    out = p;
+  }
+  io.close(fd);
+  return out;
+}
+
+struct copy_state {
+  std::uint16_t origin = 0, shard = 0;
+  std::string dir;
+  replica_position synced;  // what the answers may claim
+  std::shared_ptr<wab::segment_writer> open;  // the segment being appended to
+  bool dirty = false;       // written since the last sync
+  bool seal_after_sync = false;
+  bool released = false;    // a failover drain has it
+  std::string last_trouble;
+};
+
+class replica_store_state {
+ public:
+  static inline const char* name = "replica_store";
+  using pointer = replica_store_actor::stateful_pointer<replica_store_state>;
+
+  void init(pointer self, replica_store_settings s) {
+    self_ = self;
+    s_ = std::move(s);
+    std::error_code ec;
+    for (const auto& node : std::filesystem::directory_iterator(s_.root, ec)) {
+      const std::string n = node.path().filename().string();
+      if (n.rfind("node_", 0) != 0) continue;
+      const auto origin = static_cast<std::uint16_t>(std::strtoul(n.c_str() + 5, nullptr, 10));
+      std::error_code ec2;
+      for (const auto& shard : std::filesystem::directory_iterator(node.path(), ec2)) {
+        const std::string sn = shard.path().filename().string();
+        if (sn.rfind("shard_", 0) != 0) continue;
+        copy(origin, static_cast<std::uint16_t>(std::strtoul(sn.c_str() + 6, nullptr, 10)));
+      }
+    }
+  }
+
+  caf::result<replica_position> on_chunk(replica_chunk& c) {
+    auto& cp = copy(c.origin, c.shard);
+    if (cp.released || !take(cp, c)) return cp.synced;
+    auto promise = self_->make_response_promise<replica_position>();
+    waiting_.push_back({&cp, promise});
+    if (!flush_scheduled_) {
+      flush_scheduled_ = true;
+      self_->send(self_, flush_atom::value);  // after what is in the mailbox: one sync for all of it
+    }
+    return promise;
+  }
+
+  replica_position on_position(std::uint16_t origin, std::uint16_t shard) { return copy(origin, shard).synced; }
+
+  void on_trim(const replica_trim& t) {
+    auto& cp = copy(t.origin, t.shard);
+    if (cp.released) return;  // the failover drain owns the directory now
+    if (cp.open && cp.open->sequence() < t.sequence) cp.open.reset();
+    // Everything below the trim is delivered: the copy counts as complete up
+    // to there, so a chunk of a trimmed segment still waiting for its sync is
+    // answered as held (the origin no longer needs it anywhere).
+    if (cp.synced.sequence < t.sequence)
+      cp.synced = {cp.origin, cp.shard, t.sequence - 1, std::numeric_limits<std::uint64_t>::max(), 1, true};
+    bool removed = false;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(cp.dir, ec)) {
+      auto seq = wab::parse_segment_file_name(e.path().filename().string());
+      if (seq && *seq < t.sequence && s_.io->unlink(e.path().string()) == 0) removed = true;
+    }
+    if (removed) s_.io->fsync_directory(cp.dir);
+    // A failover drain starts where the origin's own drain had come to.
+    wab::confirm_cursor at;
+    at.sequence = t.sequence;
+    at.offset = wab::segment_prefix_size;
+    if (int rc = wab::store_cursor(*s_.io, cp.dir, at); rc < 0) trouble(cp, "cannot store a replica's cursor", rc);
+  }
+
+  std::vector<replica_position> held() {
+    std::vector<replica_position> out;
+    for (const auto& [key, cp] : copies_) out.push_back(cp.synced);
+    return out;
+  }
+
+  /// Released: the copy's newest segment is repaired and sealed where its
+  /// valid records end (its origin can no longer add to it), as startup
+  /// recovery does for a WAB, before a drain reads it.
+  void on_release(std::uint16_t origin, bool released) {
+    for (auto& [key, cp] : copies_) {
+      if (key.first != origin) continue;
+      cp.released = released;
+      cp.open.reset();
+      if (released) repair(cp);
+      else load_end(cp);  // the drain may have delivered and deleted segments
+    }
+  }
+
+  void repair(copy_state& cp) {
+    try {
+      const auto r = wab::recover_shard(*s_.io, cp.dir, s_.quarantine_dir);
+      for (const auto& e : r.events) log::write(log_level::warn, e.what, e.fields);
+    } catch (const wab::recovery_error& e) {
+      log::error("cannot repair a replica before delivering it", {{"dir", cp.dir}, {"error", e.what()}});
+    }
+  }
+
+  /// Syncs every copy written since the last flush, then answers its chunks.
+  void flush() {
+    flush_scheduled_ = false;
+    for (auto& [key, cp] : copies_) {
+      if (!cp.dirty || !cp.open) continue;
+      cp.dirty = false;
+      int rc = cp.open->sync();
+      if (rc == 0 && cp.seal_after_sync) rc = cp.open->seal();
+      if (rc < 0) {
+        trouble(cp, "replica fdatasync failed; the copy is read again from its file", rc);
+        cp.open.reset();
+        load_end(cp);
+        continue;
+      }
+      cp.synced = {cp.origin, cp.shard, cp.open->sequence(), cp.open->size(), cp.open->records() + 1,
+                   cp.seal_after_sync};
+      if (cp.seal_after_sync) cp.open.reset();
+      cp.seal_after_sync = false;
+    }
+    for (auto& w : waiting_) w.promise.deliver(w.copy->synced);
+    waiting_.clear();
+  }
+
+ private:
+  copy_state& copy(std::uint16_t origin, std::uint16_t shard) {
+    auto [it, fresh] = copies_.try_emplace({origin, shard});
+    if (fresh) {
+      it->second.origin = origin;
+      it->second.shard = shard;
+      it->second.dir = replica_shard_dir(s_.root, origin, shard);
+      if (int rc = make_private_dirs(it->second.dir); rc < 0) trouble(it->second, "cannot make a replica directory", rc);
+      load_end(it->second);
+    }
+    return it->second;
+  }
+
+  /// Where the stored copy ends: its newest segment's end.
+  void load_end(copy_state& cp) {
+    std::uint64_t newest = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(cp.dir, ec))
+      if (auto seq = wab::parse_segment_file_name(e.path().filename().string())) newest = std::max(newest, *seq);
+    cp.synced = {cp.origin, cp.shard, 0, 0, 1, false};
+    if (newest == 0) return;
+    if (auto end = stored_end(*s_.io, cp.dir + "/" + wab::segment_file_name(newest), newest)) {
+      cp.synced = *end;
+      cp.synced.origin = cp.origin;
+      cp.synced.shard = cp.shard;
+    }
+  }
+
+  /// Appends the chunk when it continues the copy; false when it does not
+  /// (the answer then says where the copy ends, and the origin ships from there).
+  bool take(copy_state& cp, const replica_chunk& c) {
+    const auto& at = cp.synced;
+    const bool continues = cp.open && cp.open->sequence() == c.sequence && cp.open->size() == c.offset;
+    const bool next_segment = c.sequence > at.sequence && c.offset == wab::segment_prefix_size && c.first_index == 1;
+    const bool resumes = !cp.open && c.sequence == at.sequence && c.offset == at.offset;
+    if (!continues && !next_segment && !resumes) return false;
+    if (!continues && !open_for(cp, c, next_segment)) return false;
+    if (!c.bytes.empty()) {
+      const auto ends = wab::check_framed_records(c.bytes, wab::segment_header{.sequence = c.sequence}.crc_seed());
+      if (!ends || ends->size() != c.records) {
+        trouble(cp, "a replica chunk does not hold whole records that check; not taken", -EINVAL);
+        return false;
+      }
+      const auto written = cp.open->append_framed(c.bytes, *ends);
+      if (written.error < 0 || written.landed != ends->size()) {
+        trouble(cp, "cannot write a replica segment", written.error);
+        cp.open.reset();
+        load_end(cp);
+        return false;
+      }
+    }
+    cp.dirty = true;
+    cp.seal_after_sync = c.sealed;
+    return true;
+  }
+
+  bool open_for(copy_state& cp, const replica_chunk& c, bool next_segment) {
+    cp.open.reset();
+    const std::string path = cp.dir + "/" + wab::segment_file_name(c.sequence);
+    auto made = next_segment && !std::filesystem::exists(path)
+                    ? wab::segment_writer::create(s_.io, cp.dir, c.shard, c.sequence, wab::wall_clock_ns())
+                    : wab::segment_writer::reopen(s_.io, path, c.sequence);
+    if (!made) {
+      trouble(cp, "cannot open a replica segment", made.error());
+      return false;
+    }
+    cp.open = std::move(made).value();
+    if (cp.open->size() != c.offset) {  // a file left from before, ending elsewhere
+      cp.open.reset();
+      load_end(cp);
+      return false;
+    }
+    return true;
+  }
+
+  /// One log line when trouble starts or changes, not one per chunk.
+  void trouble(copy_state& cp, const std::string& what, int rc) {
+    const std::string line = what + ": " + std::strerror(rc < 0 ? -rc : rc);
+    if (line == cp.last_trouble) return;
+    cp.last_trouble = line;
+    log::error(what, {{"dir", cp.dir}, {"error", std::strerror(rc < 0 ? -rc : rc)}});
+  }
+
+  struct waiting_chunk {
+    copy_state* copy;
+    caf::typed_response_promise<replica_position> promise;
+  };
+
+  pointer self_ = nullptr;
+  replica_store_settings s_;
+  std::map<std::pair<std::uint16_t, std::uint16_t>, copy_state> copies_;
+  std::vector<waiting_chunk> waiting_;
+  bool flush_scheduled_ = false;
+};
+
+replica_store_actor::behavior_type replica_store_behavior(replica_store_state::pointer self, replica_store_settings s) {
+  log_exceptions(self, "replica_store");
+  self->state.init(self, std::move(s));
+  return {
+      [=](replica_chunk& c) { return self->state.on_chunk(c); },
+      [=](position_atom, std::uint16_t origin, std::uint16_t shard) { return self->state.on_position(origin, shard); },
+      [=](replica_trim& t) { self->state.on_trim(t); },
+      [=](held_atom) { return self->state.held(); },
+      [=](release_atom, std::uint16_t origin, bool released) {
+        self->state.on_release(origin, released);
+        return done_atom::value;
+      },
+      [=](flush_atom) { self->state.flush(); },
+      [=](shutdown_atom) {
+        self->state.flush();
+        self->quit();
+        return done_atom::value;
+      },
+  };
+}
+
+}  // namespace
+
+replica_store_actor spawn_replica_store(caf::actor_system& sys, replica_store_settings settings) {
+  const auto thread = settings.thread;
+  return spawn_on(sys, thread, replica_store_behavior, std::move(settings));
+}
+
+}  // namespace weir
