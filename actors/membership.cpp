@@ -1,6 +1,7 @@
 #include "actors/membership.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -24,7 +25,8 @@ struct peer {
   std::string address;
   std::string host;
   std::uint16_t port = 0;
-  std::uint16_t node = 0;  // learned from its hello answer
+  std::uint16_t node = 0;  // learned from its hello or its answer to ours
+  bool calls = false;      // this node connects to it (else it connects here)
   cluster_node_actor handle;
   bool connecting = false;
   bool connected = false;
@@ -61,20 +63,34 @@ class membership_state {
       peer p;
       p.address = a;
       split_address(a, p.host, p.port);
+      p.calls = s_.listen < a;
       peers_.push_back(std::move(p));
     }
     self_->set_down_handler([this](const caf::down_msg& d) { on_down(d.source); });
-    for (std::uint32_t i = 0; i < peers_.size(); ++i) connect(i);
+    for (std::uint32_t i = 0; i < peers_.size(); ++i)
+      if (peers_[i].calls) connect(i);
     self_->send(self_, tick_atom::value);
   }
 
   const replica_store_actor& store() const { return s_.store; }
 
-  std::uint16_t on_hello(std::uint16_t from) {
-    // A peer that connected here: when it was down, connect back now rather
-    // than at the end of a backoff.
-    for (std::uint32_t i = 0; i < peers_.size(); ++i)
-      if (peers_[i].node == from && !peers_[i].connected && !peers_[i].connecting) connect(i);
+  /// A peer that connects here: its hello's sender is the handle to it.
+  std::uint16_t on_hello(std::uint16_t from, const std::string& address) {
+    auto it = std::find_if(peers_.begin(), peers_.end(), [&](const peer& p) { return p.address == address; });
+    if (it == peers_.end() || from == s_.node) {
+      log::warn("a node not in cluster.peers said hello; ignored", {{"node", std::to_string(from)}, {"listen", address}});
+      return s_.node;
+    }
+    auto handle = caf::actor_cast<cluster_node_actor>(self_->current_sender());
+    if (!handle) return s_.node;
+    if (it->connected && it->handle != handle) self_->demonitor(it->handle.address());
+    it->handle = std::move(handle);
+    self_->monitor(it->handle);
+    it->node = from;
+    it->connected = true;
+    it->last_heard = clock::now();
+    log::info("cluster peer connected", {{"peer", it->address}, {"node", std::to_string(from)}});
+    refresh(*it);
     return s_.node;
   }
 
@@ -123,7 +139,7 @@ class membership_state {
               if (!ptr) return retry(i, "no actor published there");
               p.handle = caf::actor_cast<cluster_node_actor>(std::move(ptr));
               self_->monitor(p.handle);
-              self_->request(p.handle, std::chrono::seconds(10), hello_atom::value, s_.node)
+              self_->request(p.handle, std::chrono::seconds(10), hello_atom::value, s_.node, s_.listen)
                   .then([this, i](std::uint16_t node) { on_answered(i, node); },
                         [this, i](caf::error& e) { retry(i, caf::to_string(e)); });
             },
@@ -164,7 +180,7 @@ class membership_state {
       p.handle = nullptr;
       log::warn("cluster peer lost", {{"peer", p.address}, {"node", std::to_string(p.node)}});
       refresh(p);
-      retry(i, "connection lost");
+      if (p.calls) retry(i, "connection lost");  // else it calls again when it can
     }
   }
 
@@ -206,11 +222,15 @@ class membership_state {
     for (const auto& failed : peers_) {
       if (failed.node == 0 || failed.announced_up || clock::now() - failed.not_up_since < s_.failover_after) continue;
       std::set<std::uint16_t> shards;
+      // A copy trimmed to its end (offset at its maximum) holds nothing undelivered.
+      auto holds = [&](const replica_position& h) {
+        return h.origin == failed.node && h.sequence > 0 && h.offset != std::numeric_limits<std::uint64_t>::max();
+      };
       for (const auto& h : own_held_)
-        if (h.origin == failed.node && h.sequence > 0) shards.insert(h.shard);
+        if (holds(h)) shards.insert(h.shard);
       for (const auto& p : peers_)
         for (const auto& h : p.held)
-          if (h.origin == failed.node && h.sequence > 0) shards.insert(h.shard);
+          if (holds(h)) shards.insert(h.shard);
       for (auto shard : shards) decide(failed.node, shard);
     }
   }
@@ -267,7 +287,7 @@ membership_actor::behavior_type membership_behavior(membership_state::pointer se
   log_exceptions(self, "membership");
   self->state.init(self, std::move(s));
   return {
-      [=](hello_atom, std::uint16_t from) { return self->state.on_hello(from); },
+      [=](hello_atom, std::uint16_t from, std::string& address) { return self->state.on_hello(from, address); },
       [=](peer_heartbeat& h) { self->state.on_heartbeat(h); },
       [=](replica_chunk& c) { return self->delegate(self->state.store(), std::move(c)); },
       [=](position_atom, std::uint16_t origin, std::uint16_t shard) {

@@ -1,7 +1,11 @@
 #pragma once
 // membership: this node's place in the cluster, and the actor it publishes
-// on cluster.listen. It connects to every peer (again and again, with capped
-// backoff, while one is unreachable), says hello, exchanges heartbeats, and
+// on cluster.listen. Of each pair of nodes, the one whose cluster.listen sorts
+// first connects (again and again, with capped backoff, while the other is
+// unreachable) and says hello; the other takes the caller of that hello as
+// its handle to it. (Two CAF nodes connecting to each other at the same
+// moment can leave both connection attempts hanging.) Both exchange
+// heartbeats and keep
 // keeps each peer up, suspect (connected but silent for three heartbeats) or
 // down (not connected). The shard replicators hear of every peer that comes
 // up or goes away. Replica traffic from peers goes to the replica store.
@@ -45,6 +49,7 @@ struct failover_hooks {
 
 struct membership_settings {
   std::uint16_t node = 0;
+  std::string listen;              // this node's cluster.listen
   std::vector<std::string> peers;  // host:port
   std::chrono::milliseconds heartbeat{500};
   std::chrono::milliseconds failover_after{10000};

@@ -44,6 +44,7 @@ cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipe
 
   membership_settings ms;
   ms.node = cluster_node(cfg);
+  ms.listen = cfg.cluster.listen;
   ms.peers = cfg.cluster.peers;
   ms.heartbeat = std::chrono::milliseconds(cfg.cluster.heartbeat_ms);
   ms.failover_after = std::chrono::milliseconds(cfg.cluster.failover_after_ms);

@@ -112,7 +112,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
     admin = std::make_unique<admin_server>(cfg.admin.listen, exported,
                                            metrics::live_state{&stats, usage.get(), shards.delivery().get(),
                                                                shards.dead_letters().get(), shards.sink_type(),
-                                                               conn.budget.get()});
+                                                               conn.budget.get(), cluster_stats.get()});
 
   std::unique_ptr<unix_listener> listener;
   if (!cfg.listen.unix_path.empty()) {

@@ -5,7 +5,9 @@
 // own actors) say so.
 //
 // node <-> node, at a peer's published cluster_node:
-//   (hello_atom, from_node) => this_node       after a connect: who answers here
+//   (hello_atom, from_node, from_listen) => this_node
+//                                               after a connect: who calls (the caller is
+//                                               the answerer's handle to it) and who answers
 //   peer_heartbeat                              every cluster.heartbeat_ms: alive,
 //                                               and what replicas the sender holds
 //   replica_chunk => replica_position           records of the origin's segment, in
@@ -112,7 +114,7 @@ typename Inspector::result_type inspect(Inspector& f, replica_trim& x) {
 }
 
 /// The actor each node publishes on cluster.listen.
-using cluster_node_actor = caf::typed_actor<caf::replies_to<hello_atom, std::uint16_t>::with<std::uint16_t>,
+using cluster_node_actor = caf::typed_actor<caf::replies_to<hello_atom, std::uint16_t, std::string>::with<std::uint16_t>,
                                             caf::reacts_to<peer_heartbeat>,
                                             caf::replies_to<replica_chunk>::with<replica_position>,
                                             caf::replies_to<position_atom, std::uint16_t, std::uint16_t>::with<replica_position>,

@@ -1,9 +1,12 @@
 #include "observability/metrics.hpp"
 
+#include "observability/cluster_metrics.hpp"
+
 
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -178,6 +181,39 @@ void metrics::recovered(std::uint64_t records, std::uint64_t quarantined_segment
   recovery_quarantined_->Increment(static_cast<double>(quarantined_segments));
 }
 
+namespace {
+
+/// Membership, replication and failover (docs/cluster.md).
+void render_cluster(const cluster_metrics& c, std::vector<MetricFamily>& families) {
+  const auto now = c.read();
+  auto peers = family("weir_cluster_peers", "Cluster peers by state", MetricType::Gauge);
+  for (auto state : {peer_state_label::up, peer_state_label::suspect, peer_state_label::down}) {
+    double n = 0;
+    for (const auto& p : now.peers) n += p.state == state;
+    peers.metric.push_back(value(n, MetricType::Gauge, {{"state", name_of(state)}}));
+  }
+  families.push_back(std::move(peers));
+  auto lag = family("weir_replication_lag_bytes", "Bytes of this node's WAB a peer has not synced yet",
+                    MetricType::Gauge);
+  for (const auto& p : now.peers)
+    if (p.node != 0) lag.metric.push_back(value(static_cast<double>(p.lag_bytes), MetricType::Gauge, {{"peer", std::to_string(p.node)}}));
+  families.push_back(std::move(lag));
+  auto acks = family("weir_replication_acks_total", "Replicated pushes answered after replication, by outcome",
+                     MetricType::Counter);
+  acks.metric.push_back(value(static_cast<double>(now.acked), MetricType::Counter, {{"outcome", "acked"}}));
+  acks.metric.push_back(value(static_cast<double>(now.refused), MetricType::Counter, {{"outcome", "refused"}}));
+  families.push_back(std::move(acks));
+  auto failover = family("weir_failover_active", "1 while this node delivers a failed peer's replica", MetricType::Gauge);
+  for (const auto& p : now.peers) {
+    if (p.node == 0) continue;
+    const bool active = std::find(now.failover.begin(), now.failover.end(), p.node) != now.failover.end();
+    failover.metric.push_back(value(active ? 1 : 0, MetricType::Gauge, {{"origin", std::to_string(p.node)}}));
+  }
+  families.push_back(std::move(failover));
+}
+
+}  // namespace
+
 std::string metrics::render(const live_state& live) {
   std::lock_guard<std::mutex> guard(render_mutex_);
   auto families = registry_->Collect();
@@ -267,6 +303,7 @@ std::string metrics::render(const live_state& live) {
   if (live.dead_letters)
     families.push_back(single("weir_dead_letter_bytes", "Bytes held in the dead-letter directory", MetricType::Gauge,
                               static_cast<double>(live.dead_letters->bytes())));
+  if (live.cluster) render_cluster(*live.cluster, families);
   if (!live.sink_type.empty()) {
     auto info = family("weir_sink_info", "The configured sink", MetricType::Gauge);
     info.metric.push_back(value(1, MetricType::Gauge, {{"sink_type", live.sink_type}}));

@@ -31,6 +31,7 @@ class shared_memory_gauge {
 };
 
 struct listener_stats;
+struct cluster_metrics;
 struct delivery_status;
 class dead_letter_store;
 namespace wab {
@@ -85,6 +86,7 @@ class metrics {
     const dead_letter_store* dead_letters = nullptr;
     std::string sink_type;
     const shared_memory_gauge* frames = nullptr;
+    const cluster_metrics* cluster = nullptr;  // in a cluster only
   };
   /// A shard's segment files, their total size, and its spare files, read
   /// from its directory in one pass.

@@ -1,5 +1,7 @@
 #include "observability/status_report.hpp"
 
+#include "observability/cluster_metrics.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "wab/dead_letter_store.hpp"
@@ -34,6 +36,31 @@ double quantile_ms(const std::vector<std::uint64_t>& newer, const std::vector<st
     below = upto;
   }
   return bounds.back() * 1000;  // in the +Inf bucket: at least the last edge
+}
+
+}  // namespace
+
+namespace {
+
+/// Membership, replication and failover, as docs/cluster.md describes them.
+nlohmann::json cluster_section(const cluster_metrics& c) {
+  const auto now = c.read();
+  using nlohmann::json;
+  json members = json::array();
+  for (const auto& p : now.peers)
+    members.push_back({{"node", p.node},
+                       {"address", p.address},
+                       {"state", name_of(p.state)},
+                       {"last_heard_s", p.last_heard_s},
+                       {"replication_lag_bytes", p.lag_bytes},
+                       {"failover", std::find(now.failover.begin(), now.failover.end(), p.node) != now.failover.end()}});
+  return {{"enabled", true},
+          {"node", now.node},
+          {"replicas", now.replicas},
+          {"members", members},
+          {"replicated_acked", now.acked},
+          {"replicated_refused", now.refused},
+          {"failover_origins", now.failover}};
 }
 
 }  // namespace
@@ -208,6 +235,7 @@ std::string status_report::json() const {
                  {"dead_lettered", live_.delivery->dead_lettered.load()}};
   }
   if (live_.dead_letters) j["dead_letter_bytes"] = live_.dead_letters->bytes();
+  if (live_.cluster) j["cluster"] = cluster_section(*live_.cluster);
   return j.dump();
 }
 

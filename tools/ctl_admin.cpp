@@ -11,14 +11,14 @@
 namespace weir::ctl {
 
 
-int admin_get(const std::string& admin, const std::string& path, bool summarize_status, bool json) {
+int admin_get(const std::string& admin, const std::string& path, status_renderer summarize, bool json) {
   try {
     const auto res = client::admin_get(admin, path);
     if (res.status != 200) {
       std::fprintf(stderr, "weir-ctl: %s answered %u: %s", path.c_str(), res.status, res.body.c_str());
       return 1;
     }
-    if (summarize_status && !json) std::fputs(render_status(nlohmann::json::parse(res.body)).c_str(), stdout);
+    if (summarize && !json) std::fputs(summarize(nlohmann::json::parse(res.body)).c_str(), stdout);
     else std::cout << res.body << (res.body.empty() || res.body.back() == '\n' ? "" : "\n");
     return 0;
   } catch (const nlohmann::json::exception& e) {

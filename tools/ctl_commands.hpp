@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "weir/client.hpp"
 
 namespace weir::ctl {
@@ -27,8 +29,12 @@ client::connection connect(const options& o);
 /// otherwise says so on stderr, naming --data-dir.
 bool require_data_dir(const options& o);
 
-/// GET http://<admin>/<path>; prints the body. Exit status: 0, or 1 when unreachable or not 200.
-int admin_get(const std::string& admin, const std::string& path, bool summarize_status, bool json);
+/// Turns a status document into what a person reads.
+using status_renderer = std::string (*)(const nlohmann::json&);
+
+/// GET http://<admin>/<path>; prints the body, or what `summarize` makes of
+/// it (unless `json`). Exit status: 0, or 1 when unreachable or not 200.
+int admin_get(const std::string& admin, const std::string& path, status_renderer summarize, bool json);
 
 /// Lists each shard's segments (records, bytes) and its confirm cursor.
 int wab_list(const std::string& data_dir, bool json);

@@ -126,4 +126,27 @@ std::string render_status(const nlohmann::json& s) {
   return out;
 }
 
+std::string render_cluster(const nlohmann::json& status) {
+  const auto& c = status.value("cluster", nlohmann::json::object());
+  if (!c.value("enabled", false)) return "not in a cluster (cluster.listen is not set)\n";
+  std::string out = "node " + std::to_string(c.value("node", 0)) + ", " + std::to_string(c.value("replicas", 1)) +
+                    " copies per Replicated record; Replicated acked " + human_count(c.value("replicated_acked", 0.0)) +
+                    ", refused " + human_count(c.value("replicated_refused", 0.0)) + "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-6s %-22s %-8s %-12s %-12s %s\n", "node", "address", "state", "last heard",
+                "lag", "failover");
+  out += line;
+  for (const auto& m : c.value("members", nlohmann::json::array())) {
+    const double heard = m.value("last_heard_s", -1.0);
+    std::snprintf(line, sizeof line, "%-6s %-22s %-8s %-12s %-12s %s\n",
+                  m.value("node", 0) ? std::to_string(m.value("node", 0)).c_str() : "?",
+                  m.value("address", std::string()).c_str(), m.value("state", std::string()).c_str(),
+                  heard < 0 ? "never" : (human_duration(heard) + " ago").c_str(),
+                  human_bytes(m.value("replication_lag_bytes", 0.0)).c_str(),
+                  m.value("failover", false) ? "this node delivers its replica" : "-");
+    out += line;
+  }
+  return out;
+}
+
 }  // namespace weir::ctl

@@ -17,5 +17,7 @@ std::string human_count(double n);
 
 /// Every line of the view, each ending in "\n".
 std::string render_status(const nlohmann::json& status);
+/// The cluster section of a status document, for `weir-ctl cluster status`.
+std::string render_cluster(const nlohmann::json& status);
 
 }  // namespace weir::ctl

@@ -10,6 +10,7 @@
 
 #include "observability/version.hpp"
 #include "tools/ctl_commands.hpp"
+#include "tools/ctl_status_view.hpp"
 
 namespace weir::ctl {
 
@@ -21,6 +22,7 @@ Commands:
   health        send a wire HealthCheck; exit 0 when the daemon answers
   push          push a record, or one record per line of standard input
   status        what the daemon is doing, from its admin server
+  cluster status  the cluster's members, replication lag and failover
   top           the same, redrawn live
   metrics       the Prometheus exposition (/metrics)
   wab           each shard's segments and confirm cursor, read from the data dir
@@ -61,12 +63,20 @@ int health(const options& o, const std::vector<std::string>& args) {
 
 int status(const options& o, const std::vector<std::string>& args) {
   if (int rc = no_arguments("status", args)) return rc;
-  return admin_get(o.admin, "/api/v1/status", true, o.json);
+  return admin_get(o.admin, "/api/v1/status", render_status, o.json);
+}
+
+int cluster(const options& o, const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "status")
+    return usage_error("cluster", args.empty() ? "needs a subcommand: status" : "unknown subcommand " + args[0] +
+                                                                                      " (expected status)");
+  if (args.size() > 1) return usage_error("cluster", "status takes no arguments, got " + args[1]);
+  return admin_get(o.admin, "/api/v1/status", render_cluster, o.json);
 }
 
 int metrics(const options& o, const std::vector<std::string>& args) {
   if (int rc = no_arguments("metrics", args)) return rc;
-  return admin_get(o.admin, "/metrics", false, o.json);
+  return admin_get(o.admin, "/metrics", nullptr, o.json);
 }
 
 int wab(const options& o, const std::vector<std::string>& args) {
@@ -112,6 +122,17 @@ Example:
   weir-ctl --admin 127.0.0.1:9185 status
 )", status},
     {"top", top_help, top_command},
+    {"cluster", R"(Usage: weir-ctl cluster status
+
+This node's cluster, from its admin server: each peer's node id, address,
+state (up, suspect: connected but silent for three heartbeats, down) and
+when it was last heard, how many bytes of this node's WAB it has not synced
+yet, and which failed peers' replicas this node delivers. --json prints the
+whole status document.
+
+Example:
+  weir-ctl --admin 127.0.0.1:9185 cluster status
+)", cluster},
     {"metrics", R"(Usage: weir-ctl metrics
 
 Prints the Prometheus exposition (/metrics) of the admin server.
@@ -220,7 +241,7 @@ int main(int argc, char** argv) {
   }
   const command* cmd = find_command(args[0]);
   if (!cmd) {
-    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, top, metrics, wab, dl; see "
+    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, cluster, top, metrics, wab, dl; see "
                          "weir-ctl --help)\n", args[0].c_str());
     return 2;
   }

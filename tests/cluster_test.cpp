@@ -1,0 +1,182 @@
+// Three real weir-server processes on loopback ports, each with its own data
+// directory, all delivering into one SQLite file: Replicated acks, kill -9 of
+// a node and the failover that delivers its replica, its rejoin, a frozen
+// node (SIGSTOP), and record ids that never collide between nodes.
+#include <signal.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
+
+#include "support/daemon_process.hpp"
+#include "support/http_get.hpp"
+#include "support/test_helpers.hpp"
+#include "support/test_paths.hpp"
+#include "weir/client.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+struct cluster3 {
+  temp_dir root;
+  std::array<std::uint16_t, 3> ports{free_tcp_port(), free_tcp_port(), free_tcp_port()};
+  std::array<std::unique_ptr<daemon_process>, 3> nodes;
+  int replicas;
+
+  explicit cluster3(int replicas_ = 2) : replicas(replicas_) {}
+
+  std::string listen(int i) const { return "127.0.0.1:" + std::to_string(ports[i]); }
+  std::filesystem::path dir(int i) const { return root / ("n" + std::to_string(i + 1)); }
+  std::string sink() const { return (root / "sink.db").string(); }
+
+  /// Starts node i (0-based; node id i + 1); `extra` overrides.
+  void start(int i, std::vector<std::string> extra = {}) {
+    std::filesystem::create_directories(dir(i));
+    std::string peers;
+    for (int j = 0; j < 3; ++j)
+      if (j != i) peers += (peers.empty() ? "" : ",") + listen(j);
+    std::vector<std::string> args{"--set", "sink.type=sqlite", "--set", "sink.sqlite.path=" + sink(),
+                                  "--set", "cluster.node_id=" + std::to_string(i + 1),
+                                  "--set", "cluster.listen=" + listen(i),
+                                  "--set", "cluster.peers=[" + peers + "]",
+                                  "--set", "cluster.replicas=" + std::to_string(replicas),
+                                  "--set", "cluster.heartbeat_ms=100",
+                                  "--set", "cluster.failover_after_ms=1000",
+                                  "--set", "cluster.replication_timeout_ms=1500"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    nodes[i].reset();
+    nodes[i] = std::make_unique<daemon_process>(dir(i), args);
+    REQUIRE(nodes[i]->wait_ready());
+  }
+
+  void start_all() {
+    for (int i = 0; i < 3; ++i) start(i);
+    // Every node sees both peers up (its log says so once per peer).
+    REQUIRE(eventually([&] {
+      for (const auto& n : nodes)
+        if (count(n->log(), "cluster peer connected") < 2) return false;
+      return true;
+    }));
+  }
+
+  client::connection connect(int i) { return client::connection::connect_unix(nodes[i]->socket_path()); }
+
+  static std::size_t count(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+  }
+};
+
+/// Payloads in the sink, with how often each appears (duplicates collapse on the key).
+std::map<std::string, int> sink_payloads(const std::string& path) {
+  std::map<std::string, int> out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return out;
+  }
+  sqlite3_busy_timeout(db, 2000);
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT payload FROM weir_records", -1, &st, nullptr) == SQLITE_OK)
+    while (sqlite3_step(st) == SQLITE_ROW)
+      ++out[std::string(static_cast<const char*>(sqlite3_column_blob(st, 0)), sqlite3_column_bytes(st, 0))];
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+bool sink_holds_all(const std::string& path, const std::set<std::string>& acked) {
+  const auto rows = sink_payloads(path);
+  for (const auto& p : acked)
+    if (!rows.count(p)) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("cluster: every Replicated ack survives kill -9 of its node and the node rejoins", "[live][cluster]") {
+  cluster3 c;
+  c.start_all();
+  // Node 2 cannot deliver (its sink is unreachable): what it acks stays in its
+  // WAB and its peers' replicas until a survivor fails it over.
+  c.start(1, {"--set", "sink.type=http", "--set", "sink.http.url=http://127.0.0.1:1/"});
+  REQUIRE(eventually([&] { return cluster3::count(c.nodes[1]->log(), "cluster peer connected") >= 2; }));
+
+  std::set<std::string> acked;
+  for (int round = 0; round < 5; ++round)
+    for (int i = 0; i < 3; ++i) {
+      auto conn = c.connect(i);
+      for (int k = 0; k < 40; ++k) {
+        const std::string p = "node" + std::to_string(i + 1) + "-" + std::to_string(round) + "-" + std::to_string(k);
+        const auto r = conn.push(as_bytes(p), client::durability::replicated);
+        REQUIRE(r.acked);
+        acked.insert(p);
+      }
+    }
+  REQUIRE(acked.size() == 600);
+
+  ::kill(c.nodes[1]->pid(), SIGKILL);
+  c.nodes[1]->wait_exit();
+  // Within failover_after_ms and a few seconds, the sink holds every record
+  // any node acked, node 2's included, delivered by one survivor.
+  REQUIRE(eventually([&] { return sink_holds_all(c.sink(), acked); }, std::chrono::seconds(20)));
+  const std::string logs = c.nodes[0]->log() + c.nodes[2]->log();
+  CHECK(cluster3::count(logs, "failover: this node delivers a failed node's replica origin=2") >= 1);
+
+  // Node 2 comes back with its own sink, takes its records back and delivers
+  // its backlog; duplicates collapse on the record key, nothing is lost.
+  c.start(1);
+  REQUIRE(eventually([&] {
+    return cluster3::count(c.nodes[0]->log() + c.nodes[2]->log(), "failover ends") >= 1;
+  }));
+  auto back = c.connect(1);
+  REQUIRE(back.push(as_bytes("after the rejoin"), client::durability::replicated).acked);
+  acked.insert("after the rejoin");
+  REQUIRE(eventually([&] { return sink_holds_all(c.sink(), acked); }));
+  for (const auto& [payload, times] : sink_payloads(c.sink())) CHECK(times == 1);
+  for (auto& n : c.nodes) CHECK(n->stop() == 0);
+}
+
+TEST_CASE("cluster: a frozen node makes Replicated pushes Nack within the timeout and Durable ones go on",
+          "[live][cluster]") {
+  cluster3 c(3);  // every node must hold a Replicated record
+  c.start_all();
+  auto conn = c.connect(0);
+  REQUIRE(conn.push(as_bytes("all three up"), client::durability::replicated).acked);
+
+  ::kill(c.nodes[2]->pid(), SIGSTOP);
+  const auto started = std::chrono::steady_clock::now();
+  const auto frozen = conn.push(as_bytes("one peer frozen"), client::durability::replicated);
+  const auto waited = std::chrono::steady_clock::now() - started;
+  CHECK_FALSE(frozen.acked);
+  CHECK(frozen.nack == 0x06);  // InternalError: retryable
+  CHECK(waited < std::chrono::seconds(5));  // the timeout is 1.5 s: never a hang
+  CHECK(conn.push(as_bytes("durable while frozen"), client::durability::durable).acked);
+  CHECK(conn.push(as_bytes("buffered while frozen"), client::durability::buffered).acked);
+
+  ::kill(c.nodes[2]->pid(), SIGCONT);
+  REQUIRE(eventually([&] { return conn.push(as_bytes("healed"), client::durability::replicated).acked; }));
+  for (auto& n : c.nodes) CHECK(n->stop() == 0);
+}
+
+TEST_CASE("cluster: the same record pushed to two nodes gets two record ids", "[live][cluster]") {
+  cluster3 c;
+  c.start_all();
+  auto a = c.connect(0).push_tracked(as_bytes("same bytes"), client::durability::replicated);
+  auto b = c.connect(1).push_tracked(as_bytes("same bytes"), client::durability::replicated);
+  REQUIRE(a.acked);
+  REQUIRE(b.acked);
+  CHECK(a.segment.rfind("node_1/shard_", 0) == 0);
+  CHECK(b.segment.rfind("node_2/shard_", 0) == 0);
+  CHECK(a.record_id_hex != b.record_id_hex);
+  // Both reach the sink, each under its own id and node.
+  REQUIRE(eventually([&] { return sink_payloads(c.sink())["same bytes"] == 2; }));
+  for (auto& n : c.nodes) CHECK(n->stop() == 0);
+}
