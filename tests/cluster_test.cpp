@@ -136,8 +136,10 @@ TEST_CASE("cluster: every Replicated ack survives kill -9 of its node and the no
   REQUIRE(eventually([&] {
     return cluster3::count(c.nodes[0]->log() + c.nodes[2]->log(), "failover ends") >= 1;
   }));
+  // (A node that has no peer up yet refuses Replicated pushes at once.)
+  REQUIRE(eventually([&] { return cluster3::count(c.nodes[1]->log(), "cluster peer connected") >= 2; }));
   auto back = c.connect(1);
-  REQUIRE(back.push(as_bytes("after the rejoin"), client::durability::replicated).acked);
+  REQUIRE(eventually([&] { return back.push(as_bytes("after the rejoin"), client::durability::replicated).acked; }));
   acked.insert("after the rejoin");
   REQUIRE(eventually([&] { return sink_holds_all(c.sink(), acked); }));
   for (const auto& [payload, times] : sink_payloads(c.sink())) CHECK(times == 1);

@@ -79,7 +79,8 @@ TEST_CASE("nested keys and sizes and booleans and lists and maps from every sour
       "listen:\n  peer_uid_check: off\n"
       "sink:\n  http:\n    headers:\n      X-Team: storage\n");
   f.sources.env = {"WEIR_DRAIN__RETRY__MULTIPLIER=3", "WEIR_DATA_DIR=/srv/weir"};
-  f.sources.overrides = {"cluster.listen=127.0.0.1:7000", "cluster.peers=[\"127.0.0.1:7001\", \"[::1]:7002\"]"};
+  f.sources.overrides = {"cluster.node_id=1", "cluster.listen=127.0.0.1:7000",
+                         "cluster.peers=[\"127.0.0.1:7001\", \"[::1]:7002\"]"};
   auto c = f.load();
   CHECK(c.drain.retry.initial_ms == 250);
   CHECK(c.drain.retry.jitter == Approx(0.5));
@@ -212,6 +213,25 @@ TEST_CASE("cross-key rules", "[config][errors]") {
 
   f.sources.overrides = {"cluster.tls.cert=a.pem"};
   CHECK(f.error().find("cluster.tls.key, cluster.tls.ca") != std::string::npos);
+
+  // A node that joins a cluster says who it is, names only others, and
+  // opens no unauthenticated port to a network.
+  const std::string joins = "cluster.listen=127.0.0.1:7000";
+  f.sources.overrides = {joins, "cluster.peers=[\"127.0.0.1:7001\"]"};
+  CHECK(f.error().find("cluster.node_id = 0: expected this node's number, 1 to 65535") != std::string::npos);
+  f.sources.overrides = {"cluster.node_id=1", "cluster.listen=0.0.0.0:7000"};
+  CHECK(f.error().find("cluster.listen = 0.0.0.0:7000: a cluster port on a network address needs cluster.tls") !=
+        std::string::npos);
+  f.sources.overrides = {"cluster.node_id=1", joins, "cluster.peers=[\"127.0.0.1:7000\"]"};
+  CHECK(f.error().find("this node's own cluster.listen") != std::string::npos);
+  f.sources.overrides = {"cluster.node_id=1", joins, "cluster.peers=[\"127.0.0.1:7001\"]", "cluster.replicas=3"};
+  CHECK(f.error().find("cluster.replicas = 3: expected at most 2") != std::string::npos);
+  f.sources.overrides = {"cluster.node_id=1", joins, "cluster.heartbeat_ms=500", "cluster.failover_after_ms=900",
+                         "cluster.replicas=1"};
+  CHECK(f.error().find("cluster.failover_after_ms = 900: expected at least two cluster.heartbeat_ms") !=
+        std::string::npos);
+  f.sources.overrides = {"cluster.node_id=65536"};
+  CHECK(f.error().find("cluster.node_id") != std::string::npos);
 
   f.sources.overrides = {"listen.unix=", "listen.tcp="};
   CHECK(f.error().find("at least one listener") != std::string::npos);

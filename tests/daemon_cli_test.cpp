@@ -109,7 +109,9 @@ TEST_CASE("weir-server --check-config refuses exactly what the daemon refuses at
     std::string secret;  // must appear in neither answer ("" when none)
   };
   const std::vector<refused> cases{
-      {{"--set", "cluster.listen=127.0.0.1:7000"}, "cluster.listen = 127.0.0.1:7000", ""},
+      {{"--set", "cluster.node_id=1", "--set", "cluster.listen=127.0.0.1:7000", "--set", "cluster.replicas=1", "--set",
+        "cluster.tls.cert=no-cert.pem", "--set", "cluster.tls.key=no-key.pem", "--set", "cluster.tls.ca=no-ca.pem"},
+       "cluster.tls: cannot read no-cert.pem", ""},
       {{"--set", "sink.type=http", "--set", "sink.http.url=http://user:hunter2@example.com/in"},
        "sink.http.url = \"http://(redacted)@example.com/in\"", "hunter2"},
       {{"--set", "sink.type=http", "--set", "sink.http.url=http://example.com/in\r\nX-Injected: 1"},
