@@ -166,8 +166,12 @@ class membership_state {
 
   void retry(std::uint32_t i, const std::string& why) {
     auto& p = peers_[i];
+    // A TLS handshake that failed (a certificate this cluster's CA did not
+    // sign) is retried at the longest interval: with CAF 0.17's TLS module
+    // each failed attempt also drops this node's other connections for a moment.
     if (p.backoff == std::chrono::milliseconds(100))
       log::warn("cannot reach a cluster peer; retrying", {{"peer", p.address}, {"error", why}});
+    if (why.find("handshake") != std::string::npos) p.backoff = s_.reconnect_max;
     self_->delayed_send(self_, p.backoff, connect_to_atom::value, i);
     p.backoff = std::min(p.backoff * 2, s_.reconnect_max);
   }
