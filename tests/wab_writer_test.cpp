@@ -1,6 +1,7 @@
 // The segment writer: one write per group, indices, and retirement after any
 // write or sync failure (EIO, ENOSPC, short writes through the file I/O seam).
 #include <filesystem>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -19,6 +20,11 @@ namespace fs = std::filesystem;
 namespace {
 
 byte_buffer bytes_of(const std::string& s) { return byte_buffer(s.begin(), s.end()); }
+
+byte_buffer read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return byte_buffer((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 struct writer_fixture {
   weir::test::temp_dir dir;
@@ -141,4 +147,68 @@ TEST_CASE("what a writer wrote is what recovery and record ids see", "[wab][writ
   CHECK(r.next_sequence == 8);
   auto id = wire::compute_record_id("shard_01/seg_00000007.wab", 2, bytes_of("y"));
   CHECK(wire::to_hex(id).size() == 64);
+}
+
+TEST_CASE("a replica copies an origin's records byte for byte and reopens its copy after a seal", "[wab][writer][replica]") {
+  writer_fixture f;
+  auto origin = f.make(4);
+  auto a = bytes_of("first"), b = bytes_of("second"), c = bytes_of("third");
+  REQUIRE(origin->append({a, b}, 10).error == 0);
+  REQUIRE(origin->append({c}, 11).error == 0);
+  REQUIRE(origin->sync() == 0);
+  // The origin's record bytes, as a replicator reads them from its file.
+  const auto file = read_file_bytes(origin->path());
+  const byte_span records(file.data() + segment_prefix_size, origin->size() - segment_prefix_size);
+  const std::uint32_t seed = segment_header{.sequence = 4}.crc_seed();
+  const auto ends = check_framed_records(records, seed);
+  REQUIRE(ends);
+  CHECK(ends->size() == 3);
+
+  weir::test::temp_dir other;
+  const std::string copy_dir = (other / "shard_01").string();
+  fs::create_directories(copy_dir);
+  auto made = segment_writer::create(f.io, copy_dir, 1, 4, 1);
+  REQUIRE(made);
+  auto copy = std::move(made).value();
+  const auto first_two = byte_span(records.data(), (*ends)[1]);
+  REQUIRE(copy->append_framed(first_two, {(*ends)[0], (*ends)[1]}).landed == 2);
+  REQUIRE(copy->seal() == 0);  // a repair sealed it where its records end
+  copy.reset();
+
+  // The origin's third record comes later: the copy is reopened, its seal cleared.
+  auto reopened = segment_writer::reopen(f.io, copy_dir + "/" + segment_file_name(4), 4);
+  REQUIRE(reopened);
+  auto w = std::move(reopened).value();
+  CHECK(w->size() == segment_prefix_size + (*ends)[1]);
+  CHECK(w->records() == 2);
+  const auto third = byte_span(records.data() + (*ends)[1], (*ends)[2] - (*ends)[1]);
+  const auto appended = w->append_framed(third, {third.size()});
+  REQUIRE(appended.error == 0);
+  CHECK(appended.first_index == 3);
+  REQUIRE(w->sync() == 0);
+  const auto read = weir::test::read_segment_file(fs::path(copy_dir) / segment_file_name(4));
+  CHECK(read.stop == "end_of_file");
+  CHECK(read.payloads == std::vector<std::string>{"first", "second", "third"});
+  // Same records at the same offsets: the copy's record ids are the origin's.
+  CHECK(read_file_bytes(w->path()).size() == file.size());
+}
+
+TEST_CASE("bytes from a peer that are not whole records of the segment are refused", "[wab][writer][replica]") {
+  writer_fixture f;
+  auto origin = f.make(7);
+  auto a = bytes_of("payload");
+  REQUIRE(origin->append({a, a}, 10).error == 0);
+  const auto file = read_file_bytes(origin->path());
+  byte_buffer records(file.begin() + segment_prefix_size, file.end());
+  CHECK(check_framed_records(records, segment_header{.sequence = 7}.crc_seed()));
+  CHECK_FALSE(check_framed_records(records, segment_header{.sequence = 8}.crc_seed()));  // another segment's
+  CHECK_FALSE(check_framed_records(byte_span(records.data(), records.size() - 1), segment_header{.sequence = 7}.crc_seed()));
+  byte_buffer flipped = records;
+  flipped[20] ^= 1;
+  CHECK_FALSE(check_framed_records(flipped, segment_header{.sequence = 7}.crc_seed()));
+  byte_buffer huge(16, 0xff);  // a length past the record limit
+  CHECK_FALSE(check_framed_records(huge, segment_header{.sequence = 7}.crc_seed()));
+  CHECK(check_framed_records(byte_span(), 0)->empty());
+  // A file that is not a version-2 segment of that sequence is not reopened.
+  CHECK_FALSE(segment_writer::reopen(f.io, origin->path(), 8));
 }
