@@ -29,7 +29,8 @@ bool socket_accepts(const std::string& path) {
   return ok;
 }
 
-/// A loopback port nobody listens on now (the kernel's pick for port 0).
+}  // namespace
+
 std::uint16_t unused_loopback_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
@@ -42,8 +43,6 @@ std::uint16_t unused_loopback_port() {
   if (!ok) throw std::runtime_error("no free loopback port for the daemon's admin server");
   return ntohs(addr.sin_port);
 }
-
-}  // namespace
 
 daemon_runner::daemon_runner(const std::string& server_binary, const std::string& workdir,
                              const std::map<std::string, std::string>& settings)

@@ -3,10 +3,14 @@
 // directory, and stops it with SIGTERM.
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 
 namespace weir::bench {
+
+/// A loopback port nobody listens on now (the kernel's pick for port 0).
+std::uint16_t unused_loopback_port();
 
 class daemon_runner {
  public:

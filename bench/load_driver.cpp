@@ -49,7 +49,9 @@ bool write_all(int fd, const byte_buffer& b) {
 /// The frame one producer sends over and over (the payload content does not
 /// matter to the daemon; each copy is a distinct record).
 byte_buffer make_frame(const load_spec& spec) {
-  const auto dur = spec.durable ? wire::durability::durable : wire::durability::buffered;
+  const auto dur = spec.replicated ? wire::durability::replicated
+                   : spec.durable  ? wire::durability::durable
+                                   : wire::durability::buffered;
   const byte_buffer payload(spec.payload_bytes, 'w');
   if (spec.batch == 0) return wire::encode_frame(wire::message_type::push, dur, payload);
   std::vector<byte_span> records(spec.batch, byte_span(payload));

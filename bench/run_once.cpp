@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "bench/baselines.hpp"
+#include "bench/cluster_runner.hpp"
 #include "bench/daemon_counters.hpp"
 #include "bench/daemon_runner.hpp"
 #include "bench/load_driver.hpp"
@@ -59,8 +60,14 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
                          const std::string& server_binary, const std::string& socket) {
   // A delivery round counts its own rows: the table starts empty.
   if (sc.sinks_to_postgres() && socket.empty()) postgres_reset(sc.postgres);
-  std::unique_ptr<daemon_runner> daemon;
-  if (socket.empty()) daemon = std::make_unique<daemon_runner>(server_binary, dir, sc.daemon_settings);
+  std::unique_ptr<daemon_runner> single;
+  std::unique_ptr<cluster_runner> cluster;
+  if (socket.empty() && sc.cluster_nodes > 0)
+    cluster = std::make_unique<cluster_runner>(server_binary, dir, sc.daemon_settings, sc.cluster_nodes,
+                                               sc.cluster_replicas);
+  else if (socket.empty())
+    single = std::make_unique<daemon_runner>(server_binary, dir, sc.daemon_settings);
+  daemon_runner* daemon = cluster ? &cluster->first() : single.get();
   // Delivery and recovery measure from the first push: no warm-up there.
   if (sc.measure == measure_kind::ingest) warm_up(socket.empty() ? daemon->socket_path() : socket, spec);
   const daemon_counters before = daemon ? read_daemon_counters(daemon->admin_address()) : daemon_counters{};
@@ -71,7 +78,8 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
     if (daemon) {
       const auto after = read_daemon_counters(daemon->admin_address());
       s.records_per_fsync = per(after.synced_records - before.synced_records, after.fsyncs - before.fsyncs);
-      daemon->stop();
+      if (cluster) cluster->stop();
+      else daemon->stop();
     }
     return s;
   }
@@ -118,7 +126,8 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   return s;
 }
 
-sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::string& dir) {
+sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::string& dir,
+                         const std::string& server_binary) {
   const double seconds = std::min(spec.seconds, 3.0);
   const std::uint64_t per_frame = records_per_frame(spec);
   baseline_result base;
@@ -151,6 +160,15 @@ sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::s
       break;
     case baseline_kind::none:
       return {};
+    case baseline_kind::durable_tier: {
+      // The same load at Durable, on a cluster like the scenario's.
+      load_spec durable = spec;
+      durable.replicated = false;
+      durable.durable = true;
+      const std::string own = dir + "/durable-tier";  // its own nodes, apart from the scenario's
+      std::filesystem::create_directories(own);
+      return run_scenario_once(sc, durable, own, server_binary, "");
+    }
     case baseline_kind::minimal_server: {
       // The scenario's own load, for as long, against the least a server must do.
       minimal_server server(dir);

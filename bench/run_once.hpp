@@ -25,6 +25,8 @@ struct sample {
 sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::string& dir,
                          const std::string& server_binary, const std::string& socket);
 
-sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::string& dir);
+/// `server_binary`: for the durable_tier baseline, which starts a cluster too.
+sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::string& dir,
+                         const std::string& server_binary);
 
 }  // namespace weir::bench

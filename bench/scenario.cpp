@@ -38,8 +38,10 @@ scenario load_scenario(const std::string& path) {
     if (load["producers"]) s.load.producers = load["producers"].as<int>();
     if (load["durability"]) {
       const auto d = load["durability"].as<std::string>();
-      if (d != "durable" && d != "buffered") throw bad(path, "load.durability", "expected durable or buffered");
-      s.load.durable = d == "durable";
+      if (d != "durable" && d != "buffered" && d != "replicated")
+        throw bad(path, "load.durability", "expected durable, buffered or replicated");
+      s.load.durable = d != "buffered";
+      s.load.replicated = d == "replicated";
     }
     s.payload_sizes = one_or_many(load["payload_bytes"], 64);
     s.batches = one_or_many(load["batch"], 0);
@@ -56,10 +58,15 @@ scenario load_scenario(const std::string& path) {
     else if (b == "sqlite_bulk") s.baseline = baseline_kind::sqlite_bulk;
     else if (b == "postgres_insert") s.baseline = baseline_kind::postgres_insert;
     else if (b == "postgres_copy") s.baseline = baseline_kind::postgres_copy;
+    else if (b == "durable_tier") s.baseline = baseline_kind::durable_tier;
     else if (b == "none") s.baseline = baseline_kind::none;
     else throw bad(path, "baseline",
                    "expected fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, sqlite_bulk, "
-                   "postgres_insert, postgres_copy or none");
+                   "postgres_insert, postgres_copy, durable_tier or none");
+    if (auto c = root["cluster"]) {
+      s.cluster_nodes = c["nodes"] ? c["nodes"].as<int>() : 3;
+      s.cluster_replicas = c["replicas"] ? c["replicas"].as<int>() : 2;
+    }
     const auto m = root["measure"] ? root["measure"].as<std::string>() : "ingest";
     if (m == "ingest") s.measure = measure_kind::ingest;
     else if (m == "delivery") s.measure = measure_kind::delivery;
@@ -68,6 +75,14 @@ scenario load_scenario(const std::string& path) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
+  if (s.cluster_nodes != 0 && (s.cluster_nodes < 2 || s.cluster_nodes > 9))
+    throw bad(path, "cluster.nodes", "expected 2 to 9");
+  if (s.cluster_nodes != 0 && (s.cluster_replicas < 1 || s.cluster_replicas > s.cluster_nodes))
+    throw bad(path, "cluster.replicas", "expected 1 to cluster.nodes");
+  if (s.cluster_nodes != 0 && s.measure != measure_kind::ingest)
+    throw bad(path, "cluster", "a cluster scenario measures ingest");
+  if ((s.load.replicated || s.baseline == baseline_kind::durable_tier) && s.cluster_nodes == 0)
+    throw bad(path, "cluster", "replicated load and the durable_tier baseline need a cluster");
   if (s.load.producers < 1 || s.load.producers > 1024) throw bad(path, "load.producers", "expected 1 to 1024");
   if (s.load.pipeline < 1) throw bad(path, "load.pipeline", "expected at least 1");
   for (auto p : s.payload_sizes)
@@ -89,6 +104,7 @@ const char* name_of(baseline_kind b) {
     case baseline_kind::sqlite_bulk: return "sqlite_bulk";
     case baseline_kind::postgres_insert: return "postgres_insert";
     case baseline_kind::postgres_copy: return "postgres_copy";
+    case baseline_kind::durable_tier: return "durable_tier";
     case baseline_kind::none: return "none";
   }
   return "?";

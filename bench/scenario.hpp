@@ -7,7 +7,7 @@
 //     ingest.shards: 2           # (any config key; ignored with --socket)
 //   load:
 //     producers: 64              # connections, one thread each
-//     durability: durable        # durable | buffered
+//     durability: durable        # durable | buffered | replicated (needs cluster)
 //     payload_bytes: [64]        # one run per size
 //     batch: [0]                 # records per PushBatch; 0 = single pushes; one run per value
 //     pipeline: 1                # frames in flight per connection
@@ -15,6 +15,9 @@
 //     warmup_seconds: 1          # load before measuring (ingest; the minimal server too),
 //                                #   so a round measures the steady state, not a fresh
 //                                #   daemon preparing its spare segments
+//   cluster:                     # optional: that many daemons on loopback ports, one
+//     nodes: 3                   #   cluster; the load goes to the first
+//     replicas: 2                #   (cluster.replicas)
 //   measure: ingest              # ingest (acked records/s) | delivery (records/s until the
 //                                #   SQLite sink holds every acked record) | recovery (the load
 //                                #   builds a backlog the sink cannot take, kill -9, then the
@@ -30,6 +33,8 @@
 //                                #   postgres_insert: load.producers clients, one INSERT per
 //                                #     transaction (needs --postgres)
 //                                #   postgres_copy: COPY of 10,000 rows at a time (needs --postgres)
+//                                #   durable_tier: the same load at Durable on the same
+//                                #     kind of cluster (what Replicated costs over Durable)
 //                                #   none: no reference (recovery)
 #include <cstdint>
 #include <map>
@@ -47,6 +52,7 @@ enum class baseline_kind {
   sqlite_bulk,
   postgres_insert,
   postgres_copy,
+  durable_tier,
   none
 };
 enum class measure_kind { ingest, delivery, recovery };
@@ -54,6 +60,7 @@ enum class measure_kind { ingest, delivery, recovery };
 struct load_spec {
   int producers = 1;
   bool durable = true;
+  bool replicated = false;  // durable too, acked once peers hold it
   std::uint32_t payload_bytes = 64;
   std::uint32_t batch = 0;
   std::uint32_t pipeline = 1;
@@ -69,6 +76,8 @@ struct scenario {
   std::vector<std::uint32_t> batches;
   baseline_kind baseline = baseline_kind::fsync;
   measure_kind measure = measure_kind::ingest;
+  int cluster_nodes = 0;  // 0: one daemon, no cluster
+  int cluster_replicas = 2;
   /// The PostgreSQL server of a scenario whose sink is postgres, and of the
   /// postgres_* baselines (weir-bench --postgres); empty otherwise.
   std::string postgres;

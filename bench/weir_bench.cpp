@@ -135,7 +135,7 @@ int run(const std::vector<std::string>& args) {
           if ((step == 0) == (r % 2 == 0)) {
             std::cerr << "weir-bench: payload " << payload << " B, batch " << batch << ", round " << r + 1 << "/"
                       << repeats << ": baseline (" << weir::bench::name_of(sc.baseline) << ")\n";
-            bases.push_back(weir::bench::run_baseline_once(sc, spec, round_dir));
+            bases.push_back(weir::bench::run_baseline_once(sc, spec, round_dir, self_dir() + "/weir-server"));
           } else {
             std::cerr << "weir-bench: payload " << payload << " B, batch " << batch << ", round " << r + 1 << "/"
                       << repeats << ": scenario, " << spec.seconds << " s\n";
@@ -162,7 +162,8 @@ int run(const std::vector<std::string>& args) {
         refused += s.refused;
       }
       nlohmann::json j{{"scenario", sc.name},
-                       {"durability", spec.durable ? "durable" : "buffered"},
+                       {"durability", spec.replicated ? "replicated" : spec.durable ? "durable" : "buffered"},
+                       {"cluster_nodes", sc.cluster_nodes},
                        {"producers", spec.producers},
                        {"pipeline", spec.pipeline},
                        {"batch", batch},

@@ -181,3 +181,16 @@ TEST_CASE("weir-server --config must name a regular file of at most 1 MiB", "[cl
   }
   CHECK(checked == 4);
 }
+
+TEST_CASE("the three-node example configuration passes --check-config", "[cli][cluster]") {
+  temp_dir dir;
+  int checked = 0;
+  for (int n = 1; n <= 3; ++n) {
+    const auto file = source_dir() / "config/cluster" / ("node" + std::to_string(n) + ".yaml");
+    const auto r = run_binary(binary("weir-server"), {"--config", file.string(), "--check-config"}, dir.path());
+    INFO(file.string() << ": " << r.err);
+    CHECK(r.exit_code == 0);
+    ++checked;
+  }
+  CHECK(checked == 3);
+}

@@ -1,0 +1,57 @@
+#include "bench/cluster_runner.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+#include "weir/admin_http.hpp"
+
+namespace weir::bench {
+
+namespace {
+
+/// weir_cluster_peers{state="up"} in the node's scrape; 0 when it does not answer.
+int peers_up(const std::string& admin) {
+  try {
+    const auto body = client::admin_get(admin, "/metrics").body;
+    const std::string key = "weir_cluster_peers{state=\"up\"} ";
+    const auto at = body.find(key);
+    return at == std::string::npos ? 0 : std::stoi(body.substr(at + key.size()));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+cluster_runner::cluster_runner(const std::string& server_binary, const std::string& workdir,
+                               const std::map<std::string, std::string>& settings, int nodes, int replicas) {
+  std::vector<std::string> listen;
+  for (int i = 0; i < nodes; ++i) listen.push_back("127.0.0.1:" + std::to_string(unused_loopback_port()));
+  for (int i = 0; i < nodes; ++i) {
+    const std::string dir = workdir + "/node" + std::to_string(i + 1);
+    std::filesystem::create_directories(dir);
+    std::string peers;
+    for (int j = 0; j < nodes; ++j)
+      if (j != i) peers += (peers.empty() ? "" : ",") + listen[static_cast<std::size_t>(j)];
+    auto s = settings;
+    s["cluster.node_id"] = std::to_string(i + 1);
+    s["cluster.listen"] = listen[static_cast<std::size_t>(i)];
+    s["cluster.peers"] = "[" + peers + "]";
+    s["cluster.replicas"] = std::to_string(replicas);
+    nodes_.push_back(std::make_unique<daemon_runner>(server_binary, dir, s));
+  }
+  const auto started = std::chrono::steady_clock::now();
+  while (peers_up(first().admin_address()) < nodes - 1) {
+    if (std::chrono::steady_clock::now() - started > std::chrono::seconds(30))
+      throw std::runtime_error("the cluster's first node did not see its peers up within 30 s (" + workdir + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void cluster_runner::stop() {
+  for (auto& n : nodes_) n->stop();
+}
+
+}  // namespace weir::bench
