@@ -74,6 +74,17 @@ class membership_state {
 
   const replica_store_actor& store() const { return s_.store; }
 
+  /// Whether the message being handled comes from the node of peer
+  /// `origin` (its replicators send from there): only a node may ship its
+  /// own records.
+  bool sent_by(std::uint16_t origin) {
+    const auto sender = self_->current_sender();
+    if (!sender) return false;
+    for (const auto& p : peers_)
+      if (p.connected && p.node == origin && p.handle.node() == sender->node()) return true;
+    return false;
+  }
+
   /// A peer that connects here: its hello's sender is the handle to it.
   std::uint16_t on_hello(std::uint16_t from, const std::string& address) {
     auto it = std::find_if(peers_.begin(), peers_.end(), [&](const peer& p) { return p.address == address; });
@@ -81,9 +92,21 @@ class membership_state {
       log::warn("a node not in cluster.peers said hello; ignored", {{"node", std::to_string(from)}, {"listen", address}});
       return s_.node;
     }
+    for (const auto& other : peers_)
+      if (&other != &*it && other.connected && other.node == from) {
+        log::error("two cluster peers claim the same cluster.node_id; the second is not taken",
+                   {{"node", std::to_string(from)}, {"first", other.address}, {"second", address}});
+        return s_.node;
+      }
     auto handle = caf::actor_cast<cluster_node_actor>(self_->current_sender());
     if (!handle) return s_.node;
-    if (it->connected && it->handle != handle) self_->demonitor(it->handle.address());
+    if (it->connected && it->handle != handle) {
+      // The peer restarted before its old connection was seen to end: the
+      // replicators must let go of the old handle before they take the new.
+      self_->demonitor(it->handle.address());
+      it->connected = false;
+      refresh(*it);
+    }
     it->handle = std::move(handle);
     self_->monitor(it->handle);
     it->node = from;
@@ -204,8 +227,15 @@ class membership_state {
         log::info("failover ends: the origin delivers its own records again",
                   {{"origin", std::to_string(p.node)}, {"node", std::to_string(s_.node)}});
         s_.failover.stop(p.node);
-        for (auto it = owned_.begin(); it != owned_.end();) it = it->first == p.node ? owned_.erase(it) : std::next(it);
-        caf::anon_send(s_.store, release_atom::value, p.node, false);
+        for (auto it = owned_.begin(); it != owned_.end();) {
+          if (it->first != p.node) {
+            ++it;
+            continue;
+          }
+          caf::anon_send(s_.store, release_atom::value, it->first, it->second, false);
+          it = owned_.erase(it);
+        }
+        ++decisions_;  // a release still on its way must not start a drain now
         if (s_.stats) s_.stats->set_failover(p.node, false);
       }
       if (!up) log::warn("cluster peer not up", {{"peer", p.address}, {"node", std::to_string(p.node)},
@@ -221,21 +251,32 @@ class membership_state {
 
   /// For each peer not up for failover_after, and each shard of it that some
   /// survivor holds: does this node deliver it?
+  ///
+  /// The failed nodes are known by the copies held, not only by peers heard
+  /// from: a survivor restarted while a peer is down never learnt its id.
+  /// Such a peer counts as not up since this node started.
   void decide_failover() {
     if (!s_.failover.start) return;
-    for (const auto& failed : peers_) {
-      if (failed.node == 0 || failed.announced_up || clock::now() - failed.not_up_since < s_.failover_after) continue;
-      std::set<std::uint16_t> shards;
-      // A copy trimmed to its end (offset at its maximum) holds nothing undelivered.
-      auto holds = [&](const replica_position& h) {
-        return h.origin == failed.node && h.sequence > 0 && h.offset != std::numeric_limits<std::uint64_t>::max();
-      };
-      for (const auto& h : own_held_)
-        if (holds(h)) shards.insert(h.shard);
+    // A copy trimmed to its end (offset at its maximum) holds nothing undelivered.
+    auto holds = [](const replica_position& h) {
+      return h.sequence > 0 && h.offset != std::numeric_limits<std::uint64_t>::max();
+    };
+    std::set<std::pair<std::uint16_t, std::uint16_t>> copies;  // (origin, shard)
+    for (const auto& h : own_held_)
+      if (holds(h)) copies.insert({h.origin, h.shard});
+    for (const auto& p : peers_)
+      for (const auto& h : p.held)
+        if (holds(h)) copies.insert({h.origin, h.shard});
+    for (const auto& [origin, shard] : copies) {
+      if (origin == s_.node) continue;
+      auto since = started_;
+      bool up = false;
       for (const auto& p : peers_)
-        for (const auto& h : p.held)
-          if (holds(h)) shards.insert(h.shard);
-      for (auto shard : shards) decide(failed.node, shard);
+        if (p.node == origin) {
+          up = p.announced_up;
+          since = p.not_up_since;
+        }
+      if (!up && clock::now() - since >= s_.failover_after) decide(origin, shard);
     }
   }
 
@@ -266,9 +307,10 @@ class membership_state {
                {"replica_offset", std::to_string(best.offset)}});
     if (s_.stats) s_.stats->set_failover(origin, true);
     // The store stops writing the copy and repairs its tail; then the drain starts.
-    self_->request(s_.store, caf::infinite, release_atom::value, origin, true)
-        .then([this, origin, shard](done_atom) {
-          if (owned_.count({origin, shard})) s_.failover.start(origin, shard);
+    const auto decision = decisions_;
+    self_->request(s_.store, caf::infinite, release_atom::value, origin, shard, true)
+        .then([this, origin, shard, decision](done_atom) {
+          if (decision == decisions_ && owned_.count({origin, shard})) s_.failover.start(origin, shard);
         });
   }
 
@@ -284,6 +326,8 @@ class membership_state {
   std::vector<replica_position> own_held_;
   std::set<std::pair<std::uint16_t, std::uint16_t>> owned_;  // (origin, shard) this node delivers
   std::set<std::uint16_t> owned_origins_;
+  std::uint64_t decisions_ = 0;  // bumped when a failover ends
+  clock::time_point started_ = clock::now();
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
 };
 
@@ -293,7 +337,10 @@ membership_actor::behavior_type membership_behavior(membership_state::pointer se
   return {
       [=](hello_atom, std::uint16_t from, std::string& address) { return self->state.on_hello(from, address); },
       [=](peer_heartbeat& h) { self->state.on_heartbeat(h); },
-      [=](replica_chunk& c) { return self->delegate(self->state.store(), std::move(c)); },
+      [=](replica_chunk& c) -> caf::result<replica_position> {
+        if (!self->state.sent_by(c.origin)) return caf::make_error(caf::sec::request_receiver_down);
+        return self->delegate(self->state.store(), std::move(c));
+      },
       [=](position_atom, std::uint16_t origin, std::uint16_t shard) {
         return self->delegate(self->state.store(), position_atom::value, origin, shard);
       },

@@ -46,7 +46,9 @@ std::optional<replica_position> stored_end(wab::file_io& io, const std::string& 
   const auto header = wab::read_segment_header(io, fd);
   const std::int64_t size = io.size(fd);
   std::optional<replica_position> out;
-  if (header && size >= 0) {
+  // What a crashed run wrote may still be only in the page cache: synced
+  // before it is claimed as held.
+  if (header && size >= 0 && io.fdatasync(fd) == 0) {
     replica_position p;
     p.sequence = seq;
     if (const auto seal = wab::usable_seal(header.value(), static_cast<std::uint64_t>(size))) {
@@ -142,17 +144,28 @@ class replica_store_state {
     return out;
   }
 
-  /// Released: the copy's newest segment is repaired and sealed where its
-  /// valid records end (its origin can no longer add to it), as startup
-  /// recovery does for a WAB, before a drain reads it.
-  void on_release(std::uint16_t origin, bool released) {
-    for (auto& [key, cp] : copies_) {
-      if (key.first != origin) continue;
-      cp.released = released;
-      cp.open.reset();
-      if (released) repair(cp);
-      else load_end(cp);  // the drain may have delivered and deleted segments
+  /// Released: what was written is synced, then the copy's newest segment
+  /// is repaired and sealed where its valid records end (its origin can no
+  /// longer add to it), as startup recovery does for a WAB, before a drain
+  /// reads it. Given back: its end is read again (the drain delivered and
+  /// deleted segments), and its cursor goes back to its first segment: the
+  /// origin may have gone on writing a segment the drain had passed, and a
+  /// later failover must not skip what it added (duplicates, never loss).
+  void on_release(std::uint16_t origin, std::uint16_t shard, bool released) {
+    flush();
+    auto& cp = copy(origin, shard);
+    if (cp.released == released) return;
+    cp.released = released;
+    cp.open.reset();
+    if (released) {
+      repair(cp);
+      return;
     }
+    load_end(cp);
+    wab::confirm_cursor from_start;
+    from_start.sequence = 1;
+    from_start.offset = wab::segment_prefix_size;
+    if (int rc = wab::store_cursor(*s_.io, cp.dir, from_start); rc < 0) trouble(cp, "cannot store a replica's cursor", rc);
   }
 
   void repair(copy_state& cp) {
@@ -173,9 +186,10 @@ class replica_store_state {
       int rc = cp.open->sync();
       if (rc == 0 && cp.seal_after_sync) rc = cp.open->seal();
       if (rc < 0) {
-        trouble(cp, "replica fdatasync failed; the copy is read again from its file", rc);
+        // Nothing written since the last good sync is claimed: the copy
+        // resumes from there, cutting off what followed.
+        trouble(cp, "replica fdatasync failed; the copy resumes from its last synced record", rc);
         cp.open.reset();
-        load_end(cp);
         continue;
       }
       cp.synced = {cp.origin, cp.shard, cp.open->sequence(), cp.open->size(), cp.open->records() + 1,
@@ -218,10 +232,11 @@ class replica_store_state {
   /// Appends the chunk when it continues the copy; false when it does not
   /// (the answer then says where the copy ends, and the origin ships from there).
   bool take(copy_state& cp, const replica_chunk& c) {
+    if (c.origin == s_.node) return false;  // nobody holds this node's own records for it
     const auto& at = cp.synced;
     const bool continues = cp.open && cp.open->sequence() == c.sequence && cp.open->size() == c.offset;
     const bool next_segment = c.sequence > at.sequence && c.offset == wab::segment_prefix_size && c.first_index == 1;
-    const bool resumes = !cp.open && c.sequence == at.sequence && c.offset == at.offset;
+    const bool resumes = !cp.open && c.sequence == at.sequence && c.offset == at.offset && !at.sealed;
     if (!continues && !next_segment && !resumes) return false;
     if (!continues && !open_for(cp, c, next_segment)) return false;
     if (!c.bytes.empty()) {
@@ -232,9 +247,10 @@ class replica_store_state {
       }
       const auto written = cp.open->append_framed(c.bytes, *ends);
       if (written.error < 0 || written.landed != ends->size()) {
-        trouble(cp, "cannot write a replica segment", written.error);
+        // Claimed is only what the last good sync covered; the next chunk
+        // from there reopens the file and cuts off the rest.
+        trouble(cp, "cannot write a replica segment", written.error < 0 ? written.error : -EIO);
         cp.open.reset();
-        load_end(cp);
         return false;
       }
     }
@@ -243,18 +259,41 @@ class replica_store_state {
     return true;
   }
 
-  bool open_for(copy_state& cp, const replica_chunk& c, bool next_segment) {
+  /// Syncs (and seals, when its origin did) the segment being appended to,
+  /// before the copy moves to another: a chunk answered later must not
+  /// count on bytes no sync covered.
+  bool finish_open(copy_state& cp) {
+    if (!cp.open) return true;
+    if (cp.dirty) {
+      int rc = cp.open->sync();
+      if (rc == 0 && cp.seal_after_sync) rc = cp.open->seal();
+      if (rc < 0) {
+        trouble(cp, "replica fdatasync failed; the copy resumes from its last synced record", rc);
+        cp.open.reset();
+        return false;
+      }
+      cp.synced = {cp.origin, cp.shard, cp.open->sequence(), cp.open->size(), cp.open->records() + 1,
+                   cp.seal_after_sync};
+      cp.dirty = cp.seal_after_sync = false;
+    }
     cp.open.reset();
+    return true;
+  }
+
+  bool open_for(copy_state& cp, const replica_chunk& c, bool next_segment) {
+    if (!finish_open(cp)) return false;
     const std::string path = cp.dir + "/" + wab::segment_file_name(c.sequence);
+    // A file already there for a new segment holds nothing synced that was
+    // claimed (it is past the copy's end): it starts again from its header.
     auto made = next_segment && !std::filesystem::exists(path)
                     ? wab::segment_writer::create(s_.io, cp.dir, c.shard, c.sequence, wab::wall_clock_ns())
-                    : wab::segment_writer::reopen(s_.io, path, c.sequence);
+                    : wab::segment_writer::reopen(s_.io, path, c.sequence, c.offset);
     if (!made) {
       trouble(cp, "cannot open a replica segment", made.error());
       return false;
     }
     cp.open = std::move(made).value();
-    if (cp.open->size() != c.offset) {  // a file left from before, ending elsewhere
+    if (cp.open->size() != c.offset) {  // the file holds less than the copy claimed: read it again
       cp.open.reset();
       load_end(cp);
       return false;
@@ -290,8 +329,8 @@ replica_store_actor::behavior_type replica_store_behavior(replica_store_state::p
       [=](position_atom, std::uint16_t origin, std::uint16_t shard) { return self->state.on_position(origin, shard); },
       [=](replica_trim& t) { self->state.on_trim(t); },
       [=](held_atom) { return self->state.held(); },
-      [=](release_atom, std::uint16_t origin, bool released) {
-        self->state.on_release(origin, released);
+      [=](release_atom, std::uint16_t origin, std::uint16_t shard, bool released) {
+        self->state.on_release(origin, shard, released);
         return done_atom::value;
       },
       [=](flush_atom) { self->state.flush(); },

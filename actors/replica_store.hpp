@@ -12,7 +12,7 @@
 //               (position_atom, origin, shard) => replica_position   where the synced copy ends
 //               replica_trim                      delete the delivered segments
 //               (held_atom) => positions          every copy's end (for heartbeats)
-//               (release_atom, origin, released) => done
+//               (release_atom, origin, shard, released) => done
 //                                                 a failover drain takes the origin's copy
 //                                                 (nothing is written to it meanwhile), or
 //                                                 gives it back (its end is read again)
@@ -32,6 +32,7 @@
 namespace weir {
 
 struct replica_store_settings {
+  std::uint16_t node = 0;  // this node: a chunk claiming to come from it is refused
   std::string root;  // data_dir/replica
   std::shared_ptr<wab::file_io> io;
   std::string quarantine_dir;  // where recovery of a copy puts damaged segments

@@ -1,7 +1,9 @@
 #include "actors/replicator.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <deque>
+#include <limits>
 #include <filesystem>
 #include <map>
 #include <vector>
@@ -176,6 +178,17 @@ class replicator_state {
     auto& p = peers_[node];
     if (p.generation != gen || !p.up) return;
     p.asking = false;
+    if (ahead_of_us(at)) {
+      // The peer holds more of this node's shard than this node ever wrote:
+      // this node's data_dir was replaced under the same cluster.node_id.
+      // Its copy proves nothing about what is written now; it never counts.
+      log::error("a peer's copy of this shard is ahead of this node's WAB; the peer is not counted for Replicated "
+                 "acks (was data_dir replaced? give a rebuilt node a new cluster.node_id)",
+                 {{"peer", std::to_string(node)}, {"shard", std::to_string(s_.shard)},
+                  {"peer_segment", std::to_string(at.sequence)}, {"peer_offset", std::to_string(at.offset)}});
+      p.ask_after = std::chrono::steady_clock::now() + std::chrono::seconds(5);  // asked again, in case it clears
+      return;
+    }
     p.positioned = true;
     p.shipped = {at.sequence, at.offset};
     p.next_index = at.next_index;
@@ -189,6 +202,15 @@ class replicator_state {
                                                {"from_offset", std::to_string(p.shipped.offset)}});
     release();
     pump(node);
+  }
+
+  /// A copy ending past what this node wrote: a segment newer than the
+  /// newest here, or past the end of one still here.
+  bool ahead_of_us(const replica_position& at) const {
+    if (at.sequence == 0) return false;
+    if (segments_.empty() || at.sequence > segments_.rbegin()->first) return true;
+    const auto it = segments_.find(at.sequence);
+    return it != segments_.end() && at.offset != std::numeric_limits<std::uint64_t>::max() && at.offset > it->second.end;
   }
 
   static void start_segment(peer_state& p, std::uint64_t seq) {
@@ -218,7 +240,13 @@ class replicator_state {
       if (it->first != p.shipped.sequence) start_segment(p, it->first);
       const auto& seg = it->second;
       const std::uint64_t from = std::max(p.shipped.offset, wab::segment_prefix_size);
-      if (from < seg.end) return read_chunk(it->first, from, seg, p.next_index);
+      if (from < seg.end) {
+        if (open_file(it->first)) return read_chunk(it->first, from, seg, p.next_index);
+        if (errno_of_open_ != -ENOENT) return std::nullopt;  // retried on the next announcement
+        // Delivered and deleted since it was listed: nothing left to copy.
+        segments_.erase(it);
+        continue;
+      }
       if (!seg.sealed) return std::nullopt;  // caught up with the writer
       if (!p.seal_sent) {
         // Nothing more to copy, but the replica must learn the segment is complete.
@@ -280,6 +308,8 @@ class replicator_state {
     close_file();
     fd_ = s_.io->open_existing(s_.shard_dir + "/" + wab::segment_file_name(seq));
     fd_sequence_ = seq;
+    errno_of_open_ = fd_ < 0 ? fd_ : 0;
+    if (fd_ < 0) fd_ = -1;
     return fd_ >= 0;
   }
 
@@ -359,6 +389,7 @@ class replicator_state {
   std::deque<replication_wait> waits_;
   int fd_ = -1;
   std::uint64_t fd_sequence_ = 0;
+  int errno_of_open_ = 0;
 };
 
 replicator_actor::behavior_type replicator_behavior(replicator_state::pointer self, replicator_settings s) {

@@ -6,6 +6,7 @@
 #include <caf/io/publish.hpp>
 #include <caf/openssl/manager.hpp>
 #include <caf/openssl/publish.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include "actors/replica_store.hpp"
@@ -40,7 +41,7 @@ cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipe
     : sys_(sys) {
   const std::string root = cfg.data_dir + "/replica";
   ensure_private_directory(root, "data_dir");
-  store_ = spawn_replica_store(sys, {root, wab::default_file_io(), cfg.data_dir + "/quarantine"});
+  store_ = spawn_replica_store(sys, {cluster_node(cfg), root, wab::default_file_io(), cfg.data_dir + "/quarantine"});
 
   membership_settings ms;
   ms.node = cluster_node(cfg);
@@ -72,8 +73,16 @@ cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipe
                                        {"replicas", std::to_string(cfg.cluster.replicas)}});
 }
 
+void cluster_runtime::stop() {
+  if (!membership_) return;
+  caf::scoped_actor self{sys_};
+  self->send_exit(membership_, caf::exit_reason::user_shutdown);
+  self->wait_for(membership_);
+  membership_ = nullptr;
+}
+
 cluster_runtime::~cluster_runtime() {
-  caf::anon_send_exit(membership_, caf::exit_reason::user_shutdown);
+  stop();
   caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
 }
 

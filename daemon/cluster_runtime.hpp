@@ -25,6 +25,9 @@ class cluster_runtime {
   /// Publishes this node; throws startup_error when cluster.listen cannot be bound.
   cluster_runtime(caf::actor_system& sys, const config& cfg, pipeline& shards, cluster_metrics& stats);
   ~cluster_runtime();
+  /// Stops membership and waits until it is gone, so that no failover drain
+  /// starts while the pipeline shuts down.
+  void stop();
   cluster_runtime(const cluster_runtime&) = delete;
   cluster_runtime& operator=(const cluster_runtime&) = delete;
 

@@ -176,6 +176,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   }
   if (listener) listener->stop();
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  if (cluster) cluster->stop();  // no failover drain starts from here on
   if (!shards.shut_down(std::max(left, std::chrono::milliseconds(1000))))
     log::warn("WAB writers did not finish their final sync in time");
   trimmer.stop();

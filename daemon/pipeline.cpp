@@ -115,6 +115,7 @@ pipeline::~pipeline() {
   for (auto& d : drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   for (auto& p : preparers_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
   for (auto& r : replicators_) caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
+  std::lock_guard<std::mutex> guard(failover_mutex_);
   for (auto& [origin, d] : failover_drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
 }
@@ -132,16 +133,12 @@ void pipeline::start_failover_drain(std::uint16_t origin, std::uint16_t shard, c
 }
 
 void pipeline::stop_failover_drains(std::uint16_t origin) {
-  caf::scoped_actor self{sys_};
-  std::vector<drain_actor> stopping;
-  {
-    std::lock_guard<std::mutex> guard(failover_mutex_);
-    for (auto [it, end] = failover_drains_.equal_range(origin); it != end; ++it) stopping.push_back(it->second);
-    failover_drains_.erase(origin);
-  }
-  // Their cursors are stored before they stop: a later failover resumes there.
-  stop_all(self, stopping, std::chrono::steady_clock::now() + std::chrono::seconds(5));
-  for (auto& d : stopping) self->send_exit(d, caf::exit_reason::user_shutdown);
+  std::lock_guard<std::mutex> guard(failover_mutex_);
+  // Without waiting (this runs on the membership actor's thread, whose
+  // heartbeats must go on): each stores its cursor and stops.
+  for (auto [it, end] = failover_drains_.equal_range(origin); it != end; ++it)
+    caf::anon_send(it->second, shutdown_atom::value);
+  failover_drains_.erase(origin);
 }
 
 bool pipeline::wait_started(std::chrono::milliseconds timeout) {
@@ -164,7 +161,14 @@ bool pipeline::shut_down(std::chrono::milliseconds timeout) {
   caf::scoped_actor self{sys_};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const bool writers = stop_all(self, writers_, deadline);
-  const bool drains = stop_all(self, drains_, deadline);
+  std::vector<drain_actor> failover;
+  {
+    std::lock_guard<std::mutex> guard(failover_mutex_);
+    for (auto& [origin, d] : failover_drains_) failover.push_back(d);
+    failover_drains_.clear();
+  }
+  const bool drains = stop_all(self, drains_, deadline) && stop_all(self, failover, deadline);
+  for (auto& d : failover) self->send_exit(d, caf::exit_reason::user_shutdown);
   stop_all(self, replicators_, deadline);  // Replicated acks still waiting are refused
   for (auto& w : writers_) self->send_exit(w, caf::exit_reason::user_shutdown);
   for (auto& d : drains_) self->send_exit(d, caf::exit_reason::user_shutdown);

@@ -153,7 +153,7 @@ using replica_store_actor =
                      caf::replies_to<position_atom, std::uint16_t, std::uint16_t>::with<replica_position>,
                      caf::reacts_to<replica_trim>,
                      caf::replies_to<held_atom>::with<std::vector<replica_position>>,
-                     caf::replies_to<release_atom, std::uint16_t, bool>::with<done_atom>,
+                     caf::replies_to<release_atom, std::uint16_t, std::uint16_t, bool>::with<done_atom>,
                      caf::reacts_to<flush_atom>,
                      caf::replies_to<shutdown_atom>::with<done_atom>>;
 

@@ -40,7 +40,7 @@ outcome<std::shared_ptr<segment_writer>, int> segment_writer::create(std::shared
 
 outcome<std::shared_ptr<segment_writer>, int> segment_writer::reopen(std::shared_ptr<file_io> io,
                                                                      const std::string& path,
-                                                                     std::uint64_t sequence) {
+                                                                     std::uint64_t sequence, std::uint64_t limit) {
   const int fd = io->open_existing(path);
   if (fd < 0) return fd;
   auto fail = [&](int rc) {
@@ -52,19 +52,24 @@ outcome<std::shared_ptr<segment_writer>, int> segment_writer::reopen(std::shared
   if (file_size < 0) return fail(static_cast<int>(file_size));
   if (!header || header.value().version != segment_version || header.value().sequence != sequence)
     return fail(-EINVAL);
-  segment_reader reader(*io, fd, header.value(), records_end(header.value(), static_cast<std::uint64_t>(file_size)));
+  segment_reader reader(*io, fd, header.value(),
+                        std::min(limit, records_end(header.value(), static_cast<std::uint64_t>(file_size))));
   while (reader.advance()) {
   }
   if (reader.stop() == scan_stop::io_error) return fail(reader.error() < 0 ? reader.error() : -EIO);
+  const bool cut = static_cast<std::uint64_t>(file_size) > reader.valid_end();
   if (header.value().seal) {
     const std::array<std::uint8_t, seal_size> unsealed{};
     if (int rc = pwrite_all(*io, fd, unsealed, segment_header_size); rc < 0) return fail(rc);
-    if (int rc = io->fdatasync(fd); rc < 0) return fail(rc);
   }
+  if (cut)
+    if (int rc = io->truncate(fd, reader.valid_end()); rc < 0) return fail(rc);
+  if (header.value().seal || cut)
+    if (int rc = io->fdatasync(fd); rc < 0) return fail(rc);
   const auto p = std::filesystem::path(path);
   const std::string name = p.parent_path().filename().string() + "/" + p.filename().string();
   std::shared_ptr<segment_writer> w(
-      new segment_writer(std::move(io), fd, path, name, sequence, static_cast<std::uint64_t>(file_size)));
+      new segment_writer(std::move(io), fd, path, name, sequence, reader.valid_end()));
   w->size_ = reader.valid_end();
   w->records_ = reader.next_index() - 1;
   return w;

@@ -44,11 +44,14 @@ class segment_writer {
                                                               std::int64_t now_ns, std::string file_name = {},
                                                               std::string reuse = {});
   /// Opens an existing version-2 segment to append after its last valid
-  /// record (a replica continuing its copy of an origin's segment). A seal
-  /// is cleared first (zeroed and synced): the segment grows again. Returns
-  /// -errno, or -EINVAL for a file that is no version-2 segment of `sequence`.
+  /// record before `limit` (a replica continuing its copy of an origin's
+  /// segment from the last byte it knows synced): anything after it is cut
+  /// off and a seal cleared (zeroed), both synced, so the segment grows
+  /// again. Returns -errno, or -EINVAL for a file that is no version-2
+  /// segment of `sequence`.
   static outcome<std::shared_ptr<segment_writer>, int> reopen(std::shared_ptr<file_io> io, const std::string& path,
-                                                              std::uint64_t sequence);
+                                                              std::uint64_t sequence,
+                                                              std::uint64_t limit = UINT64_MAX);
   ~segment_writer();
   segment_writer(const segment_writer&) = delete;
   segment_writer& operator=(const segment_writer&) = delete;

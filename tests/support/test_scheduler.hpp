@@ -9,6 +9,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
+#include "messages/cluster_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
 
 namespace weir::test {
@@ -18,6 +19,7 @@ class test_scheduler {
   test_scheduler() {
     cfg_.set("scheduler.policy", caf::atom("testing"));
     cfg_.add_message_types<caf::id_block::weir>();
+    cfg_.add_message_types<caf::id_block::weir_cluster>();
     sys_ = std::make_unique<caf::actor_system>(cfg_);
     sched_ = &dynamic_cast<caf::scheduler::test_coordinator&>(sys_->scheduler());
   }

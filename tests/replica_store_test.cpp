@@ -1,0 +1,132 @@
+// The replica store on the test scheduler: chunks arriving together share
+// one sync, a chunk is answered only with what a sync covered, a copy that
+// moves to its next segment syncs and seals the one it leaves first, and a
+// chunk out of order is not taken.
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include <caf/scoped_actor.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/replica_store.hpp"
+#include "support/faulty_file_io.hpp"
+#include "support/test_paths.hpp"
+#include "support/test_scheduler.hpp"
+#include "wab/segment_reader.hpp"
+#include "wab/segment_writer.hpp"
+
+using namespace weir;
+
+namespace {
+
+/// An origin's segment and the chunks a replicator would cut from it.
+struct origin_segment {
+  std::vector<replica_chunk> chunks;
+
+  origin_segment(const std::shared_ptr<wab::file_io>& io, const std::string& dir, std::uint64_t seq,
+                 const std::vector<std::string>& payloads, bool sealed) {
+    std::filesystem::create_directories(dir);
+    auto made = wab::segment_writer::create(io, dir, 0, seq, 1);
+    REQUIRE(made);
+    auto w = std::move(made).value();
+    std::uint64_t index = 1;
+    for (const auto& p : payloads) {
+      const byte_buffer b(p.begin(), p.end());
+      const auto before = w->size();
+      REQUIRE(w->append({byte_span(b)}, 5).error == 0);
+      std::ifstream in(w->path(), std::ios::binary);
+      byte_buffer file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      replica_chunk c{2, 0, seq, before, index++, 1, byte_buffer(file.begin() + before, file.begin() + w->size()), false};
+      chunks.push_back(std::move(c));
+    }
+    chunks.back().sealed = sealed;
+  }
+};
+
+struct store_harness : test::test_scheduler {
+  test::temp_dir dir;
+  std::shared_ptr<test::faulty_file_io> io = std::make_shared<test::faulty_file_io>();
+  replica_store_actor store;
+  caf::scoped_actor self{sys()};
+  store_harness() {
+    store = spawn_replica_store(sys(), {1, (dir / "replica").string(), io, (dir / "quarantine").string(),
+                                        actor_thread::scheduler});
+    run();
+  }
+  std::string copy_dir() const { return replica_shard_dir((dir / "replica").string(), 2, 0); }
+
+  /// Sends every chunk before the store runs: they arrive together.
+  std::vector<replica_position> send_together(const std::vector<replica_chunk>& chunks) {
+    for (const auto& c : chunks) self->send(store, c);
+    run();
+    std::vector<replica_position> answers;
+    for (std::size_t i = 0; i < chunks.size(); ++i)
+      self->receive([&](replica_position& p) { answers.push_back(p); },
+                    caf::after(std::chrono::seconds(0)) >> [] {});
+    return answers;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("replica store: a copy moving to its next segment syncs and seals the one it leaves", "[actor][replica]") {
+  store_harness h;
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true);
+  origin_segment two(h.io, (h.dir / "origin2/shard_00").string(), 2, {"c"}, false);
+  std::vector<replica_chunk> all = one.chunks;
+  all.push_back(two.chunks.front());
+  const int syncs_before = h.io->syncs.load();
+  const auto answers = h.send_together(all);
+  REQUIRE(answers.size() == 3);
+  // Segment 1 was synced and sealed before segment 2 was opened, then
+  // segment 2 synced: every answer counts only on synced bytes.
+  CHECK(h.io->syncs.load() - syncs_before >= 2);
+  const auto extent = wab::read_segment_extent(*h.io, h.copy_dir() + "/" + wab::segment_file_name(1));
+  REQUIRE(extent);
+  int fd = h.io->open_existing(h.copy_dir() + "/" + wab::segment_file_name(1));
+  const auto header = wab::read_segment_header(*h.io, fd);
+  h.io->close(fd);
+  REQUIRE(header);
+  CHECK(header.value().seal.has_value());
+  CHECK(header.value().seal->records == 2);
+  CHECK(answers.back().sequence == 2);
+  CHECK(answers.back().next_index == 2);
+}
+
+TEST_CASE("replica store: a chunk out of order is not taken and the answer says where the copy ends",
+          "[actor][replica]") {
+  store_harness h;
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b", "c"}, false);
+  auto first = h.send_together({one.chunks[0]});
+  REQUIRE(first.size() == 1);
+  // The third record without the second: a gap.
+  auto gap = h.send_together({one.chunks[2]});
+  REQUIRE(gap.size() == 1);
+  CHECK(gap[0].sequence == 1);
+  CHECK(gap[0].offset == first[0].offset);
+  // The same chunk again (a resend after a reconnect) changes nothing.
+  auto again = h.send_together({one.chunks[0]});
+  CHECK(again[0].offset == first[0].offset);
+  // A chunk claiming to come from this node itself is never taken.
+  auto own = one.chunks[1];
+  own.origin = 1;
+  CHECK(h.send_together({own})[0].sequence == 0);
+}
+
+TEST_CASE("replica store: a failed sync claims nothing it covered and the copy resumes from the last good one",
+          "[actor][replica][faults]") {
+  store_harness h;
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, false);
+  const auto good = h.send_together({one.chunks[0]});
+  REQUIRE(good.size() == 1);
+  h.io->fail_next_sync = EIO;
+  const auto failed = h.send_together({one.chunks[1]});
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0].offset == good[0].offset);  // the second record is not claimed
+  // The origin ships again from there; the file is cut back and continued.
+  const auto resumed = h.send_together({one.chunks[1]});
+  REQUIRE(resumed.size() == 1);
+  CHECK(resumed[0].offset > good[0].offset);
+  CHECK(resumed[0].next_index == 3);
+}
