@@ -27,6 +27,23 @@ int peers_up(const std::string& admin) {
 
 cluster_runner::cluster_runner(const std::string& server_binary, const std::string& workdir,
                                const std::map<std::string, std::string>& settings, int nodes, int replicas) {
+  // The ports are free when picked, not reserved: another program (a test
+  // running beside) may take one first, and that node then cannot start.
+  // A few tries with fresh ports.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      start(server_binary, workdir + "/try" + std::to_string(attempt), settings, nodes, replicas);
+      return;
+    } catch (const std::exception&) {
+      stop();
+      nodes_.clear();
+      if (attempt == 3) throw;
+    }
+  }
+}
+
+void cluster_runner::start(const std::string& server_binary, const std::string& workdir,
+                           const std::map<std::string, std::string>& settings, int nodes, int replicas) {
   std::vector<std::string> listen;
   for (int i = 0; i < nodes; ++i) listen.push_back("127.0.0.1:" + std::to_string(unused_loopback_port()));
   for (int i = 0; i < nodes; ++i) {

@@ -19,6 +19,8 @@ class cluster_runner {
   void stop();
 
  private:
+  void start(const std::string& server_binary, const std::string& workdir,
+             const std::map<std::string, std::string>& settings, int nodes, int replicas);
   std::vector<std::unique_ptr<daemon_runner>> nodes_;
 };
 
