@@ -132,7 +132,14 @@ async function poll() {
     const dl = s.dead_letter_bytes || 0;
     set('dl-bytes', dl > 0 ? bytes(dl) : 'none'); set('dl-note', dl > 0 ? 'weir-ctl dl list shows them' : '');
     document.getElementById('card-misc').className = 'card' + (dl > 0 ? ' alert' : '');
-    set('cluster', s.cluster.enabled ? s.cluster.members.length + ' members' : 'single node');
+    if (s.cluster.enabled) {
+      const up = s.cluster.members.filter(m => m.state === 'up').length;
+      const fo = s.cluster.failover_origins || [];
+      set('cluster', 'node ' + s.cluster.node + ', ' + up + '/' + s.cluster.members.length + ' peers up' +
+          (fo.length ? ', delivering for node ' + fo.join(', ') : ''));
+    } else {
+      set('cluster', 'single node');
+    }
     push(Math.round(s.time_unix_s), {ingest: s.rates.ingest['1s'], acked: s.rates.acked['1s'], delivered: s.rates.delivered['1s'],
       p50: s.ack_latency_ms['1s'].p50, p99: s.ack_latency_ms['1s'].p99, fsync: s.records_per_fsync['1s'],
       wab: s.wab ? s.wab.bytes : 0, lag: lag, oldest: s.drain ? s.drain.oldest_undelivered_age_s : 0});
