@@ -40,6 +40,7 @@ struct peer_state {
   std::uint64_t next_index = 1;  // the record index there
   bool seal_sent = false;        // the segment `shipped` is in was shipped as sealed
   spot acked;                    // synced on the peer up to here
+  std::uint64_t acked_index = 1; // the record index there (for the lag in records)
   std::uint32_t in_flight = 0;
   bool asking = false;           // a position request is out
   std::chrono::steady_clock::time_point ask_after{};  // after a failed request: not before then
@@ -48,7 +49,22 @@ struct peer_state {
 struct known_segment {
   std::uint64_t end = wab::segment_prefix_size;
   bool sealed = false;
+  std::uint64_t records = 0;  // up to `end`
 };
+
+/// A segment an earlier run left, from its header and seal (startup
+/// recovery sealed every one).
+std::optional<known_segment> stored_segment(wab::file_io& io, const std::string& path) {
+  const auto extent = wab::read_segment_extent(io, path);
+  if (!extent) return std::nullopt;
+  known_segment seg{extent->end, true, 0};
+  if (const int fd = io.open_existing(path); fd >= 0) {
+    const auto header = wab::read_segment_header(io, fd);
+    if (header && header.value().seal) seg.records = header.value().seal->records;
+    io.close(fd);
+  }
+  return seg;
+}
 
 class replicator_state {
  public:
@@ -62,12 +78,16 @@ class replicator_state {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(s_.shard_dir, ec))
       if (auto seq = wab::parse_segment_file_name(e.path().filename().string()))
-        if (auto extent = wab::read_segment_extent(*s_.io, e.path().string()))
-          segments_[*seq] = {extent->end, true};
+        if (auto seg = stored_segment(*s_.io, e.path().string())) segments_[*seq] = *seg;
     self_->delayed_send(self_, s_.tick, tick_atom::value);
   }
 
   ~replicator_state() { close_file(); }
+
+  void on_appended(std::uint64_t seq, std::uint64_t end, std::uint64_t records) {
+    segments_[seq].records = std::max(segments_[seq].records, records);
+    on_appended(seq, end);
+  }
 
   void on_appended(std::uint64_t seq, std::uint64_t end) {
     for (auto& [s, seg] : segments_)
@@ -95,7 +115,7 @@ class replicator_state {
       p.handle = std::move(u.handle);
       ask_position(u.node);
     }
-    if (s_.stats) s_.stats->set_lag(u.node, lag_of(p), s_.shard);
+    if (s_.stats) s_.stats->set_lag(u.node, lag_of(p), lag_records_of(p), s_.shard);
     if (up_peers() < s_.copies_needed) refuse_all("too few peers are up");
   }
 
@@ -124,7 +144,7 @@ class replicator_state {
     }
     for (auto& [node, p] : peers_) {
       if (p.up && !p.positioned && !p.asking && std::chrono::steady_clock::now() >= p.ask_after) ask_position(node);
-      if (s_.stats) s_.stats->set_lag(node, lag_of(p), s_.shard);
+      if (s_.stats) s_.stats->set_lag(node, lag_of(p), lag_records_of(p), s_.shard);
     }
     self_->delayed_send(self_, s_.tick, tick_atom::value);
   }
@@ -146,6 +166,17 @@ class replicator_state {
       const std::uint64_t from = seq == p.acked.sequence ? std::max(p.acked.offset, wab::segment_prefix_size)
                                                          : wab::segment_prefix_size;
       lag += seg.end > from ? seg.end - from : 0;
+    }
+    return lag;
+  }
+
+  /// Records written here that the peer has not synced yet.
+  std::uint64_t lag_records_of(const peer_state& p) const {
+    std::uint64_t lag = 0;
+    for (const auto& [seq, seg] : segments_) {
+      if (seq < p.acked.sequence) continue;
+      const std::uint64_t held = seq == p.acked.sequence ? p.acked_index - 1 : 0;
+      lag += seg.records > held ? seg.records - held : 0;
     }
     return lag;
   }
@@ -196,6 +227,7 @@ class replicator_state {
     const std::uint64_t oldest = segments_.empty() ? at.sequence : segments_.begin()->first;
     if (at.sequence == 0 || at.sequence < oldest) start_segment(p, oldest);
     p.acked = p.shipped;
+    p.acked_index = p.next_index;
     log::info("replicating a shard to a peer", {{"peer", std::to_string(node)},
                                                {"shard", std::to_string(s_.shard)},
                                                {"from_segment", std::to_string(p.shipped.sequence)},
@@ -342,8 +374,14 @@ class replicator_state {
       retry_position(node, gen);
       return;
     }
-    if (p.acked < held) p.acked = held;
-    if (at.sealed && p.acked.sequence == at.sequence) p.acked = {at.sequence + 1, 0};
+    if (p.acked < held) {
+      p.acked = held;
+      p.acked_index = at.next_index;
+    }
+    if (at.sealed && p.acked.sequence == at.sequence) {
+      p.acked = {at.sequence + 1, 0};
+      p.acked_index = 1;
+    }
     if (s_.stats) s_.stats->replicated_chunk();
     release();
     pump(node);
@@ -397,6 +435,9 @@ replicator_actor::behavior_type replicator_behavior(replicator_state::pointer se
   self->state.init(self, std::move(s));
   return {
       [=](appended_atom, std::uint64_t seq, std::uint64_t end) { self->state.on_appended(seq, end); },
+      [=](appended_atom, std::uint64_t seq, std::uint64_t end, std::uint64_t records) {
+        self->state.on_appended(seq, end, records);
+      },
       [=](sealed_atom, std::uint64_t seq, std::uint64_t end) { self->state.on_sealed(seq, end); },
       [=](peer_update& u) { self->state.on_peer(u); },
       [=](replication_wait& w) { self->state.on_wait(w); },

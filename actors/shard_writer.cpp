@@ -216,8 +216,9 @@ class shard_writer_state {
   /// Tells the drain how far the active segment is readable (and, for a new
   /// one, that the previous segment is closed).
   void announce() {
-    for (const auto& to : {settings_.drain, settings_.replicator})
-      if (to) self_->send(to, appended_atom::value, active_->sequence(), active_->size());
+    if (settings_.drain) self_->send(settings_.drain, appended_atom::value, active_->sequence(), active_->size());
+    if (settings_.replicator)
+      self_->send(settings_.replicator, appended_atom::value, active_->sequence(), active_->size(), active_->records());
   }
 
   /// Offline (no active segment), the retry timer alone brings the shard
@@ -238,8 +239,8 @@ class shard_writer_state {
     // Sealed before the next segment takes a record: then only the newest
     // segment can be unsealed after a crash. (Once per segment: cheap.)
     seal_active("rotation");
-    for (const auto& to : {settings_.drain, settings_.replicator})
-      if (to) self_->send(to, sealed_atom::value, active_->sequence(), active_->size());
+    if (settings_.drain) self_->send(settings_.drain, sealed_atom::value, active_->sequence(), active_->size());
+    if (settings_.replicator) self_->send(settings_.replicator, sealed_atom::value, active_->sequence(), active_->size());
     active_.reset();
     open_segment();
   }

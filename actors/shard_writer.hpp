@@ -62,7 +62,7 @@ struct shard_writer_settings {
   segment_listener_actor drain;  // told after every write what is readable; may be null (tests)
   /// In a cluster: told as the drain is (it ships what is written to the
   /// peers), and where Replicated acks wait after their sync. Else null.
-  segment_listener_actor replicator;
+  replicator_actor replicator;
   replication_route replication;
   /// Spares to start segments in, and who refills them; either may be null
   /// (every segment is then a new file that grows as it is written).

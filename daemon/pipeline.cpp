@@ -103,7 +103,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     fs.stats = shard_stats;
     fs.load = ws.sync_load = std::make_shared<sync_load>();
     if (!replicators_.empty()) {
-      ws.replicator = caf::actor_cast<segment_listener_actor>(replicators_.back());
+      ws.replicator = replicators_.back();
       ws.replication = fs.replication = {replicators_.back(), std::chrono::milliseconds(cfg.cluster.replication_timeout_ms)};
     }
     writers_.push_back(spawn_shard_writer(sys, std::move(ws), spawn_fsync_group(sys, fs)));

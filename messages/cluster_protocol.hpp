@@ -20,7 +20,8 @@
 //
 // local:
 //   cluster_node -> replicator   peer_update    a peer came up (with its handle) or went away
-//   shard_writer -> replicator   (appended_atom / sealed_atom, sequence, end) as to the drain
+//   shard_writer -> replicator   (appended_atom, sequence, end, records in the segment),
+//                                (sealed_atom, sequence, end) as to the drain
 //   fsync group / shard_writer -> replicator
 //                                replication_wait  Replicated acks, synced here, waiting for
 //                                                  cluster.replicas - 1 peers
@@ -141,7 +142,8 @@ struct replication_wait {
 using confirm_listener_actor = caf::typed_actor<caf::reacts_to<confirmed_atom, std::uint64_t>>;
 
 /// One shard's replication, on the origin.
-using replicator_actor = segment_listener_actor::extend<caf::reacts_to<peer_update>,
+using replicator_actor = segment_listener_actor::extend<caf::reacts_to<appended_atom, std::uint64_t, std::uint64_t, std::uint64_t>,
+                                                        caf::reacts_to<peer_update>,
                                                         caf::reacts_to<replication_wait>,
                                                         caf::reacts_to<confirmed_atom, std::uint64_t>,
                                                         caf::reacts_to<tick_atom>,

@@ -23,9 +23,9 @@ void cluster_metrics::set_peer(const std::string& address, std::uint16_t node, p
   p.last_heard_s = last_heard_s;
 }
 
-void cluster_metrics::set_lag(std::uint16_t peer, std::uint64_t bytes, std::uint16_t shard) {
+void cluster_metrics::set_lag(std::uint16_t peer, std::uint64_t bytes, std::uint64_t records, std::uint16_t shard) {
   std::lock_guard<std::mutex> guard(mutex_);
-  lag_[{peer, shard}] = bytes;
+  lag_[{peer, shard}] = {bytes, records};
 }
 
 void cluster_metrics::replication_ack(bool ok, std::uint64_t records) {
@@ -51,9 +51,12 @@ cluster_metrics::snapshot cluster_metrics::read() const {
   out.replicas = replicas_;
   for (const auto& [address, p] : peers_) {
     auto view = p;
-    view.lag_bytes = 0;
-    for (const auto& [key, bytes] : lag_)
-      if (key.first == p.node && p.node != 0) view.lag_bytes += bytes;
+    view.lag_bytes = view.lag_records = 0;
+    for (const auto& [key, lag] : lag_)
+      if (key.first == p.node && p.node != 0) {
+        view.lag_bytes += lag.first;
+        view.lag_records += lag.second;
+      }
     out.peers.push_back(view);
   }
   out.acked = acked_;

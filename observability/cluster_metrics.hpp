@@ -21,7 +21,8 @@ struct cluster_metrics {
     std::string address;
     peer_state_label state = peer_state_label::down;
     double last_heard_s = -1;  // seconds since its last heartbeat; -1: never
-    std::uint64_t lag_bytes = 0;  // this node's WAB bytes the peer has not synced, all shards
+    std::uint64_t lag_bytes = 0;    // this node's WAB bytes the peer has not synced, all shards
+    std::uint64_t lag_records = 0;  // ... and the records they hold
   };
   struct snapshot {
     std::uint16_t node = 0;
@@ -36,7 +37,7 @@ struct cluster_metrics {
 
   void set_peer(const std::string& address, std::uint16_t node, peer_state_label state, double last_heard_s);
   /// Per shard; the view sums the shards.
-  void set_lag(std::uint16_t peer, std::uint64_t bytes, std::uint16_t shard = 0);
+  void set_lag(std::uint16_t peer, std::uint64_t bytes, std::uint64_t records, std::uint16_t shard);
   void replication_ack(bool ok, std::uint64_t records);
   void replicated_chunk();
   void set_failover(std::uint16_t origin, bool active);
@@ -48,7 +49,7 @@ struct cluster_metrics {
   std::uint16_t node_;
   std::uint32_t replicas_;
   std::map<std::string, peer_view> peers_;  // by address
-  std::map<std::pair<std::uint16_t, std::uint16_t>, std::uint64_t> lag_;  // (peer, shard) -> bytes
+  std::map<std::pair<std::uint16_t, std::uint16_t>, std::pair<std::uint64_t, std::uint64_t>> lag_;  // (peer, shard) -> bytes, records
   std::uint64_t acked_ = 0, refused_ = 0, refused_records_ = 0, chunks_ = 0;
   std::map<std::uint16_t, bool> failover_;
 };

@@ -198,6 +198,13 @@ void render_cluster(const cluster_metrics& c, std::vector<MetricFamily>& familie
   for (const auto& p : now.peers)
     if (p.node != 0) lag.metric.push_back(value(static_cast<double>(p.lag_bytes), MetricType::Gauge, {{"peer", std::to_string(p.node)}}));
   families.push_back(std::move(lag));
+  auto lag_records = family("weir_replication_lag_records", "Records of this node's WAB a peer has not synced yet",
+                            MetricType::Gauge);
+  for (const auto& p : now.peers)
+    if (p.node != 0)
+      lag_records.metric.push_back(
+          value(static_cast<double>(p.lag_records), MetricType::Gauge, {{"peer", std::to_string(p.node)}}));
+  families.push_back(std::move(lag_records));
   auto acks = family("weir_replication_acks_total", "Replicated pushes answered after replication, by outcome",
                      MetricType::Counter);
   acks.metric.push_back(value(static_cast<double>(now.acked), MetricType::Counter, {{"outcome", "acked"}}));

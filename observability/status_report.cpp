@@ -53,6 +53,7 @@ nlohmann::json cluster_section(const cluster_metrics& c) {
                        {"state", name_of(p.state)},
                        {"last_heard_s", p.last_heard_s},
                        {"replication_lag_bytes", p.lag_bytes},
+                       {"replication_lag_records", p.lag_records},
                        {"failover", std::find(now.failover.begin(), now.failover.end(), p.node) != now.failover.end()}});
   return {{"enabled", true},
           {"node", now.node},

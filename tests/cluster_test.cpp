@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -58,8 +59,8 @@ struct cluster3 {
     REQUIRE(nodes[i]->wait_ready());
   }
 
-  void start_all() {
-    for (int i = 0; i < 3; ++i) start(i);
+  void start_all(std::vector<std::string> first_extra = {}) {
+    for (int i = 0; i < 3; ++i) start(i, i == 0 ? first_extra : std::vector<std::string>{});
     // Every node sees both peers up (its log says so once per peer).
     REQUIRE(eventually([&] {
       for (const auto& n : nodes)
@@ -231,7 +232,8 @@ TEST_CASE("cluster: every Replicated ack survives kill -9 of its node and the no
 TEST_CASE("cluster: a frozen node makes Replicated pushes Nack within the timeout and Durable ones go on",
           "[live][cluster]") {
   cluster3 c(3);  // every node must hold a Replicated record
-  c.start_all();
+  const auto admin = free_tcp_port();
+  c.start_all({"--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
   auto conn = c.connect(0);
   REQUIRE(conn.push(as_bytes("all three up"), client::durability::replicated).acked);
 
@@ -244,6 +246,22 @@ TEST_CASE("cluster: a frozen node makes Replicated pushes Nack within the timeou
   CHECK(waited < std::chrono::seconds(5));  // the timeout is 1.5 s: never a hang
   CHECK(conn.push(as_bytes("durable while frozen"), client::durability::durable).acked);
   CHECK(conn.push(as_bytes("buffered while frozen"), client::durability::buffered).acked);
+  // The metrics say so: the frozen peer is suspect and its copy lags by the
+  // records written since; promtool accepts the scrape.
+  std::string scrape;
+  CHECK(eventually([&] {
+    scrape = http_request(admin, "/metrics").body;
+    return scrape.find("weir_cluster_peers{state=\"suspect\"} 1") != std::string::npos &&
+           scrape.find("weir_replication_lag_records{peer=\"3\"} 0") == std::string::npos &&
+           scrape.find("weir_replication_lag_records{peer=\"3\"}") != std::string::npos;
+  }));
+  CHECK(scrape.find("weir_replication_acks_total{outcome=\"refused\"} 1") != std::string::npos);
+  {
+    std::ofstream(c.root / "scrape.txt") << scrape;
+    const auto check = run_binary("/bin/sh", {"-c", "promtool check metrics < scrape.txt"}, c.root.path());
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+  }
 
   ::kill(c.nodes[2]->pid(), SIGCONT);
   REQUIRE(eventually([&] { return conn.push(as_bytes("healed"), client::durability::replicated).acked; }));

@@ -142,7 +142,7 @@ std::string render_cluster(const nlohmann::json& status) {
                   m.value("node", 0) ? std::to_string(m.value("node", 0)).c_str() : "?",
                   m.value("address", std::string()).c_str(), m.value("state", std::string()).c_str(),
                   heard < 0 ? "never" : (human_duration(heard) + " ago").c_str(),
-                  human_bytes(m.value("replication_lag_bytes", 0.0)).c_str(),
+                  (human_count(m.value("replication_lag_records", 0.0)) + " rec").c_str(),
                   m.value("failover", false) ? "this node delivers its replica" : "-");
     out += line;
   }

@@ -126,7 +126,7 @@ Example:
 
 This node's cluster, from its admin server: each peer's node id, address,
 state (up, suspect: connected but silent for three heartbeats, down) and
-when it was last heard, how many bytes of this node's WAB it has not synced
+when it was last heard, how many records of this node's WAB it has not synced
 yet, and which failed peers' replicas this node delivers. --json prints the
 whole status document.
 
