@@ -12,6 +12,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/failure_log.hpp"
+#include "config/value_parsing.hpp"
 #include "observability/cluster_metrics.hpp"
 #include "observability/log.hpp"
 
@@ -37,15 +38,6 @@ struct peer {
   std::vector<replica_position> held;  // its copies' ends, from its last heartbeat
 };
 
-bool split_address(const std::string& a, std::string& host, std::uint16_t& port) {
-  const auto colon = a.rfind(':');
-  if (colon == std::string::npos) return false;
-  host = a.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  port = static_cast<std::uint16_t>(std::strtoul(a.c_str() + colon + 1, nullptr, 10));
-  return port != 0;
-}
-
 bool further(const replica_position& a, const replica_position& b) {
   if (a.sequence != b.sequence) return a.sequence > b.sequence;
   return a.offset > b.offset;
@@ -62,7 +54,10 @@ class membership_state {
     for (const auto& a : s_.peers) {
       peer p;
       p.address = a;
-      split_address(a, p.host, p.port);
+      if (const auto at = parse_address(a)) {  // validated with the configuration
+        p.host = at->host;
+        p.port = at->port;
+      }
       p.calls = s_.listen < a;
       peers_.push_back(std::move(p));
     }

@@ -17,6 +17,7 @@
 #include "observability/cluster_metrics.hpp"
 #include "observability/log.hpp"
 #include "wab/segment_format.hpp"
+#include "messages/wire/bytes.hpp"
 #include "wab/segment_reader.hpp"
 
 namespace weir {
@@ -53,17 +54,17 @@ struct known_segment {
 };
 
 /// A segment an earlier run left, from its header and seal (startup
-/// recovery sealed every one).
+/// recovery sealed every one), in one read.
 std::optional<known_segment> stored_segment(wab::file_io& io, const std::string& path) {
-  const auto extent = wab::read_segment_extent(io, path);
-  if (!extent) return std::nullopt;
-  known_segment seg{extent->end, true, 0};
-  if (const int fd = io.open_existing(path); fd >= 0) {
-    const auto header = wab::read_segment_header(io, fd);
-    if (header && header.value().seal) seg.records = header.value().seal->records;
-    io.close(fd);
-  }
-  return seg;
+  const int fd = io.open_existing(path);
+  if (fd < 0) return std::nullopt;
+  const auto header = wab::read_segment_header(io, fd);
+  const std::int64_t size = io.size(fd);
+  io.close(fd);
+  if (!header || size < 0) return std::nullopt;
+  const auto& h = header.value();
+  const auto end = std::max(h.data_start(), wab::records_end(h, static_cast<std::uint64_t>(size)));
+  return known_segment{end, true, h.seal ? h.seal->records : 0};
 }
 
 class replicator_state {
@@ -316,10 +317,6 @@ class replicator_state {
     if (c.records == 0) return std::nullopt;
     c.sealed = seg.sealed && from + at == seg.end;
     return c;
-  }
-
-  static std::uint32_t load_le32(const std::uint8_t* b) {
-    return std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 | std::uint32_t(b[2]) << 16 | std::uint32_t(b[3]) << 24;
   }
 
   bool read_exact(std::uint8_t* out, std::uint64_t n, std::uint64_t at) {

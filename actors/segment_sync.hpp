@@ -66,9 +66,9 @@ void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc, bool alon
   replication_wait waiting;
   for (auto& a : acks) {
     if (rc == 0 && a.replicate_end > 0 && route && route->to) {
-      waiting.sequence = std::max(waiting.sequence, a.replicate_sequence);
-      waiting.end_offset = a.replicate_sequence == waiting.sequence ? std::max(waiting.end_offset, a.replicate_end)
-                                                                   : waiting.end_offset;
+      // The acks of one sync are all on its one segment.
+      waiting.sequence = a.replicate_sequence;
+      waiting.end_offset = std::max(waiting.end_offset, a.replicate_end);
       waiting.acks.push_back(std::move(a));
       continue;
     }
