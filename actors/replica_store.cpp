@@ -235,7 +235,12 @@ class replica_store_state {
     if (c.origin == s_.node) return false;  // nobody holds this node's own records for it
     const auto& at = cp.synced;
     const bool continues = cp.open && cp.open->sequence() == c.sequence && cp.open->size() == c.offset;
-    const bool next_segment = c.sequence > at.sequence && c.offset == wab::segment_prefix_size && c.first_index == 1;
+    // A copy is a prefix of its origin's WAB: a new segment only once the
+    // current one is complete (sealed, or its seal waiting for the sync), or
+    // when the origin says it skips what it delivered.
+    const bool current_complete = cp.open ? cp.seal_after_sync : (at.sequence == 0 || at.sealed);
+    const bool next_segment = c.sequence > at.sequence && c.offset == wab::segment_prefix_size && c.first_index == 1 &&
+                              (current_complete || c.skips);
     const bool resumes = !cp.open && c.sequence == at.sequence && c.offset == at.offset && !at.sealed;
     if (!continues && !next_segment && !resumes) return false;
     if (!continues && !open_for(cp, c, next_segment)) return false;

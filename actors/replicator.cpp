@@ -6,6 +6,7 @@
 #include <limits>
 #include <filesystem>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -40,6 +41,7 @@ struct peer_state {
   spot shipped;                  // where the next chunk starts
   std::uint64_t next_index = 1;  // the record index there
   bool seal_sent = false;        // the segment `shipped` is in was shipped as sealed
+  bool may_skip = false;         // the next segment start may leave the copy's previous one incomplete
   spot acked;                    // synced on the peer up to here
   std::uint64_t acked_index = 1; // the record index there (for the lag in records)
   std::uint32_t in_flight = 0;
@@ -226,7 +228,10 @@ class replicator_state {
     p.next_index = at.next_index;
     p.seal_sent = at.sealed;
     const std::uint64_t oldest = segments_.empty() ? at.sequence : segments_.begin()->first;
-    if (at.sequence == 0 || at.sequence < oldest) start_segment(p, oldest);
+    if (at.sequence == 0 || at.sequence < oldest) {
+      start_segment(p, oldest);
+      p.may_skip = true;  // what the copy lacks before `oldest` was delivered
+    }
     p.acked = p.shipped;
     p.acked_index = p.next_index;
     log::info("replicating a shard to a peer", {{"peer", std::to_string(node)},
@@ -270,7 +275,10 @@ class replicator_state {
     while (true) {
       auto it = segments_.lower_bound(p.shipped.sequence);
       if (it == segments_.end()) return std::nullopt;
-      if (it->first != p.shipped.sequence) start_segment(p, it->first);
+      if (it->first != p.shipped.sequence) {
+        start_segment(p, it->first);
+        p.may_skip = true;  // the segments in between were delivered and deleted here
+      }
       const auto& seg = it->second;
       const std::uint64_t from = std::max(p.shipped.offset, wab::segment_prefix_size);
       if (from < seg.end) {
@@ -353,6 +361,7 @@ class replicator_state {
     p.shipped = end;
     p.next_index = c.first_index + c.records;
     p.seal_sent = c.sealed;
+    c.skips = std::exchange(p.may_skip, false) && c.offset == wab::segment_prefix_size;
     ++p.in_flight;
     const auto gen = p.generation;
     self_->request(p.handle, s_.request_timeout, std::move(c))

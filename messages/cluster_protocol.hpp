@@ -64,12 +64,15 @@ struct replica_chunk {
   std::uint64_t records = 0;  // how many `bytes` holds
   byte_buffer bytes;
   bool sealed = false;  // the origin sealed the segment where these records end
+  /// Starts a segment although the replica's previous one is not complete:
+  /// the origin delivered (and no longer has) what the copy lacks.
+  bool skips = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_chunk& x) {
   return f(caf::meta::type_name("weir::replica_chunk"), x.origin, x.shard, x.sequence, x.offset, x.first_index,
-           x.records, x.bytes, x.sealed);
+           x.records, x.bytes, x.sealed, x.skips);
 }
 
 /// Where a replica's copy of an origin's shard ends: the next chunk starts at

@@ -130,3 +130,23 @@ TEST_CASE("replica store: a failed sync claims nothing it covered and the copy r
   CHECK(resumed[0].offset > good[0].offset);
   CHECK(resumed[0].next_index == 3);
 }
+
+TEST_CASE("replica store: a copy is a prefix, so a new segment waits for the current one to be complete",
+          "[actor][replica]") {
+  store_harness h;
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true);
+  origin_segment two(h.io, (h.dir / "origin2/shard_00").string(), 2, {"c"}, false);
+  REQUIRE(h.send_together({one.chunks[0]}).size() == 1);
+  // Segment 1's sealed tail went missing on the way: segment 2 must not be
+  // taken, or the copy would claim segment 1's tail without holding it.
+  auto ahead = h.send_together({two.chunks[0]});
+  REQUIRE(ahead.size() == 1);
+  CHECK(ahead[0].sequence == 1);
+  CHECK_FALSE(ahead[0].sealed);
+  // Unless the origin says it skips what it delivered.
+  auto skipping = two.chunks[0];
+  skipping.skips = true;
+  auto taken = h.send_together({skipping});
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0].sequence == 2);
+}
