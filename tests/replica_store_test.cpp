@@ -131,7 +131,7 @@ TEST_CASE("replica store: a failed sync claims nothing it covered and the copy r
   CHECK(resumed[0].next_index == 3);
 }
 
-TEST_CASE("replica store: a copy is a prefix, so a new segment waits for the current one to be complete",
+TEST_CASE("replica store: a copy is a prefix and a new segment waits for the current one to be complete",
           "[actor][replica]") {
   store_harness h;
   origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true);
