@@ -221,15 +221,17 @@ class membership_state {
       if (up && s_.failover.stop && owned_origins_.erase(p.node)) {
         log::info("failover ends: the origin delivers its own records again",
                   {{"origin", std::to_string(p.node)}, {"node", std::to_string(s_.node)}});
-        s_.failover.stop(p.node);
+        std::vector<std::uint16_t> shards;
         for (auto it = owned_.begin(); it != owned_.end();) {
           if (it->first != p.node) {
             ++it;
             continue;
           }
-          caf::anon_send(s_.store, release_atom::value, it->first, it->second, false);
+          shards.push_back(it->second);
+          handing_back_.insert(*it);
           it = owned_.erase(it);
         }
+        hand_back(p.node, std::move(shards), s_.failover.stop(p.node));
         ++decisions_;  // a release still on its way must not start a drain now
         if (s_.stats) s_.stats->set_failover(p.node, false);
       }
@@ -276,7 +278,7 @@ class membership_state {
   }
 
   void decide(std::uint16_t origin, std::uint16_t shard) {
-    if (owned_.count({origin, shard})) return;
+    if (owned_.count({origin, shard}) || handing_back_.count({origin, shard})) return;
     std::uint16_t owner = s_.node;
     replica_position best = find(own_held_, origin, shard);
     for (const auto& p : peers_) {
@@ -309,6 +311,25 @@ class membership_state {
         });
   }
 
+  /// Shuts `drains` down, then gives the replica store back `origin`'s
+  /// `shards` (which rewinds their cursors): in that order, so no drain
+  /// stores a cursor after the rewind.
+  void hand_back(std::uint16_t origin, std::vector<std::uint16_t> shards, std::vector<drain_actor> drains) {
+    auto release = [this, origin, shards] {
+      for (auto shard : shards) {
+        caf::anon_send(s_.store, release_atom::value, origin, shard, false);
+        handing_back_.erase({origin, shard});
+      }
+    };
+    if (drains.empty()) return release();
+    auto left = std::make_shared<std::size_t>(drains.size());
+    for (const auto& d : drains)
+      // A drain already gone answers with an error: it stores nothing more either.
+      self_->request(d, std::chrono::seconds(30), shutdown_atom::value)
+          .then([left, release](done_atom) { if (--*left == 0) release(); },
+                [left, release](caf::error&) { if (--*left == 0) release(); });
+  }
+
   static replica_position find(const std::vector<replica_position>& held, std::uint16_t origin, std::uint16_t shard) {
     for (const auto& h : held)
       if (h.origin == origin && h.shard == shard) return h;
@@ -321,6 +342,7 @@ class membership_state {
   std::vector<replica_position> own_held_;
   std::set<std::pair<std::uint16_t, std::uint16_t>> owned_;  // (origin, shard) this node delivers
   std::set<std::uint16_t> owned_origins_;
+  std::set<std::pair<std::uint16_t, std::uint16_t>> handing_back_;  // drains stopping, copy not yet given back
   std::uint64_t decisions_ = 0;  // bumped when a failover ends
   clock::time_point started_ = clock::now();
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;

@@ -5,8 +5,7 @@
 // unreachable) and says hello; the other takes the caller of that hello as
 // its handle to it. (Two CAF nodes connecting to each other at the same
 // moment can leave both connection attempts hanging.) Both exchange
-// heartbeats and keep
-// keeps each peer up, suspect (connected but silent for three heartbeats) or
+// heartbeats and keep each peer up, suspect (connected but silent for three heartbeats) or
 // down (not connected). The shard replicators hear of every peer that comes
 // up or goes away. Replica traffic from peers goes to the replica store.
 //
@@ -16,8 +15,11 @@
 // furthest (heartbeats carry every node's copy ends), the lowest node id on a
 // tie. Every survivor computes the same answer from the same heartbeats. When
 // the peer is up again, its failover drains stop and it delivers its own
-// backlog (duplicates carry the same ids; nothing is lost). Every ownership
-// decision is logged with node ids.
+// backlog (duplicates carry the same ids; nothing is lost). Only once those
+// drains have stored their last cursor and ended does the replica store take
+// the copy back (and rewind its cursor): the other order could leave a
+// drain's cursor, past records the origin adds later, on the copy. Every
+// ownership decision is logged with node ids.
 //
 // Interface:    cluster_node_actor (messages/cluster_protocol.hpp), published;
 //               locally also (tick_atom) and (connect_to_atom, address index)
@@ -34,6 +36,7 @@
 #include <caf/io/middleman_actor.hpp>
 
 #include "messages/cluster_protocol.hpp"
+#include "messages/drain_protocol.hpp"
 
 namespace weir {
 
@@ -41,10 +44,11 @@ struct cluster_metrics;
 
 /// What failover needs from the daemon: start delivering `origin`'s
 /// replica of `shard` (its directory made ready by the replica store), and
-/// stop every delivery of `origin`'s replica.
+/// give up every delivery of `origin`'s replica: `stop` hands back those
+/// drains, which membership then shuts down (and waits for).
 struct failover_hooks {
   std::function<void(std::uint16_t origin, std::uint16_t shard)> start;
-  std::function<void(std::uint16_t origin)> stop;
+  std::function<std::vector<drain_actor>(std::uint16_t origin)> stop;
 };
 
 struct membership_settings {

@@ -35,8 +35,7 @@ cluster_runner::cluster_runner(const std::string& server_binary, const std::stri
       start(server_binary, workdir + "/try" + std::to_string(attempt), settings, nodes, replicas);
       return;
     } catch (const std::exception&) {
-      stop();
-      nodes_.clear();
+      nodes_.clear();  // each stops its node
       if (attempt == 3) throw;
     }
   }

@@ -46,7 +46,9 @@ std::uint16_t unused_loopback_port() {
 
 daemon_runner::daemon_runner(const std::string& server_binary, const std::string& workdir,
                              const std::map<std::string, std::string>& settings)
-    : socket_(workdir + "/var/run/weir.sock"), admin_("127.0.0.1:" + std::to_string(unused_loopback_port())) {
+    : socket_(workdir + "/var/run/weir.sock"),
+      admin_("127.0.0.1:" + std::to_string(unused_loopback_port())),
+      log_(workdir + "/daemon.log") {
   // No config file in the working directory: built-in defaults plus the
   // scenario. The admin server is on for the counters weir-bench reports.
   std::vector<std::string> args{server_binary, "--set", "admin.listen=" + admin_};
@@ -54,7 +56,7 @@ daemon_runner::daemon_runner(const std::string& server_binary, const std::string
     args.push_back("--set");
     args.push_back(k + "=" + v);
   }
-  const std::string log = workdir + "/daemon.log";
+  const std::string& log = log_;
   const auto forked = std::chrono::steady_clock::now();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
@@ -82,29 +84,44 @@ daemon_runner::daemon_runner(const std::string& server_binary, const std::string
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  stop();
+  end(SIGTERM);
   throw std::runtime_error("weir-server did not open its socket within 2 minutes; see " + log);
 }
 
 daemon_runner::~daemon_runner() {
-  if (pid_ > 0) stop();
+  if (pid_ > 0) end(SIGTERM);
 }
 
 int daemon_runner::stop() {
   if (pid_ <= 0) return -1;
-  ::kill(pid_, SIGTERM);
+  const pid_t pid = pid_;
+  const int status = end(SIGTERM);
+  if (status == stop_timed_out)
+    throw std::runtime_error("weir-server (pid " + std::to_string(pid) + ") did not exit within " +
+                             std::to_string(stop_timeout_s) + " s of SIGTERM and was killed; see " + log_);
+  return status;
+}
+
+int daemon_runner::end(int signal) {
+  ::kill(pid_, signal);
   int status = 0;
-  ::waitpid(pid_, &status, 0);
+  // A daemon that does not stop is a finding, not a reason for weir-bench to hang.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(stop_timeout_s);
+  while (::waitpid(pid_, &status, WNOHANG) != pid_) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+      return stop_timed_out;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   pid_ = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 void daemon_runner::kill_hard() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
+  if (pid_ > 0) end(SIGKILL);
 }
 
 }  // namespace weir::bench

@@ -26,15 +26,22 @@ class daemon_runner {
   const std::string& admin_address() const { return admin_; }
   /// From exec to the socket accepting its first connection.
   double startup_seconds() const { return startup_s_; }
-  /// SIGTERM, then wait; returns the exit status.
+  /// SIGTERM, then wait; returns the exit status. Throws when the daemon
+  /// has not exited within stop_timeout_s (it is then killed).
   int stop();
   /// SIGKILL, then wait: a crash.
   void kill_hard();
 
  private:
+  static constexpr int stop_timeout_s = 30;
+  static constexpr int stop_timed_out = -2;
+  /// Sends `signal` and reaps the daemon, killing it past stop_timeout_s.
+  int end(int signal);
+
   pid_t pid_ = -1;
   std::string socket_;
   std::string admin_;
+  std::string log_;
   double startup_s_ = 0;
 };
 

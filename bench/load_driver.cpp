@@ -1,6 +1,7 @@
 #include "bench/load_driver.hpp"
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,6 +24,8 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+constexpr int reply_timeout_s = 30;
+
 int connect_unix(const std::string& path) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
@@ -32,6 +35,10 @@ int connect_unix(const std::string& path) {
     if (fd >= 0) ::close(fd);
     throw std::runtime_error("cannot connect to " + path + ": " + std::strerror(errno));
   }
+  // A reply that never comes must end the round, not hang it: the frames
+  // still waiting then count as not acked.
+  timeval limit{reply_timeout_s, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   return fd;
 }
 
@@ -89,7 +96,8 @@ void produce(const std::string& socket_path, const load_spec& spec, clock::time_
     }
     if (sent.empty()) break;
     const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n <= 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // closed, or no reply within reply_timeout_s
     byte_span input(buf.data(), static_cast<std::size_t>(n));
     while (!input.empty()) {
       const auto st = reader.feed(input);
@@ -108,6 +116,7 @@ void produce(const std::string& socket_path, const load_spec& spec, clock::time_
       mine.refused += per_frame - ok;
     }
   }
+  mine.refused += sent.size() * per_frame;  // sent and never answered
   ::close(fd);
   std::lock_guard<std::mutex> guard(merge);
   out.records += mine.records;

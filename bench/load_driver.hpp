@@ -14,7 +14,7 @@ struct load_result {
   double seconds = 0;
   std::uint64_t records = 0;  // records acked
   std::uint64_t frames = 0;   // replies received
-  std::uint64_t refused = 0;  // records not acked
+  std::uint64_t refused = 0;  // records not acked: refused, or never answered
   std::vector<double> latency_us;  // per frame, send to reply
 };
 

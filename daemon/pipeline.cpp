@@ -132,13 +132,12 @@ void pipeline::start_failover_drain(std::uint16_t origin, std::uint16_t shard, c
   failover_drains_.emplace(origin, spawn_drain(sys_, ds, runner_));
 }
 
-void pipeline::stop_failover_drains(std::uint16_t origin) {
+std::vector<drain_actor> pipeline::take_failover_drains(std::uint16_t origin) {
   std::lock_guard<std::mutex> guard(failover_mutex_);
-  // Without waiting (this runs on the membership actor's thread, whose
-  // heartbeats must go on): each stores its cursor and stops.
-  for (auto [it, end] = failover_drains_.equal_range(origin); it != end; ++it)
-    caf::anon_send(it->second, shutdown_atom::value);
+  std::vector<drain_actor> taken;
+  for (auto [it, end] = failover_drains_.equal_range(origin); it != end; ++it) taken.push_back(it->second);
   failover_drains_.erase(origin);
+  return taken;
 }
 
 bool pipeline::wait_started(std::chrono::milliseconds timeout) {

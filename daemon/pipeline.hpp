@@ -62,10 +62,11 @@ class pipeline {
   /// In a cluster, each shard's replicator (else empty).
   const std::vector<replicator_actor>& replicators() const { return replicators_; }
   /// Failover: delivers `origin`'s replica of `shard` (in `replica_dir`) to
-  /// the sink, with the record ids its origin would have given; stops every
-  /// such delivery of `origin`.
+  /// the sink, with the record ids its origin would have given. Taken,
+  /// `origin`'s failover drains are the caller's to shut down (membership
+  /// must know when they have ended).
   void start_failover_drain(std::uint16_t origin, std::uint16_t shard, const std::string& replica_dir);
-  void stop_failover_drains(std::uint16_t origin);
+  std::vector<drain_actor> take_failover_drains(std::uint16_t origin);
 
   /// Reads the sink's secret files again (SIGHUP).
   sink_factory::secret_reload reload_sink_secrets() { return factory_->reload_secrets(); }
