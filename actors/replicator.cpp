@@ -55,8 +55,12 @@ struct known_segment {
   std::uint64_t records = 0;  // up to `end`
 };
 
-/// A segment an earlier run left, from its header and seal (startup
-/// recovery sealed every one), in one read.
+/// A segment found at startup, in one read. One an earlier run left is
+/// sealed (startup recovery sealed every one), its extent in its seal. One
+/// without a seal is the writer's first segment, made before this listing:
+/// it grows, and the writer's announcements tell where it ends. (Taken as
+/// sealed, the first chunk to catch up with it would seal the peers' copies
+/// there and count the records written after as held.)
 std::optional<known_segment> stored_segment(wab::file_io& io, const std::string& path) {
   const int fd = io.open_existing(path);
   if (fd < 0) return std::nullopt;
@@ -65,8 +69,9 @@ std::optional<known_segment> stored_segment(wab::file_io& io, const std::string&
   io.close(fd);
   if (!header || size < 0) return std::nullopt;
   const auto& h = header.value();
-  const auto end = std::max(h.data_start(), wab::records_end(h, static_cast<std::uint64_t>(size)));
-  return known_segment{end, true, h.seal ? h.seal->records : 0};
+  const auto seal = wab::usable_seal(h, static_cast<std::uint64_t>(size));
+  if (!seal) return known_segment{h.data_start(), false, 0};
+  return known_segment{std::max(h.data_start(), seal->data_end), true, seal->records};
 }
 
 class replicator_state {

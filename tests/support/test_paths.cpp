@@ -37,6 +37,9 @@ temp_dir::temp_dir() {
 }
 
 temp_dir::~temp_dir() {
+  // WEIR_TEST_KEEP=1 leaves every test's directory (data dirs, daemon logs)
+  // for a look after a failure.
+  if (const char* keep = std::getenv("WEIR_TEST_KEEP"); keep && *keep && std::string(keep) != "0") return;
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
 }
