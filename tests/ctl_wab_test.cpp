@@ -1,5 +1,6 @@
 // weir-ctl wab reads a shard's segments as the drain does: past a damaged
-// record to the next one that checks, and says so.
+// record to the next one that checks, and says so. weir-ctl segments checks
+// every record and says what startup recovery would repair, changing nothing.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "support/daemon_process.hpp"
 #include "support/test_paths.hpp"
 #include "wab/file_io.hpp"
+#include "wab/recovery.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_writer.hpp"
 
@@ -79,4 +81,112 @@ TEST_CASE("weir-ctl wab tells sealed segments from the open one and counts spare
   const auto text = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "wab"}, dir.path());
   CHECK(text.out.find("spares: 1") != std::string::npos);
   CHECK(text.out.find("(sealed)") != std::string::npos);
+}
+
+namespace {
+
+/// A shard directory with one segment of `payloads`, sealed or left open.
+std::filesystem::path write_segment(const std::filesystem::path& shard, std::uint64_t seq,
+                                    const std::vector<std::string>& payloads, bool sealed) {
+  std::filesystem::create_directories(shard);
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
+  auto seg = wab::segment_writer::create(wab::default_file_io(), shard.string(), 0, seq, now);
+  REQUIRE(seg);
+  std::vector<byte_span> records;
+  for (const auto& p : payloads) records.emplace_back(reinterpret_cast<const std::uint8_t*>(p.data()), p.size());
+  REQUIRE(seg.value()->append(records, now).error == 0);
+  REQUIRE((sealed ? seg.value()->seal() : seg.value()->sync()) == 0);
+  return shard / wab::segment_file_name(seq);
+}
+
+void flip_byte(const std::filesystem::path& file, std::uint64_t at) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(at));
+  const char c = static_cast<char>(f.get());
+  f.seekp(static_cast<std::streamoff>(at));
+  f.put(static_cast<char>(c ^ 0x5a));
+}
+
+std::string contents(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("weir-ctl segments names the record whose payload byte flipped in a sealed segment and exits 1",
+          "[ctl][wab]") {
+  test::temp_dir dir;
+  const auto file = write_segment(dir / "var/wab/shard_00", 1, {"alpha", "bravo", "charlie"}, true);
+  write_segment(dir / "var/wab/shard_01", 1, {"delta"}, false);
+  flip_byte(file, wab::segment_prefix_size + wab::record_header_size + 5 + wab::record_header_size + 2);  // in "bravo"
+  const std::string before = contents(file);
+
+  const auto r = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "--json", "segments"}, dir.path());
+  CHECK(r.exit_code == 1);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 2);
+  const auto& seg = j.at(0).at("segments").at(0);
+  CHECK(seg.at("file") == "seg_00000001.wab");
+  CHECK(seg.at("sealed") == true);
+  CHECK(seg.at("records") == 2);
+  CHECK(seg.at("lost") == 1);
+  CHECK(seg.at("first_damage").at("index") == 2);
+  CHECK(seg.at("first_damage").at("offset") == wab::segment_prefix_size + wab::record_header_size + 5);
+  CHECK(j.at(0).at("at_next_start").empty());  // recovery trusts a seal; the drain finds the damage
+  CHECK(j.at(1).at("segments").at(0).at("lost") == 0);
+
+  const auto text = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "segments"}, dir.path());
+  CHECK(text.exit_code == 1);
+  CHECK(text.out.find("seg_00000001.wab  sealed  2 records") != std::string::npos);
+  const auto offset = std::to_string(wab::segment_prefix_size + wab::record_header_size + 5);
+  CHECK(text.out.find("DAMAGED: record 2 (offset " + offset + ") does not check") != std::string::npos);
+  CHECK(text.err.find("1 damaged segment(s)") != std::string::npos);
+  // Read-only: the file is as it was and nothing went to quarantine.
+  CHECK(contents(file) == before);
+  CHECK_FALSE(std::filesystem::exists(dir / "var/quarantine"));
+}
+
+TEST_CASE("weir-ctl segments says what recovery will do with a damaged header and recovery does it",
+          "[ctl][wab]") {
+  test::temp_dir dir;
+  const auto shard = dir / "var/wab/shard_00";
+  const auto damaged = write_segment(shard, 1, std::vector<std::string>(570, "record"), true);
+  write_segment(shard, 2, {"newest"}, false);
+  flip_byte(damaged, 0);  // the segment magic
+
+  const auto r = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "--json", "segments"}, dir.path());
+  CHECK(r.exit_code == 1);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& segs = j.at(0).at("segments");
+  REQUIRE(segs.size() == 2);
+  CHECK(segs.at(0).at("records") == 0);  // not 570 good records: the header does not check
+  CHECK(segs.at(0).at("problem").get<std::string>().find("header unreadable") != std::string::npos);
+  const auto& events = j.at(0).at("at_next_start");
+  REQUIRE(events.size() == 1);
+  CHECK(events.at(0).at("level") == "error");
+  CHECK(events.at(0).at("what") == "segment header unreadable; moved to quarantine");
+  CHECK(std::filesystem::exists(damaged));  // said, not done
+
+  // The real recovery does what was announced.
+  std::filesystem::create_directories(dir / "var/quarantine");  // as the daemon makes it
+  const auto recovered = wab::recover_shard(*wab::default_file_io(), shard.string(), (dir / "var/quarantine").string());
+  REQUIRE(recovered.events.size() == 1);
+  CHECK(recovered.events.at(0).what == events.at(0).at("what").get<std::string>());
+  CHECK(recovered.quarantined_segments == 1);
+  CHECK_FALSE(std::filesystem::exists(damaged));
+}
+
+TEST_CASE("weir-ctl segments checks the replicas a node holds and exits 0 when every record checks", "[ctl][wab]") {
+  test::temp_dir dir;
+  write_segment(dir / "var/wab/shard_00", 3, {"own"}, false);
+  write_segment(dir / "var/replica/node_2/shard_00", 7, {"theirs", "too"}, true);
+  const auto r = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "segments"}, dir.path());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("wab/shard_00\n  seg_00000003.wab  open    1 records") != std::string::npos);
+  CHECK(r.out.find("replica/node_2/shard_00\n  seg_00000007.wab  sealed  2 records") != std::string::npos);
+  CHECK(r.out.find("2 segment(s) in 2 shard(s), every record checks") != std::string::npos);
+  const auto missing = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "nowhere", "segments"}, dir.path());
+  CHECK(missing.exit_code == 2);
 }

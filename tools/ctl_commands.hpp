@@ -39,6 +39,10 @@ int admin_get(const std::string& admin, const std::string& path, status_renderer
 /// Lists each shard's segments (records, bytes) and its confirm cursor.
 int wab_list(const std::string& data_dir, bool json);
 
+/// Checks every record of every segment (WAB shards and replicas) and says
+/// what startup recovery would repair; 1 when anything is damaged.
+int segments_check(const std::string& data_dir, bool json);
+
 /// Lists dead letters: where each record came from, why it was refused, its payload.
 int dead_letter_list(const std::string& data_dir, bool json);
 

@@ -1,0 +1,38 @@
+#include "wab/dry_run_file_io.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace weir::wab {
+
+int dry_run_file_io::create_exclusive(const std::string&) {
+  const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
+int dry_run_file_io::open_existing(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
+ssize_t dry_run_file_io::pwrite(int, const std::uint8_t*, std::size_t n, std::uint64_t) {
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t dry_run_file_io::pread(int fd, std::uint8_t* data, std::size_t n, std::uint64_t offset) {
+  return real_.pread(fd, data, n, offset);
+}
+
+int dry_run_file_io::fdatasync(int) { return 0; }
+int dry_run_file_io::fsync(int) { return 0; }
+int dry_run_file_io::truncate(int, std::uint64_t) { return 0; }
+int dry_run_file_io::close(int fd) { return real_.close(fd); }
+int dry_run_file_io::fsync_directory(const std::string&) { return 0; }
+int dry_run_file_io::rename(const std::string&, const std::string&) { return 0; }
+int dry_run_file_io::unlink(const std::string&) { return 0; }
+std::int64_t dry_run_file_io::size(int fd) { return real_.size(fd); }
+std::int64_t dry_run_file_io::free_bytes(const std::string& dir) { return real_.free_bytes(dir); }
+
+}  // namespace weir::wab
