@@ -2,11 +2,13 @@
 // weir-ctl's commands, one function each, and what they share: the global
 // options, usage errors that name the command, a connection that says how
 // to find the daemon when there is none, and the data-dir check.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "messages/wire/bytes.hpp"
 #include "weir/client.hpp"
 
 namespace weir::ctl {
@@ -42,6 +44,21 @@ int wab_list(const std::string& data_dir, bool json);
 /// Checks every record of every segment (WAB shards and replicas) and says
 /// what startup recovery would repair; 1 when anything is damaged.
 int segments_check(const std::string& data_dir, bool json);
+
+enum class dump_format { text, hex, json };
+struct dump_request {
+  std::string segment;  // a file path, or "shard_NN/seg_….wab" under the data dir's wab/
+  std::uint64_t from = 1;  // first record index shown
+  std::uint64_t count = UINT64_MAX;
+  dump_format format = dump_format::text;
+  std::uint16_t node = 0;  // cluster.node_id of the daemon whose WAB this is (record ids carry it)
+};
+/// Prints a segment's records with index, offset, ingest time and record id;
+/// 1 when it holds damage, 2 when the file cannot be opened.
+int dump_segment(const std::string& data_dir, const dump_request& req);
+
+/// At most `max` bytes of `p`, with every byte outside printable ASCII as '.'.
+std::string printable(const byte_buffer& p, std::size_t max = 60);
 
 /// Lists dead letters: where each record came from, why it was refused, its payload.
 int dead_letter_list(const std::string& data_dir, bool json);

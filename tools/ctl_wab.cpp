@@ -82,12 +82,6 @@ read_outcome read_records(const fs::path& file, F each) {
   return {stop, reader.damaged(), reader.recovered(), reader.valid_end(), sealed};
 }
 
-std::string printable(const byte_buffer& p, std::size_t max = 60) {
-  std::string s;
-  for (std::size_t i = 0; i < p.size() && i < max; ++i) s += (p[i] >= 0x20 && p[i] < 0x7f) ? static_cast<char>(p[i]) : '.';
-  return p.size() > max ? s + "…" : s;
-}
-
 struct dead_letter_entry {
   std::uint64_t index = 0;  // in the dead-letter file
   stored_dead_letter letter;
@@ -103,6 +97,12 @@ std::vector<dead_letter_entry> read_dead_letters(const fs::path& file) {
 }
 
 }  // namespace
+
+std::string printable(const byte_buffer& p, std::size_t max) {
+  std::string s;
+  for (std::size_t i = 0; i < p.size() && i < max; ++i) s += (p[i] >= 0x20 && p[i] < 0x7f) ? static_cast<char>(p[i]) : '.';
+  return p.size() > max ? s + "…" : s;
+}
 
 int wab_list(const std::string& data_dir, bool json) {
   const fs::path wab_dir = fs::path(data_dir) / "wab";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ Commands:
   metrics       the Prometheus exposition (/metrics)
   wab           each shard's segments and confirm cursor, read from the data dir
   segments      check every record's CRC offline; what the next start would repair
+  dump          one segment's records with index, offset, ingest time and record id
   dl list       dead letters: origin, reason, payload, read from the data dir
   dl requeue    push the dead letters back through the daemon
 
@@ -88,6 +90,47 @@ int wab(const options& o, const std::vector<std::string>& args) {
 int segments(const options& o, const std::vector<std::string>& args) {
   if (int rc = no_arguments("segments", args)) return rc;
   return require_data_dir(o) ? segments_check(o.data_dir, o.json) : 2;
+}
+
+/// A whole number from `text`, or nullopt.
+std::optional<std::uint64_t> count_of(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 19) return std::nullopt;
+  return std::stoull(text);
+}
+
+int dump(const options& o, const std::vector<std::string>& args) {
+  dump_request req;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (a == "--from" || a == "--count" || a == "--format" || a == "--node") {
+      if (!has_value) return usage_error("dump", a + " needs a value");
+      const std::string& v = args[++i];
+      if (a == "--format") {
+        if (v == "text") req.format = dump_format::text;
+        else if (v == "hex") req.format = dump_format::hex;
+        else if (v == "json") req.format = dump_format::json;
+        else return usage_error("dump", "--format " + v + ": expected text, hex or json");
+        continue;
+      }
+      const auto n = count_of(v);
+      if (!n || (a == "--from" && *n == 0) || (a == "--node" && (*n == 0 || *n > 65535)))
+        return usage_error("dump", a + " " + v + ": expected " +
+                                       (a == "--node" ? "a node id from 1 to 65535" : a == "--from" ? "an index from 1" : "a whole number"));
+      if (a == "--from") req.from = *n;
+      else if (a == "--count") req.count = *n;
+      else req.node = static_cast<std::uint16_t>(*n);
+    } else if (a.rfind("--", 0) == 0) {
+      return usage_error("dump", "unknown option " + a);
+    } else if (req.segment.empty()) {
+      req.segment = a;
+    } else {
+      return usage_error("dump", "takes one SEGMENT, got " + a + " too");
+    }
+  }
+  if (req.segment.empty()) return usage_error("dump", "needs a SEGMENT (a file, or shard_NN/seg_….wab)");
+  if (o.json) req.format = dump_format::json;
+  return dump_segment(o.data_dir, req);
 }
 
 int dead_letters(const options& o, const std::vector<std::string>& args) {
@@ -155,6 +198,28 @@ files, and the confirm cursor.
 Example:
   weir-ctl --data-dir /var/lib/weir wab
 )", wab},
+    {"dump", R"(Usage: weir-ctl dump SEGMENT [--from N] [--count N] [--format text|hex|json] [--node ID]
+
+Prints the records of one segment file, read-only: each record's segment
+string and index (its coordinate), file offset, ingest time, record id (the
+sink's idempotency key, and what AckTracked carried), size and payload.
+SEGMENT is a file path, or shard_NN/seg_NNNNNNNN.wab under the data
+directory's wab/. Records that do not check are read past, as the drain does.
+
+--from N      start at record index N (1-based)
+--count N     print at most N records
+--format F    text (default; payload as printable text), hex (a hex dump of
+              each payload), json (one array; also with --json)
+--node ID     the daemon's cluster.node_id: in a cluster, record ids carry
+              the origin node (a replica's file carries it in its path)
+
+Exit status: 0, 1 the segment holds damage (or its header is unreadable),
+2 usage error or no such file.
+
+Examples:
+  weir-ctl --data-dir /var/lib/weir dump shard_00/seg_00000001.wab --count 10
+  weir-ctl dump /var/lib/weir/replica/node_2/shard_00/seg_00000004.wab --format hex
+)", dump},
     {"segments", R"(Usage: weir-ctl segments
 
 Checks the data directory offline, read-only (safe beside a running
@@ -263,7 +328,7 @@ int main(int argc, char** argv) {
   }
   const command* cmd = find_command(args[0]);
   if (!cmd) {
-    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, cluster, top, metrics, wab, segments, dl; see "
+    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, cluster, top, metrics, wab, segments, dump, dl; see "
                          "weir-ctl --help)\n", args[0].c_str());
     return 2;
   }
