@@ -17,18 +17,6 @@ namespace weir {
 
 namespace {
 
-/// 7 for "shard_07"; nullopt for anything else.
-std::optional<std::uint16_t> shard_number(const std::string& dir_name) {
-  if (dir_name.rfind("shard_", 0) != 0 || dir_name.size() <= 6) return std::nullopt;
-  unsigned long n = 0;
-  for (char c : dir_name.substr(6)) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<unsigned long>(c - '0');
-    if (n > 0xffff) return std::nullopt;
-  }
-  return static_cast<std::uint16_t>(n);
-}
-
 /// Logs what recovery repaired: an error for damage, a warning for a routine repair.
 void report(const std::vector<wab::recovery_event>& events) {
   for (const auto& e : events)
@@ -44,9 +32,11 @@ wab_startup recover_wab(const config& cfg) {
   for (std::int64_t shard = 0; shard < cfg.ingest.shards; ++shard)
     ensure_private_directory(wab_dir + "/" + wab::shard_dir_name(static_cast<std::uint16_t>(shard)), "data_dir");
   std::vector<std::filesystem::path> shard_dirs;
-  for (const auto& entry : std::filesystem::directory_iterator(wab_dir))
-    if (entry.is_directory() && shard_number(entry.path().filename().string()))
+  for (const auto& entry : std::filesystem::directory_iterator(wab_dir)) {
+    std::error_code ec;  // a dangling or looping link named like a shard is not one
+    if (entry.is_directory(ec) && wab::parse_shard_dir_name(entry.path().filename().string()))
       shard_dirs.push_back(entry.path());
+  }
   std::sort(shard_dirs.begin(), shard_dirs.end());
 
   wab_startup out;
@@ -54,7 +44,7 @@ wab_startup recover_wab(const config& cfg) {
     try {
       auto r = wab::recover_shard(*wab::default_file_io(), dir.string(), quarantine);
       report(r.events);
-      const auto shard = *shard_number(dir.filename().string());
+      const auto shard = *wab::parse_shard_dir_name(dir.filename().string());
       const auto cursor = wab::load_cursor(*wab::default_file_io(), dir.string());
       out.next_sequence[shard] = wab::next_segment_sequence(r.next_sequence, cursor);
       for (const auto& seg : r.segments) {

@@ -135,12 +135,12 @@ TEST_CASE("weir-ctl segments names the record whose payload byte flipped in a se
   CHECK(seg.at("lost") == 1);
   CHECK(seg.at("first_damage").at("index") == 2);
   CHECK(seg.at("first_damage").at("offset") == wab::segment_prefix_size + wab::record_header_size + 5);
-  CHECK(j.at(0).at("at_next_start").empty());  // recovery trusts a seal; the drain finds the damage
+  CHECK(j.at(0).at("repairs").empty());  // recovery trusts a seal; the drain finds the damage
   CHECK(j.at(1).at("segments").at(0).at("lost") == 0);
 
   const auto text = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "segments"}, dir.path());
   CHECK(text.exit_code == 1);
-  CHECK(text.out.find("seg_00000001.wab  sealed  2 records") != std::string::npos);
+  CHECK(text.out.find("seg_00000001.wab  sealed  2 records, ending at byte") != std::string::npos);
   const auto offset = std::to_string(wab::segment_prefix_size + wab::record_header_size + 5);
   CHECK(text.out.find("DAMAGED: record 2 (offset " + offset + ") does not check") != std::string::npos);
   CHECK(text.err.find("1 damaged segment(s)") != std::string::npos);
@@ -164,7 +164,7 @@ TEST_CASE("weir-ctl segments says what recovery will do with a damaged header an
   REQUIRE(segs.size() == 2);
   CHECK(segs.at(0).at("records") == 0);  // not 570 good records: the header does not check
   CHECK(segs.at(0).at("problem").get<std::string>().find("header unreadable") != std::string::npos);
-  const auto& events = j.at(0).at("at_next_start");
+  const auto& events = j.at(0).at("repairs");
   REQUIRE(events.size() == 1);
   CHECK(events.at(0).at("level") == "error");
   CHECK(events.at(0).at("what") == "segment header unreadable; moved to quarantine");
@@ -187,6 +187,7 @@ TEST_CASE("weir-ctl segments checks the replicas a node holds and exits 0 when e
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("wab/shard_00\n  seg_00000003.wab  open    1 records") != std::string::npos);
   CHECK(r.out.find("replica/node_2/shard_00\n  seg_00000007.wab  sealed  2 records") != std::string::npos);
+  CHECK(r.out.find("when this node delivers the replica") == std::string::npos);  // nothing to repair
   CHECK(r.out.find("2 segment(s) in 2 shard(s), every record checks") != std::string::npos);
   const auto missing = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "nowhere", "segments"}, dir.path());
   CHECK(missing.exit_code == 2);
@@ -240,4 +241,34 @@ TEST_CASE("weir-ctl dump shows the coordinates and record ids that AckTracked ca
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--format yaml: expected text, hex or json") != std::string::npos);
   CHECK(d.stop() == 0);
+}
+
+TEST_CASE("weir-ctl segments counts what a cut sealed segment lost and predicts a failing start", "[ctl][wab]") {
+  test::temp_dir dir;
+  const auto file = write_segment(dir / "var/wab/shard_00", 1, {"alpha", "bravo", "charlie", "delta"}, true);
+  // Cut after the second record: the seal still counts four.
+  std::filesystem::resize_file(file, wab::segment_prefix_size + 2 * wab::record_header_size + 10);
+  std::filesystem::create_directories(dir / "var/wab/shard_00/seg_00000002.wab");  // a directory, named like a segment
+  std::filesystem::create_directories(dir / "var/wab/shard_xyz");                  // not a shard the daemon reads
+  const auto r = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "--json", "segments"}, dir.path());
+  CHECK(r.exit_code == 1);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 1);
+  const auto& segs = j.at(0).at("segments");
+  REQUIRE(segs.size() == 2);
+  CHECK(segs.at(0).at("cut") == true);
+  CHECK(segs.at(0).at("records") == 2);
+  CHECK(segs.at(0).at("lost") == 2);
+  CHECK(segs.at(1).at("problem") == "a directory, not a segment file");
+  bool fails = false;
+  for (const auto& e : j.at(0).at("repairs"))
+    fails = fails || e.at("what").get<std::string>().find("recovery would fail") == 0;
+  CHECK(fails);
+  // dump, on the quarantine-style copy of the cut file, gives the ids it had in place and exits 1.
+  std::filesystem::copy_file(file, dir / "shard_00__seg_00000001.wab");
+  const auto d = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "dump", "shard_00__seg_00000001.wab"},
+                                  dir.path());
+  CHECK(d.exit_code == 1);
+  CHECK(d.out.find("shard_00/seg_00000001.wab #2 ") != std::string::npos);
+  CHECK(d.err.find("2 record(s) lost") != std::string::npos);
 }

@@ -11,10 +11,9 @@
 
 #include "messages/wire/coordinate.hpp"
 #include "tools/ctl_commands.hpp"
+#include "tools/ctl_segment_scan.hpp"
 #include "wab/dry_run_file_io.hpp"
 #include "wab/segment_format.hpp"
-#include "wab/segment_reader.hpp"
-#include "wab/wall_clock.hpp"
 
 namespace weir::ctl {
 
@@ -22,22 +21,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The file a SEGMENT argument names: a path, or "shard_NN/seg_….wab" under data_dir/wab.
+/// The file a SEGMENT argument names: "shard_NN/seg_….wab" under
+/// data_dir/wab when it is there, else a path.
 fs::path segment_file(const std::string& data_dir, const std::string& arg) {
-  if (fs::exists(arg)) return arg;
-  return fs::path(data_dir) / "wab" / arg;
+  const fs::path p(arg);
+  std::error_code ec;
+  if (p.is_relative() && fs::exists(fs::path(data_dir) / "wab" / p, ec)) return fs::path(data_dir) / "wab" / p;
+  return p;
 }
 
-/// The coordinate's segment string the daemon gives records of `file`:
-/// "[node_<id>/]shard_NN/seg_….wab". A replica's file carries its origin in
-/// its path; a node's own WAB needs --node in a cluster.
-std::string coordinate_segment(const fs::path& file, std::uint16_t node) {
-  const std::string shard = file.parent_path().filename().string();
+/// The coordinate's segment string the daemon gives the records:
+/// "[node_<id>/]shard_NN/seg_….wab", from the segment's own header (a copy
+/// in quarantine or a backup has the ids it had in place). A replica's file
+/// carries its origin in its path; a node's own WAB needs --node in a cluster.
+std::string coordinate_segment(const fs::path& file, const wab::segment_header& header, std::uint16_t node) {
   const std::string origin = file.parent_path().parent_path().filename().string();
   std::string prefix;
-  if (origin.rfind("node_", 0) == 0) prefix = origin + "/";
-  else if (node != 0) prefix = "node_" + std::to_string(node) + "/";
-  return prefix + shard + "/" + file.filename().string();
+  if (node != 0) prefix = "node_" + std::to_string(node) + "/";
+  else if (origin.rfind("node_", 0) == 0) prefix = origin + "/";
+  return prefix + wab::shard_dir_name(header.shard) + "/" + wab::segment_file_name(header.sequence);
 }
 
 std::string utc(std::int64_t ns) {
@@ -69,52 +71,38 @@ void hex_lines(const byte_buffer& p) {
 int dump_segment(const std::string& data_dir, const dump_request& req) {
   const fs::path file = segment_file(data_dir, req.segment);
   wab::dry_run_file_io io;  // read-only opens
-  const int fd = io.open_existing(file.string());
-  if (fd < 0) {
-    std::fprintf(stderr, "weir-ctl dump: cannot open %s: %s\n", file.c_str(), std::strerror(-fd));
-    return 2;
-  }
-  const auto decoded = wab::read_segment_header(io, fd);
-  if (!decoded) {
-    io.close(fd);
-    std::fprintf(stderr, "weir-ctl dump: %s: header unreadable (%s); weir-ctl segments says what recovery does with it\n",
-                 file.c_str(), std::string(wab::name_of(decoded.error())).c_str());
-    return 1;
-  }
-  const auto& header = decoded.value();
-  const auto size = static_cast<std::uint64_t>(std::max<std::int64_t>(io.size(fd), 0));
-  const std::string segment = coordinate_segment(file, req.node);
-  wab::segment_reader reader(io, fd, header, wab::records_end(header, size), 0, 1,
-                             wab::resync_window_for(header, wab::wall_clock_ns()));
   nlohmann::json out = nlohmann::json::array();
+  std::string segment;
   std::uint64_t shown = 0;
-  while (shown < req.count) {
-    auto r = reader.next();
-    if (!r) break;
-    if (r->index < req.from) continue;
+  const auto scan = scan_segment(io, file.string(), [&](const wab::stored_record& r) {
+    if (r.index < req.from || shown >= req.count) return;
     ++shown;
-    const auto id = wire::to_hex(wire::compute_record_id(segment, r->index, r->payload));
+    const auto id = wire::to_hex(wire::compute_record_id(segment, r.index, r.payload));
     if (req.format == dump_format::json) {
-      out.push_back({{"segment", segment}, {"index", r->index}, {"offset", r->offset},
-                     {"ingest_ts_ns", r->ingest_ts_ns}, {"record_id", id}, {"payload_bytes", r->payload.size()},
-                     {"payload_hex", wire::to_hex(r->payload)}});
-      continue;
+      out.push_back({{"segment", segment}, {"index", r.index}, {"offset", r.offset}, {"ingest_ts_ns", r.ingest_ts_ns},
+                     {"record_id", id}, {"payload_bytes", r.payload.size()}, {"payload_hex", wire::to_hex(r.payload)}});
+      return;
     }
-    std::printf("%s #%llu  offset %llu  %s  id %s  %zu B", segment.c_str(), static_cast<unsigned long long>(r->index),
-                static_cast<unsigned long long>(r->offset), utc(r->ingest_ts_ns).c_str(), id.c_str(), r->payload.size());
+    std::printf("%s #%llu  offset %llu  %s  id %s  %zu B", segment.c_str(), static_cast<unsigned long long>(r.index),
+                static_cast<unsigned long long>(r.offset), utc(r.ingest_ts_ns).c_str(), id.c_str(), r.payload.size());
     if (req.format == dump_format::hex) {
       std::printf("\n");
-      hex_lines(r->payload);
+      hex_lines(r.payload);
     } else {
-      std::printf("  %s\n", printable(r->payload, 200).c_str());
+      std::printf("  %s\n", printable(r.payload, 200).c_str());
     }
+  }, [&](const wab::segment_header& h) { segment = coordinate_segment(file, h, req.node); });
+  if (!scan.header) {
+    std::fprintf(stderr, "weir-ctl dump: %s: %s\n", file.c_str(), scan.problem.c_str());
+    return scan.problem.rfind("header unreadable", 0) == 0 ? 1 : 2;
   }
-  io.close(fd);
   if (req.format == dump_format::json) std::cout << out.dump() << "\n";
-  if (reader.damaged() > reader.recovered()) {
-    std::fprintf(stderr, "weir-ctl dump: %s: %llu damaged record(s) read past and lost (first at offset %llu)\n",
-                 file.c_str(), static_cast<unsigned long long>(reader.damaged() - reader.recovered()),
-                 static_cast<unsigned long long>(reader.first_damage().value_or(0)));
+  if (scan.damaged_or_lost()) {
+    std::fprintf(stderr,
+                 "weir-ctl dump: %s: damaged: record %llu (offset %llu) does not check; %llu record(s) lost%s%s\n",
+                 file.c_str(), static_cast<unsigned long long>(scan.first_damage ? scan.first_damage->index : 0),
+                 static_cast<unsigned long long>(scan.first_damage ? scan.first_damage->offset : 0),
+                 static_cast<unsigned long long>(scan.lost), scan.problem.empty() ? "" : "; ", scan.problem.c_str());
     return 1;
   }
   return 0;

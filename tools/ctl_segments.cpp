@@ -1,21 +1,19 @@
 // weir-ctl segments: every segment of every shard (and of every replica this
-// node holds), each record's CRC checked, and what startup recovery would do
-// with the directory, from recovery itself run on a file_io that changes
+// node holds), each record's CRC checked, and what recovery would do with
+// each directory, from recovery itself run on a file layer that changes
 // nothing. Offline and read-only: safe beside a running daemon.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "tools/ctl_commands.hpp"
+#include "tools/ctl_segment_scan.hpp"
 #include "wab/dry_run_file_io.hpp"
 #include "wab/recovery.hpp"
 #include "wab/segment_format.hpp"
-#include "wab/segment_reader.hpp"
-#include "wab/wall_clock.hpp"
 
 namespace weir::ctl {
 
@@ -23,105 +21,81 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// One segment file, every record read and checked.
-nlohmann::json check_segment(wab::file_io& io, const fs::path& file, std::int64_t now_ns) {
-  nlohmann::json out{{"file", file.filename().string()}, {"records", 0},     {"damaged", 0},
-                     {"recovered", 0},                   {"lost", 0},        {"first_damage", nullptr},
-                     {"sealed", false},                  {"record_bytes", 0}};
-  const int fd = io.open_existing(file.string());
-  if (fd < 0) {
-    out["problem"] = std::string("cannot open: ") + std::strerror(-fd);
-    return out;
-  }
-  const std::int64_t size = io.size(fd);
-  out["file_bytes"] = size < 0 ? 0 : size;
-  const auto decoded = wab::read_segment_header(io, fd);
-  if (!decoded) {
-    io.close(fd);
-    out["problem"] = std::string("header unreadable: ") + std::string(wab::name_of(decoded.error()));
-    return out;
-  }
-  const auto& header = decoded.value();
-  const auto file_bytes = static_cast<std::uint64_t>(size < 0 ? 0 : size);
-  const auto seal = wab::usable_seal(header, file_bytes);
-  wab::segment_reader reader(io, fd, header, wab::records_end(header, file_bytes), 0, 1,
-                             wab::resync_window_for(header, now_ns));
-  std::uint64_t records = 0;
-  for (;;) {
-    const auto index = reader.next_index();
-    const auto damaged_before = reader.damaged();
-    const bool got = reader.advance();
-    if (reader.damaged() > damaged_before && out["first_damage"].is_null())
-      out["first_damage"] = {{"index", index}, {"offset", reader.first_damage().value_or(reader.valid_end())}};
-    if (!got) break;
-    ++records;
-  }
-  io.close(fd);
-  out["records"] = records;
-  out["record_bytes"] = reader.valid_end();
-  out["sealed"] = seal.has_value();
-  out["damaged"] = reader.damaged();
-  out["recovered"] = reader.recovered();
-  std::uint64_t lost = reader.damaged() - reader.recovered();
-  if (reader.stop() == wab::scan_stop::io_error) out["problem"] = std::string("read failed: ") + std::strerror(-reader.error());
-  // A sealed segment's records run to its seal: stopping short loses the rest.
-  if (seal && reader.stop() != wab::scan_stop::end_of_file) {
-    lost += seal->records > records ? seal->records - records : 0;
-    if (out["first_damage"].is_null()) out["first_damage"] = {{"index", reader.next_index()}, {"offset", reader.valid_end()}};
-  }
-  out["lost"] = lost;
-  return out;
+nlohmann::json segment_row(const fs::path& file, const segment_scan& s) {
+  nlohmann::json row{{"file", file.filename().string()}, {"records", s.records},
+                     {"records_end", s.records_end},      {"sealed", s.sealed},
+                     {"cut", s.cut},                      {"damaged", s.damaged},
+                     {"recovered", s.recovered},          {"lost", s.lost},
+                     {"first_damage", nullptr}};
+  std::error_code ec;
+  const auto bytes = fs::file_size(file, ec);
+  row["file_bytes"] = ec ? 0 : bytes;
+  if (s.first_damage) row["first_damage"] = {{"index", s.first_damage->index}, {"offset", s.first_damage->offset}};
+  if (!s.problem.empty()) row["problem"] = s.problem;
+  return row;
 }
 
-nlohmann::json check_shard(const fs::path& shard_dir, const std::string& quarantine_dir) {
+nlohmann::json event_json(const wab::recovery_event& e) {
+  nlohmann::json fields = nlohmann::json::object();
+  for (const auto& [k, v] : e.fields) fields[k] = v;
+  return {{"level", e.level == wab::recovery_event::severity::error ? "error" : "warning"},
+          {"what", e.what},
+          {"fields", fields}};
+}
+
+/// `when`: "next_start" for the node's own shards (startup recovers them),
+/// "failover" for a replica (recovered when this node comes to deliver it).
+nlohmann::json check_shard(const fs::path& shard_dir, const std::string& quarantine_dir, const std::string& when) {
   wab::dry_run_file_io io;
-  const auto now = wab::wall_clock_ns();
   std::vector<std::pair<std::uint64_t, fs::path>> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(shard_dir, ec))
     if (auto seq = wab::parse_segment_file_name(e.path().filename().string())) files.emplace_back(*seq, e.path());
   std::sort(files.begin(), files.end());
-  nlohmann::json segments = nlohmann::json::array();
-  for (const auto& [seq, path] : files) segments.push_back(check_segment(io, path, now));
 
-  nlohmann::json at_start = nlohmann::json::array();
-  auto report = [&](const std::vector<wab::recovery_event>& events) {
-    for (const auto& e : events) {
-      nlohmann::json fields = nlohmann::json::object();
-      for (const auto& [k, v] : e.fields) fields[k] = v;
-      at_start.push_back({{"level", e.level == wab::recovery_event::severity::error ? "error" : "warning"},
-                          {"what", e.what},
-                          {"fields", fields}});
-    }
-  };
+  nlohmann::json repairs = nlohmann::json::array();
+  std::uint64_t sealed_now = 0;
   try {
-    report(wab::recover_shard(io, shard_dir.string(), quarantine_dir, now).events);
+    const auto r = wab::recover_shard(io, shard_dir.string(), quarantine_dir);
+    for (const auto& e : r.events) repairs.push_back(event_json(e));
+    sealed_now = r.sealed_segments;
   } catch (const wab::recovery_error& e) {
-    report(e.events);
-    at_start.push_back({{"level", "error"}, {"what", std::string("recovery would fail: ") + e.what()}, {"fields", {}}});
+    for (const auto& ev : e.events) repairs.push_back(event_json(ev));
+    repairs.push_back({{"level", "error"},
+                       {"what", std::string("recovery would fail: ") + e.what()},
+                       {"fields", nlohmann::json::object()}});
   }
-  return {{"dir", shard_dir.string()}, {"segments", segments}, {"at_next_start", at_start}};
+  // A header that does not check is damage, unless recovery calls it routine
+  // (a segment whose creation a crash interrupted: it never held a record).
+  auto routine = [&](const fs::path& file) {
+    for (const auto& e : repairs)
+      if (e["fields"].value("segment", "") == file.string()) return e["level"] == "warning";
+    return false;
+  };
+  nlohmann::json segments = nlohmann::json::array();
+  for (const auto& [seq, path] : files) {
+    auto row = segment_row(path, scan_segment(io, path.string()));
+    if (row.contains("problem") && routine(path)) {
+      row["note"] = row["problem"];
+      row.erase("problem");
+    }
+    segments.push_back(std::move(row));
+  }
+  return {{"dir", shard_dir.string()}, {"when", when}, {"segments", segments},
+          {"repairs", repairs}, {"sealed_where_records_end", sealed_now}};
 }
 
-/// wab/shard_NN, then replica/node_N/shard_NN, in name order.
-std::vector<fs::path> shard_dirs(const fs::path& data_dir) {
-  std::vector<fs::path> out;
-  auto shards_in = [&](const fs::path& dir) {
-    std::vector<fs::path> found;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-      if (e.is_directory() && e.path().filename().string().rfind("shard_", 0) == 0) found.push_back(e.path());
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  };
-  shards_in(data_dir / "wab");
-  std::vector<fs::path> origins;
+/// The shard directories under `dir` the daemon would use ("shard_<n>", n
+/// at most 65535, a directory and not a link that leads nowhere), in order.
+std::vector<fs::path> shards_in(const fs::path& dir) {
+  std::vector<fs::path> found;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data_dir / "replica", ec))
-    if (e.is_directory() && e.path().filename().string().rfind("node_", 0) == 0) origins.push_back(e.path());
-  std::sort(origins.begin(), origins.end());
-  for (const auto& o : origins) shards_in(o);
-  return out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::error_code type_ec;
+    if (e.is_directory(type_ec) && wab::parse_shard_dir_name(e.path().filename().string())) found.push_back(e.path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 bool is_problem(const nlohmann::json& seg) {
@@ -134,53 +108,78 @@ std::string fields_text(const nlohmann::json& fields) {
   return s;
 }
 
+std::string verdict_of(const nlohmann::json& s) {
+  if (s.contains("problem")) return "DAMAGED: " + s["problem"].get<std::string>();
+  if (s.contains("note")) return "not a segment yet (" + s["note"].get<std::string>() + ")";
+  if (!is_problem(s)) return "ok";
+  const auto n = [&](const char* k) { return std::to_string(s[k].get<std::uint64_t>()); };
+  std::string v = "DAMAGED: ";
+  if (s["cut"].get<bool>()) v += "the file ends before its seal says; ";
+  v += "record " + std::to_string(s["first_damage"]["index"].get<std::uint64_t>()) + " (offset " +
+       std::to_string(s["first_damage"]["offset"].get<std::uint64_t>()) + ") does not check; " + n("damaged") +
+       " damaged record(s) read past, " + n("recovered") + " recovered, " + n("lost") + " lost";
+  if (s["sealed"].get<bool>())
+    v += " (sealed: startup keeps it unread; the drain delivers every record that checks and copies the file to "
+         "quarantine)";
+  return v;
+}
+
 void print_text(const nlohmann::json& shards, const fs::path& data_dir) {
   for (const auto& sh : shards) {
-    std::printf("%s\n", fs::relative(sh["dir"].get<std::string>(), data_dir).c_str());
+    const bool replica = sh["when"] == "failover";
+    std::printf("%s\n", fs::path(sh["dir"].get<std::string>()).lexically_relative(data_dir).c_str());
     if (sh["segments"].empty()) std::printf("  no segments\n");
     for (const auto& s : sh["segments"]) {
-      std::string verdict = "ok";
-      if (s.contains("problem")) verdict = "DAMAGED: " + s["problem"].get<std::string>();
-      else if (is_problem(s))
-        verdict = "DAMAGED: record " + std::to_string(s["first_damage"]["index"].get<std::uint64_t>()) +
-                  " (offset " + std::to_string(s["first_damage"]["offset"].get<std::uint64_t>()) +
-                  ") does not check; " + std::to_string(s["damaged"].get<std::uint64_t>()) + " damaged record(s) read past, " +
-                  std::to_string(s["recovered"].get<std::uint64_t>()) + " recovered, " +
-                  std::to_string(s["lost"].get<std::uint64_t>()) + " lost" +
-                  (s["sealed"].get<bool>() ? " (sealed: the next start keeps it unread; the drain delivers every "
-                                             "record that checks and copies the file to quarantine)"
-                                           : "");
-      std::printf("  %s  %-6s  %llu records  %llu bytes of records  %s\n", s["file"].get<std::string>().c_str(),
-                  s["sealed"].get<bool>() ? "sealed" : "open", s["records"].get<unsigned long long>(),
-                  s["record_bytes"].get<unsigned long long>(), verdict.c_str());
+      const char* state = s.contains("problem") || s.contains("note") ? "?" : s["sealed"].get<bool>() ? "sealed" : "open";
+      std::printf("  %s  %-6s  %llu records, ending at byte %llu  %s\n", s["file"].get<std::string>().c_str(), state,
+                  s["records"].get<unsigned long long>(), s["records_end"].get<unsigned long long>(),
+                  verdict_of(s).c_str());
     }
-    for (const auto& e : sh["at_next_start"])
-      std::printf("  at the next start (%s): %s%s\n", e["level"].get<std::string>().c_str(),
-                  e["what"].get<std::string>().c_str(), fields_text(e["fields"]).c_str());
+    const char* when = replica ? "when this node delivers the replica" : "at the next start";
+    for (const auto& e : sh["repairs"])
+      std::printf("  %s (%s): %s%s\n", when, e["level"].get<std::string>().c_str(), e["what"].get<std::string>().c_str(),
+                  fields_text(e["fields"]).c_str());
+    if (const auto n = sh["sealed_where_records_end"].get<std::uint64_t>(); n > 0)
+      std::printf("  %s: %llu unsealed segment(s) sealed where their records end (the one being written, or one "
+                  "whose seal does not check)\n", when, static_cast<unsigned long long>(n));
   }
 }
 
 }  // namespace
 
 int segments_check(const std::string& data_dir, bool json) {
+  const fs::path root(data_dir);
+  const std::string quarantine = (root / "quarantine").string();
+  std::vector<std::pair<fs::path, const char*>> dirs;
+  for (const auto& d : shards_in(root / "wab")) dirs.emplace_back(d, "next_start");
+  std::vector<fs::path> origins;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root / "replica", ec)) {
+    std::error_code type_ec;
+    if (e.is_directory(type_ec) && e.path().filename().string().rfind("node_", 0) == 0) origins.push_back(e.path());
+  }
+  std::sort(origins.begin(), origins.end());
+  for (const auto& o : origins)
+    for (const auto& d : shards_in(o)) dirs.emplace_back(d, "failover");
+
   nlohmann::json out = nlohmann::json::array();
   std::size_t damaged = 0, errors = 0, segments = 0;
-  for (const auto& dir : shard_dirs(data_dir)) {
-    auto sh = check_shard(dir, (fs::path(data_dir) / "quarantine").string());
+  for (const auto& [dir, when] : dirs) {
+    auto sh = check_shard(dir, quarantine, when);
     for (const auto& s : sh["segments"]) {
       ++segments;
       damaged += is_problem(s);
     }
-    for (const auto& e : sh["at_next_start"]) errors += e["level"] == "error";
+    for (const auto& e : sh["repairs"]) errors += e["level"] == "error";
     out.push_back(std::move(sh));
   }
   if (json) std::cout << out.dump() << "\n";
-  else print_text(out, data_dir);
+  else print_text(out, root);
   if (damaged == 0 && errors == 0) {
     if (!json) std::printf("%zu segment(s) in %zu shard(s), every record checks\n", segments, out.size());
     return 0;
   }
-  std::fprintf(stderr, "weir-ctl segments: %zu damaged segment(s), %zu repair(s) the next start would report as errors\n",
+  std::fprintf(stderr, "weir-ctl segments: %zu damaged segment(s), %zu repair(s) recovery would report as errors\n",
                damaged, errors);
   return 1;
 }

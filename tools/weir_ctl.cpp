@@ -2,6 +2,7 @@
 // takes the global options and hands the rest to one command.
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -92,10 +93,12 @@ int segments(const options& o, const std::vector<std::string>& args) {
   return require_data_dir(o) ? segments_check(o.data_dir, o.json) : 2;
 }
 
-/// A whole number from `text`, or nullopt.
+/// A whole number from `text` (up to 2^64 - 1), or nullopt.
 std::optional<std::uint64_t> count_of(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 19) return std::nullopt;
-  return std::stoull(text);
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return n;
 }
 
 int dump(const options& o, const std::vector<std::string>& args) {
@@ -234,7 +237,7 @@ Exit status: 0 every record checks and the next start reports no error,
 
 Examples:
   weir-ctl --data-dir /var/lib/weir segments
-  weir-ctl --data-dir /var/lib/weir --json segments | jq '.[].at_next_start'
+  weir-ctl --data-dir /var/lib/weir --json segments | jq '.[].repairs'
 )", segments},
     {"dl", R"(Usage: weir-ctl dl list
        weir-ctl dl requeue [--yes]

@@ -1,6 +1,7 @@
 #include "wab/dry_run_file_io.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,8 +14,16 @@ int dry_run_file_io::create_exclusive(const std::string&) {
 }
 
 int dry_run_file_io::open_existing(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  return fd < 0 ? -errno : fd;
+  // Non-blocking: a FIFO named like a segment must not hang the reader.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return -errno;
+  // The real open is read-write, which a directory refuses.
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return -EISDIR;
+  }
+  return fd;
 }
 
 ssize_t dry_run_file_io::pwrite(int, const std::uint8_t*, std::size_t n, std::uint64_t) {

@@ -12,7 +12,8 @@ class dry_run_file_io : public file_io {
  public:
   /// Opens /dev/null: whatever is "written" to the new file goes nowhere.
   int create_exclusive(const std::string& path) override;
-  /// Read-only.
+  /// Read-only and non-blocking; a directory is refused with EISDIR, as
+  /// the real read-write open refuses it.
   int open_existing(const std::string& path) override;
   ssize_t pwrite(int fd, const std::uint8_t* data, std::size_t n, std::uint64_t offset) override;
   ssize_t pread(int fd, std::uint8_t* data, std::size_t n, std::uint64_t offset) override;

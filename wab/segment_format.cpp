@@ -95,6 +95,18 @@ std::string shard_dir_name(std::uint16_t shard) {
   return buf;
 }
 
+std::optional<std::uint16_t> parse_shard_dir_name(std::string_view name) {
+  constexpr std::string_view prefix = "shard_";
+  if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  unsigned long n = 0;
+  for (char c : name.substr(prefix.size())) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<unsigned long>(c - '0');
+    if (n > 0xffff) return std::nullopt;
+  }
+  return static_cast<std::uint16_t>(n);
+}
+
 std::string segment_file_name(std::uint64_t sequence) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "seg_%08llu.wab", static_cast<unsigned long long>(sequence));

@@ -81,6 +81,8 @@ std::optional<std::vector<std::uint64_t>> check_framed_records(byte_span framed,
 
 /// "shard_03"
 std::string shard_dir_name(std::uint16_t shard);
+/// 7 for "shard_07" (or "shard_7"); nullopt for any other name, or past 65535.
+std::optional<std::uint16_t> parse_shard_dir_name(std::string_view name);
 /// "seg_00000001.wab"
 std::string segment_file_name(std::uint64_t sequence);
 /// The sequence number in a segment file name; nullopt for any other name.

@@ -1,0 +1,79 @@
+#include "tools/ctl_segment_scan.hpp"
+
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "wab/wall_clock.hpp"
+
+namespace weir::ctl {
+
+namespace {
+
+/// Why `path` is not a segment file to read: a directory, a FIFO, a device.
+std::string not_a_file(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return std::string("cannot stat: ") + std::strerror(errno);
+  if (S_ISREG(st.st_mode)) return {};
+  if (S_ISDIR(st.st_mode)) return "a directory, not a segment file";
+  if (S_ISLNK(st.st_mode)) return "a symbolic link (weir never follows one to a segment)";
+  return "not a regular file";
+}
+
+}  // namespace
+
+segment_scan scan_segment(wab::file_io& io, const std::string& path,
+                          const std::function<void(const wab::stored_record&)>& each,
+                          const std::function<void(const wab::segment_header&)>& on_header) {
+  segment_scan out;
+  if (out.problem = not_a_file(path); !out.problem.empty()) return out;
+  const int fd = io.open_existing(path);
+  if (fd < 0) {
+    out.problem = std::string("cannot open: ") + std::strerror(-fd);
+    return out;
+  }
+  const std::int64_t signed_size = io.size(fd);
+  const auto size = static_cast<std::uint64_t>(signed_size < 0 ? 0 : signed_size);
+  const auto decoded = wab::read_segment_header(io, fd);
+  if (!decoded) {
+    io.close(fd);
+    out.problem = std::string("header unreadable: ") + std::string(wab::name_of(decoded.error()));
+    return out;
+  }
+  out.header = decoded.value();
+  const auto& header = *out.header;
+  if (on_header) on_header(header);
+  const auto seal = wab::usable_seal(header, size);
+  out.sealed = seal.has_value();
+  wab::segment_reader reader(io, fd, header, wab::records_end(header, size), 0, 1,
+                             wab::resync_window_for(header, wab::wall_clock_ns()));
+  for (;;) {
+    const auto index = reader.next_index();
+    const auto damaged_before = reader.damaged();
+    auto r = reader.next();
+    if (reader.damaged() > damaged_before && !out.first_damage)
+      out.first_damage = segment_scan::damage{index, reader.first_damage().value_or(reader.valid_end())};
+    if (!r) break;
+    ++out.records;
+    if (each) each(*r);
+  }
+  io.close(fd);
+  out.records_end = reader.valid_end();
+  out.damaged = reader.damaged();
+  out.recovered = reader.recovered();
+  out.lost = out.damaged - out.recovered;
+  if (reader.stop() == wab::scan_stop::io_error)
+    out.problem = std::string("read failed: ") + std::strerror(-reader.error());
+  // What a seal counts is synced, so possibly acked: records it counts that
+  // are not there (records stopping short of it, or a file cut after it) are lost.
+  const std::optional<wab::segment_seal> claimed = seal ? seal : header.seal;
+  out.cut = header.seal && !seal;
+  if (claimed && (out.cut || reader.stop() != wab::scan_stop::end_of_file)) {
+    // (Records recovered whole past damage are among out.records.)
+    out.lost += claimed->records > out.records ? claimed->records - out.records : 0;
+    if (!out.first_damage) out.first_damage = segment_scan::damage{reader.next_index(), reader.valid_end()};
+  }
+  return out;
+}
+
+}  // namespace weir::ctl
