@@ -272,3 +272,33 @@ TEST_CASE("weir-ctl segments counts what a cut sealed segment lost and predicts 
   CHECK(d.out.find("shard_00/seg_00000001.wab #2 ") != std::string::npos);
   CHECK(d.err.find("2 record(s) lost") != std::string::npos);
 }
+
+TEST_CASE("weir-ctl quarantine lists the copies with their records and inspect prints one", "[ctl][wab]") {
+  test::temp_dir dir;
+  const auto original = write_segment(dir / "elsewhere/shard_00", 5, {"alpha", "bravo", "charlie"}, true);
+  std::filesystem::create_directories(dir / "var/wab");
+  std::filesystem::create_directories(dir / "var/quarantine");
+  const auto copy = dir / "var/quarantine/shard_00__seg_00000005.wab";
+  std::filesystem::copy_file(original, copy);
+  flip_byte(copy, wab::segment_prefix_size + wab::record_header_size + 1);  // in "alpha"
+
+  const auto list = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "--json", "quarantine", "list"},
+                                     dir.path());
+  REQUIRE(list.exit_code == 0);
+  const auto j = nlohmann::json::parse(list.out);
+  REQUIRE(j.size() == 1);
+  CHECK(j.at(0).at("file") == "shard_00__seg_00000005.wab");
+  CHECK(j.at(0).at("segment") == "shard_00/seg_00000005.wab");
+  CHECK(j.at(0).at("records") == 2);
+  CHECK(j.at(0).at("lost") == 1);
+
+  const auto inspect = test::run_binary(test::binary("weir-ctl"),
+                                        {"--data-dir", "var", "quarantine", "inspect", "shard_00__seg_00000005.wab"},
+                                        dir.path());
+  CHECK(inspect.exit_code == 1);  // it holds damage
+  CHECK(inspect.out.find("shard_00/seg_00000005.wab #2 ") != std::string::npos);
+  CHECK(inspect.out.find("charlie") != std::string::npos);
+  CHECK(inspect.out.find("alpha") == std::string::npos);
+  const auto none = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "quarantine", "inspect"}, dir.path());
+  CHECK(none.exit_code == 2);
+}

@@ -57,6 +57,9 @@ struct dump_request {
 /// 1 when it holds damage, 2 when the file cannot be opened.
 int dump_segment(const std::string& data_dir, const dump_request& req);
 
+/// The files in the data dir's quarantine/, each checked as a segment.
+int quarantine_list(const std::string& data_dir, bool json);
+
 /// At most `max` bytes of `p`, with every byte outside printable ASCII as '.'.
 std::string printable(const byte_buffer& p, std::size_t max = 60);
 

@@ -30,6 +30,7 @@ Commands:
   wab           each shard's segments and confirm cursor, read from the data dir
   segments      check every record's CRC offline; what the next start would repair
   dump          one segment's records with index, offset, ingest time and record id
+  quarantine    the damaged segments copied aside: list, inspect FILE
   dl list       dead letters: origin, reason, payload, read from the data dir
   dl requeue    push the dead letters back through the daemon
 
@@ -136,6 +137,26 @@ int dump(const options& o, const std::vector<std::string>& args) {
   return dump_segment(o.data_dir, req);
 }
 
+int quarantine(const options& o, const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error("quarantine", "needs a subcommand: list or inspect FILE");
+  if (!require_data_dir(o)) return 2;
+  if (args[0] == "list") {
+    if (args.size() > 1) return usage_error("quarantine", "list takes no arguments, got " + args[1]);
+    return quarantine_list(o.data_dir, o.json);
+  }
+  if (args[0] == "inspect") {
+    if (args.size() != 2) return usage_error("quarantine", "inspect takes one FILE (a name from quarantine list)");
+    // A name from the list, or a path: its records, as dump shows them.
+    dump_request req;
+    const std::filesystem::path in_dir = std::filesystem::path(o.data_dir) / "quarantine" / args[1];
+    std::error_code ec;
+    req.segment = std::filesystem::exists(in_dir, ec) ? in_dir.string() : args[1];
+    req.format = o.json ? dump_format::json : dump_format::text;
+    return dump_segment(o.data_dir, req);
+  }
+  return usage_error("quarantine", "unknown subcommand " + args[0] + " (expected list or inspect)");
+}
+
 int dead_letters(const options& o, const std::vector<std::string>& args) {
   if (args.empty()) return usage_error("dl", "needs a subcommand: list or requeue");
   if (args[0] == "list") {
@@ -223,6 +244,25 @@ Examples:
   weir-ctl --data-dir /var/lib/weir dump shard_00/seg_00000001.wab --count 10
   weir-ctl dump /var/lib/weir/replica/node_2/shard_00/seg_00000004.wab --format hex
 )", dump},
+    {"quarantine", R"(Usage: weir-ctl quarantine list
+       weir-ctl quarantine inspect FILE
+
+list     the files in the data directory's quarantine/: the copies recovery
+         and the drain made of damaged segments, each with its size, when it
+         was copied, and its records read and checked as a segment
+inspect  the records of one of them (a name from list, or a path), as
+         weir-ctl dump prints them, with the record ids they had in place
+
+The copies are for you: once what matters is recovered from them, delete
+them. Read-only.
+
+Exit status: 0; inspect: 1 when the file holds damage; 2 usage error or no
+data directory.
+
+Examples:
+  weir-ctl --data-dir /var/lib/weir quarantine list
+  weir-ctl --data-dir /var/lib/weir quarantine inspect shard_00__seg_00000004.wab
+)", quarantine},
     {"segments", R"(Usage: weir-ctl segments
 
 Checks the data directory offline, read-only (safe beside a running
@@ -331,7 +371,7 @@ int main(int argc, char** argv) {
   }
   const command* cmd = find_command(args[0]);
   if (!cmd) {
-    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, cluster, top, metrics, wab, segments, dump, dl; see "
+    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, cluster, top, metrics, wab, segments, dump, quarantine, dl; see "
                          "weir-ctl --help)\n", args[0].c_str());
     return 2;
   }
