@@ -11,7 +11,7 @@
 #   3  observability/                                     log, metrics, status
 #   4  actors/
 #   5  daemon/
-#   6  tools/  bench/                                     the other binaries
+#   6  tools/  bench/  examples/                          the other binaries, client examples
 # Outside the layers: tests/, cmake/, build*/ and hidden folders.
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layers.cmake: pass -DSOURCE_DIR=<repository root>")
@@ -19,7 +19,7 @@ endif()
 
 # Longest prefix first: a file entry, then messages/wire/ before messages/.
 set(layer_units messages/sink_record.hpp config messages/wire client/include/weir client wab sinks messages
-    observability actors daemon tools bench)
+    observability actors daemon tools bench examples)
 set(layer_of_messages/sink_record.hpp 0)
 set(layer_of_config 0)
 set(layer_of_messages/wire 0)
@@ -33,8 +33,9 @@ set(layer_of_actors 4)
 set(layer_of_daemon 5)
 set(layer_of_tools 6)
 set(layer_of_bench 6)
+set(layer_of_examples 6)
 # Units that must not use CAF, directly or through a header they include.
-set(no_caf_units messages/sink_record.hpp config messages/wire client/include/weir client wab sinks observability)
+set(no_caf_units messages/sink_record.hpp config messages/wire client/include/weir client wab sinks observability examples)
 set(source_globs *.cpp *.hpp *.h *.ipp *.inc)
 
 # The unit a repository path belongs to (empty when none). `path` is
