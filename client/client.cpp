@@ -136,6 +136,11 @@ reply connection::read_reply() {
   return r;
 }
 
+bool connection::readable(std::chrono::milliseconds wait) {
+  pollfd p{fd_, POLLIN, 0};
+  return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
+}
+
 bool connection::closed_by_peer(std::chrono::milliseconds wait) {
   pollfd p{fd_, POLLIN, 0};
   if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return false;

@@ -19,7 +19,7 @@ cmake --build "$work/examples" >/dev/null
 
 mkdir -p "$work/daemon"
 cd "$work/daemon"
-"$build_dir/bin/weir-server" --set sink.type=noop >daemon.log 2>&1 &
+"$build_dir/bin/weir-server" --set sink.type=noop --set ingest.ack_mode=ordered >daemon.log 2>&1 &
 daemon=$!
 for _ in $(seq 1 400); do
   "$build_dir/bin/weir-ctl" health >/dev/null 2>&1 && break
@@ -30,4 +30,6 @@ done
 grep -qx "acked: two" minimal.out
 printf 'a\nb\n\nc\n' | "$work/examples/batch_producer" var/run/weir.sock | tee batch.out
 grep -qx "acked 3, refused 0" batch.out
+"$work/examples/pipelined_producer" var/run/weir.sock 5000 512 | tee pipelined.out
+grep -q "^acked 5000, refused 0, " pipelined.out
 echo "client package: installed, examples built and acked"

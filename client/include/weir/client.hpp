@@ -9,6 +9,8 @@
 // A connection that has seen a protocol error is poisoned: build a new one.
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -72,12 +74,53 @@ class connection {
   int native_handle() const { return fd_; }
 
  private:
+  friend class pipelined_producer;
+  /// Whether a reply (or its first bytes) can be read within `wait`.
+  bool readable(std::chrono::milliseconds wait);
   explicit connection(int fd) : fd_(fd) {}
   void read_exact(std::uint8_t* out, std::size_t n);
   push_result expect_ack(const reply& r);
 
   int fd_ = -1;
   bool poisoned_ = false;
+};
+
+/// Pushes over one connection with up to `window` frames in flight, instead
+/// of one round trip per record: with `ingest.ack_mode: ordered` one fsync
+/// then covers many frames. The daemon answers a connection's frames in the
+/// order they came; each push's completion runs in that order, on the
+/// calling thread, inside push() or flush(). With `window` frames
+/// unanswered, push() waits for the oldest answer (back-pressure).
+///
+///   weir::client::pipelined_producer p(conn, 1024);
+///   for (auto& r : records) p.push(r, durability::durable, [](const push_result& res) { ... });
+///   p.flush();  // every completion has run
+///
+/// A client_error from push() or flush() (the connection lost or out of
+/// step) leaves the frames still in flight without a verdict: whether they
+/// were written is unknown, and pushing them again is the safe course
+/// (duplicates carry other record ids; nothing is lost).
+class pipelined_producer {
+ public:
+  using completion = std::function<void(const push_result&)>;
+  explicit pipelined_producer(connection& conn, std::size_t window = 256);
+  pipelined_producer(const pipelined_producer&) = delete;
+  pipelined_producer& operator=(const pipelined_producer&) = delete;
+
+  void push(std::span<const std::uint8_t> payload, durability d, completion done = {});
+  /// Waits for every answer still due.
+  void flush();
+  std::size_t in_flight() const { return waiting_.size(); }
+  /// The most frames that were in flight at once.
+  std::size_t peak_in_flight() const { return peak_; }
+
+ private:
+  void complete_one();
+
+  connection& conn_;
+  std::size_t window_;
+  std::deque<completion> waiting_;
+  std::size_t peak_ = 0;
 };
 
 }  // namespace weir::client
