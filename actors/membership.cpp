@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <list>
 #include <set>
 
 #include <caf/actor_system.hpp>
@@ -61,7 +62,9 @@ class membership_state {
       p.calls = s_.listen < a;
       peers_.push_back(std::move(p));
     }
-    self_->set_down_handler([this](const caf::down_msg& d) { on_down(d.source); });
+    self_->set_down_handler([this](const caf::down_msg& d) {
+      if (!on_drain_down(d.source)) on_down(d.source);
+    });
     for (std::uint32_t i = 0; i < peers_.size(); ++i)
       if (peers_[i].calls) connect(i);
     self_->send(self_, tick_atom::value);
@@ -313,23 +316,63 @@ class membership_state {
 
   /// Shuts `drains` down, then gives the replica store back `origin`'s
   /// `shards` (which rewinds their cursors): in that order, so no drain
-  /// stores a cursor after the rewind.
+  /// stores a cursor after the rewind. A drain has ended when its down
+  /// message comes (a reply could come from one still running); one that
+  /// has not ended within 30 s is killed, and still waited for.
   void hand_back(std::uint16_t origin, std::vector<std::uint16_t> shards, std::vector<drain_actor> drains) {
-    auto release = [this, origin, shards] {
-      for (auto shard : shards) {
-        caf::anon_send(s_.store, release_atom::value, origin, shard, false);
-        handing_back_.erase({origin, shard});
-      }
-    };
-    if (drains.empty()) return release();
-    auto left = std::make_shared<std::size_t>(drains.size());
-    for (const auto& d : drains)
-      // A drain already gone answers with an error: it stores nothing more either.
-      self_->request(d, std::chrono::seconds(30), shutdown_atom::value)
-          .then([left, release](done_atom) { if (--*left == 0) release(); },
-                [left, release](caf::error&) { if (--*left == 0) release(); });
+    handbacks_.push_back({origin, std::move(shards), {}});
+    auto& h = handbacks_.back();
+    for (const auto& d : drains) {
+      h.drains.insert(d.address());
+      self_->monitor(d);
+      self_->request(d, caf::infinite, shutdown_atom::value).then([](done_atom) {}, [](caf::error&) {});
+      self_->delayed_send(self_, std::chrono::seconds(30), kill_drain_atom::value, caf::actor_cast<caf::actor>(d));
+    }
+    finish_handbacks();
   }
 
+  /// A failover drain has ended: the hand-backs it was the last of go on.
+  bool on_drain_down(const caf::actor_addr& who) {
+    bool ours = false;
+    for (auto& h : handbacks_) ours = h.drains.erase(who) > 0 || ours;
+    finish_handbacks();
+    return ours;
+  }
+
+  void finish_handbacks() {
+    for (auto it = handbacks_.begin(); it != handbacks_.end();) {
+      if (!it->drains.empty()) {
+        ++it;
+        continue;
+      }
+      for (auto shard : it->shards) {
+        caf::anon_send(s_.store, release_atom::value, it->origin, shard, false);
+        handing_back_.erase({it->origin, shard});
+      }
+      it = handbacks_.erase(it);
+    }
+  }
+
+ public:
+  void kill_drain(const caf::actor& d) {
+    for (const auto& h : handbacks_)
+      if (h.drains.count(d.address())) {
+        log::error("a failover drain did not stop within 30 s of the origin's return; stopping it",
+                   {{"origin", std::to_string(h.origin)}});
+        self_->send_exit(d, caf::exit_reason::kill);
+      }
+  }
+
+  /// Stopping with hand-backs under way: the store still gets those copies
+  /// back (their release would be lost with this actor). A drain told to
+  /// stop may yet store its cursor after the rewind; the store keeps a
+  /// copy's cursor from passing a segment it holds (see replica_store).
+  ~membership_state() {
+    for (auto& h : handbacks_) h.drains.clear();
+    finish_handbacks();
+  }
+
+ private:
   static replica_position find(const std::vector<replica_position>& held, std::uint16_t origin, std::uint16_t shard) {
     for (const auto& h : held)
       if (h.origin == origin && h.shard == shard) return h;
@@ -343,6 +386,12 @@ class membership_state {
   std::set<std::pair<std::uint16_t, std::uint16_t>> owned_;  // (origin, shard) this node delivers
   std::set<std::uint16_t> owned_origins_;
   std::set<std::pair<std::uint16_t, std::uint16_t>> handing_back_;  // drains stopping, copy not yet given back
+  struct handback {
+    std::uint16_t origin = 0;
+    std::vector<std::uint16_t> shards;
+    std::set<caf::actor_addr> drains;  // not ended yet
+  };
+  std::list<handback> handbacks_;
   std::uint64_t decisions_ = 0;  // bumped when a failover ends
   clock::time_point started_ = clock::now();
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
@@ -364,6 +413,7 @@ membership_actor::behavior_type membership_behavior(membership_state::pointer se
       [=](replica_trim& t) { self->send(self->state.store(), std::move(t)); },
       [=](tick_atom) { self->state.on_tick(); },
       [=](connect_to_atom, std::uint32_t i) { self->state.on_connect_to(i); },
+      [=](kill_drain_atom, const caf::actor& d) { self->state.kill_drain(d); },
   };
 }
 

@@ -22,7 +22,8 @@
 // ownership decision is logged with node ids.
 //
 // Interface:    cluster_node_actor (messages/cluster_protocol.hpp), published;
-//               locally also (tick_atom) and (connect_to_atom, address index)
+//               locally also (tick_atom), (connect_to_atom, address index)
+//               and (kill_drain_atom, drain)
 // Messages out: (connect_atom, host, port) to the middleman; hello and
 //               peer_heartbeat to peers; peer_update to the replicators;
 //               replica messages delegated to the replica store
@@ -66,7 +67,8 @@ struct membership_settings {
 };
 
 using membership_actor = cluster_node_actor::extend<caf::reacts_to<tick_atom>,
-                                                    caf::reacts_to<connect_to_atom, std::uint32_t>>;
+                                                    caf::reacts_to<connect_to_atom, std::uint32_t>,
+                                                    caf::reacts_to<kill_drain_atom, caf::actor>>;
 
 membership_actor spawn_membership(caf::actor_system& sys, membership_settings settings);
 

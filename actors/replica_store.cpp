@@ -298,12 +298,25 @@ class replica_store_state {
       return false;
     }
     cp.open = std::move(made).value();
+    if (next_segment) keep_cursor_before(cp, c.sequence);
     if (cp.open->size() != c.offset) {  // the file holds less than the copy claimed: read it again
       cp.open.reset();
       load_end(cp);
       return false;
     }
     return true;
+  }
+
+  /// A failover drain starts at the copy's cursor, which must not lie past a
+  /// segment the copy holds: a drain ended mid-way can have stored one past
+  /// a segment it delivered and deleted, which the origin ships again later.
+  void keep_cursor_before(copy_state& cp, std::uint64_t sequence) {
+    const auto at = wab::load_cursor(*s_.io, cp.dir);
+    if (!at || at->sequence <= sequence) return;
+    wab::confirm_cursor back;
+    back.sequence = sequence;
+    back.offset = wab::segment_prefix_size;
+    if (int rc = wab::store_cursor(*s_.io, cp.dir, back); rc < 0) trouble(cp, "cannot store a replica's cursor", rc);
   }
 
   /// One log line when trouble starts or changes, not one per chunk.

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -107,7 +108,13 @@ int daemon_runner::end(int signal) {
   int status = 0;
   // A daemon that does not stop is a finding, not a reason for weir-bench to hang.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(stop_timeout_s);
-  while (::waitpid(pid_, &status, WNOHANG) != pid_) {
+  for (;;) {
+    const pid_t reaped = ::waitpid(pid_, &status, WNOHANG);
+    if (reaped == pid_) break;
+    if (reaped < 0 && errno != EINTR) {  // not our child any more: nothing to wait for, nothing to kill
+      pid_ = -1;
+      return -1;
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &status, 0);

@@ -37,8 +37,10 @@ int connect_unix(const std::string& path) {
   }
   // A reply that never comes must end the round, not hang it: the frames
   // still waiting then count as not acked.
+  // (A daemon that stops reading stops a write too.)
   timeval limit{reply_timeout_s, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
   return fd;
 }
 

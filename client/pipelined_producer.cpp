@@ -6,8 +6,13 @@
 
 namespace weir::client {
 
+// Replies are read only between sends: the answers to a full window must fit
+// in what the daemon buffers for a connection (its write backlog, 256 KiB, of
+// 20-byte acks) or, blocked writing, it stops reading and a send never ends.
+constexpr std::size_t max_window = 8192;
+
 pipelined_producer::pipelined_producer(connection& conn, std::size_t window)
-    : conn_(conn), window_(std::max<std::size_t>(window, 1)) {}
+    : conn_(conn), window_(std::clamp<std::size_t>(window, 1, max_window)) {}
 
 void pipelined_producer::push(std::span<const std::uint8_t> payload, durability d, completion done) {
   // Answers already here are taken first: a daemon whose replies are not
@@ -28,7 +33,7 @@ void pipelined_producer::complete_one() {
   const push_result r = conn_.expect_ack(conn_.read_reply());
   auto done = std::move(waiting_.front());
   waiting_.pop_front();
-  if (done) done(r);
+  if (done) done(r);  // one that throws leaves the rest waiting, in order
 }
 
 }  // namespace weir::client

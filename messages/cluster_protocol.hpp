@@ -51,6 +51,8 @@ using held_atom = caf::atom_constant<caf::atom("held")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using confirmed_atom = caf::atom_constant<caf::atom("confirmed")>;
 using connect_to_atom = caf::atom_constant<caf::atom("connectto")>;
+/// membership to itself: a failover drain it is shutting down has not ended in time.
+using kill_drain_atom = caf::atom_constant<caf::atom("killdrain")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 
 /// Whole records of one origin segment, in their on-disk form, starting at

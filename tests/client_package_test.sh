@@ -2,10 +2,12 @@
 # libweir-client as another project consumes it: installed with
 # `cmake --install`, examples/ configured and built against the installed
 # package alone (find_package(weir CONFIG)), then run against a live
-# weir-server. Usage: client_package_test.sh BUILD_DIR SOURCE_DIR
+# weir-server. Usage: client_package_test.sh BUILD_DIR SOURCE_DIR [SANITIZER_FLAGS]
+# (a sanitizer build's libraries need the same -fsanitize flags in the program).
 set -euo pipefail
 build_dir=$(cd "$1" && pwd)
 source_dir=$(cd "$2" && pwd)
+sanitize=${3:-}
 work=$(mktemp -d /tmp/weir-client-package-XXXXXX)
 daemon=""
 trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
@@ -14,8 +16,12 @@ cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/weir/client.hpp"
 test -f "$work/prefix/lib/cmake/weir/weirConfig.cmake" || test -f "$work/prefix/lib/x86_64-linux-gnu/cmake/weir/weirConfig.cmake"
 # The examples see the installed files only: not this source tree's headers.
-cmake -S "$source_dir/examples" -B "$work/examples" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/examples" >/dev/null
+if ! { cmake -S "$source_dir/examples" -B "$work/examples" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+          -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_EXE_LINKER_FLAGS="$sanitize" &&
+        cmake --build "$work/examples"; } >"$work/build.log" 2>&1; then
+  cat "$work/build.log"
+  exit 1
+fi
 
 mkdir -p "$work/daemon"
 cd "$work/daemon"

@@ -90,7 +90,9 @@ class connection {
 /// then covers many frames. The daemon answers a connection's frames in the
 /// order they came; each push's completion runs in that order, on the
 /// calling thread, inside push() or flush(). With `window` frames
-/// unanswered, push() waits for the oldest answer (back-pressure).
+/// unanswered, push() waits for the oldest answer (back-pressure). The
+/// window is at most 8192 frames (the answers to a full window must fit in
+/// what the daemon buffers for one connection).
 ///
 ///   weir::client::pipelined_producer p(conn, 1024);
 ///   for (auto& r : records) p.push(r, durability::durable, [](const push_result& res) { ... });
@@ -99,7 +101,8 @@ class connection {
 /// A client_error from push() or flush() (the connection lost or out of
 /// step) leaves the frames still in flight without a verdict: whether they
 /// were written is unknown, and pushing them again is the safe course
-/// (duplicates carry other record ids; nothing is lost).
+/// (duplicates carry other record ids; nothing is lost). An exception from a
+/// completion comes out of push() before that push's frame was sent.
 class pipelined_producer {
  public:
   using completion = std::function<void(const push_result&)>;
