@@ -1,10 +1,12 @@
 #include "bench/cluster_runner.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
 
+#include "bench/watchdog.hpp"
 #include "weir/admin_http.hpp"
 
 namespace weir::bench {
@@ -32,11 +34,13 @@ cluster_runner::cluster_runner(const std::string& server_binary, const std::stri
   // A few tries with fresh ports.
   for (int attempt = 1;; ++attempt) {
     try {
+      note_step("starting a " + std::to_string(nodes) + "-node cluster, attempt " + std::to_string(attempt));
       start(server_binary, workdir + "/try" + std::to_string(attempt), settings, nodes, replicas);
       return;
-    } catch (const std::exception&) {
-      nodes_.clear();  // each stops its node
+    } catch (const std::exception& e) {
       if (attempt == 3) throw;
+      std::fprintf(stderr, "weir-bench: cluster attempt %d: %s; trying again\n", attempt, e.what());
+      nodes_.clear();  // each stops its node
     }
   }
 }
@@ -58,6 +62,7 @@ void cluster_runner::start(const std::string& server_binary, const std::string& 
     s["cluster.replicas"] = std::to_string(replicas);
     nodes_.push_back(std::make_unique<daemon_runner>(server_binary, dir, s));
   }
+  note_step("waiting for the cluster's first node to see its peers up (" + workdir + ")");
   const auto started = std::chrono::steady_clock::now();
   while (peers_up(first().admin_address()) < nodes - 1) {
     if (std::chrono::steady_clock::now() - started > std::chrono::seconds(30))
@@ -67,6 +72,7 @@ void cluster_runner::start(const std::string& server_binary, const std::string& 
 }
 
 void cluster_runner::stop() {
+  note_step("stopping the cluster's nodes");
   for (auto& n : nodes_) n->stop();
 }
 

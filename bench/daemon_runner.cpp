@@ -16,16 +16,17 @@
 #include <thread>
 #include <vector>
 
+#include "bench/unix_socket.hpp"
+#include "bench/watchdog.hpp"
+
 namespace weir::bench {
 
 namespace {
 
 bool socket_accepts(const std::string& path) {
+  const sockaddr_un addr = unix_address(path);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return ok;
 }
@@ -47,12 +48,13 @@ std::uint16_t unused_loopback_port() {
 
 daemon_runner::daemon_runner(const std::string& server_binary, const std::string& workdir,
                              const std::map<std::string, std::string>& settings)
-    : socket_(workdir + "/var/run/weir.sock"),
+    : socket_(workdir + "/var/run", "weir.sock"),
       admin_("127.0.0.1:" + std::to_string(unused_loopback_port())),
       log_(workdir + "/daemon.log") {
   // No config file in the working directory: built-in defaults plus the
   // scenario. The admin server is on for the counters weir-bench reports.
   std::vector<std::string> args{server_binary, "--set", "admin.listen=" + admin_};
+  if (socket_.moved()) args.insert(args.end(), {"--set", "listen.unix=" + socket_.path()});
   for (const auto& [k, v] : settings) {
     args.push_back("--set");
     args.push_back(k + "=" + v);
@@ -72,14 +74,16 @@ daemon_runner::daemon_runner(const std::string& server_binary, const std::string
     ::execv(argv[0], argv.data());
     _exit(127);
   }
+  track_daemon(pid_, log_);
   // Polled every millisecond: the startup time is a measurement (recovery).
   while (std::chrono::steady_clock::now() - forked < std::chrono::minutes(2)) {
-    if (socket_accepts(socket_)) {
+    if (socket_accepts(socket_.path())) {
       startup_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - forked).count();
       return;
     }
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      untrack_daemon(pid_);
       pid_ = -1;
       throw std::runtime_error("weir-server exited at startup; see " + log);
     }
@@ -112,17 +116,20 @@ int daemon_runner::end(int signal) {
     const pid_t reaped = ::waitpid(pid_, &status, WNOHANG);
     if (reaped == pid_) break;
     if (reaped < 0 && errno != EINTR) {  // not our child any more: nothing to wait for, nothing to kill
+      untrack_daemon(pid_);
       pid_ = -1;
       return -1;
     }
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &status, 0);
+      untrack_daemon(pid_);
       pid_ = -1;
       return stop_timed_out;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  untrack_daemon(pid_);
   pid_ = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include "bench/unix_socket.hpp"
+
 namespace weir::bench {
 
 /// A loopback port nobody listens on now (the kernel's pick for port 0).
@@ -21,7 +23,7 @@ class daemon_runner {
   daemon_runner(const daemon_runner&) = delete;
   daemon_runner& operator=(const daemon_runner&) = delete;
 
-  const std::string& socket_path() const { return socket_; }
+  const std::string& socket_path() const { return socket_.path(); }
   /// "127.0.0.1:PORT" of its admin server (metrics), on a port free at start.
   const std::string& admin_address() const { return admin_; }
   /// From exec to the socket accepting its first connection.
@@ -39,7 +41,7 @@ class daemon_runner {
   int end(int signal);
 
   pid_t pid_ = -1;
-  std::string socket_;
+  socket_place socket_;
   std::string admin_;
   std::string log_;
   double startup_s_ = 0;

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench/unix_socket.hpp"
 #include "messages/wire/batch.hpp"
 #include "messages/wire/frame.hpp"
 #include "messages/wire/frame_reader.hpp"
@@ -27,11 +28,9 @@ using clock = std::chrono::steady_clock;
 constexpr int reply_timeout_s = 30;
 
 int connect_unix(const std::string& path) {
+  const sockaddr_un addr = unix_address(path);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     if (fd >= 0) ::close(fd);
     throw std::runtime_error("cannot connect to " + path + ": " + std::strerror(errno));
   }

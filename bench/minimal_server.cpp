@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/unix_socket.hpp"
 #include "messages/wire/batch.hpp"
 #include "messages/wire/frame.hpp"
 #include "messages/wire/frame_reader.hpp"
@@ -66,7 +67,8 @@ struct owed {
 }  // namespace
 
 struct minimal_server::impl {
-  std::string socket_path, data_path;
+  socket_place socket;
+  std::string data_path;
   int listen_fd = -1, data_fd = -1, epoll_fd = -1, stop_fd = -1;
   std::uint64_t offset = 0;
   std::map<int, connection> connections;
@@ -79,13 +81,11 @@ struct minimal_server::impl {
   std::atomic<std::uint64_t> synced_records{0}, fsyncs{0};
 
   explicit impl(const std::string& dir)
-      : socket_path(dir + "/minimal.sock"), data_path(dir + "/minimal.wab") {
+      : socket(dir, "minimal.sock"), data_path(dir + "/minimal.wab") {
+    const sockaddr_un addr = unix_address(socket.path());
     data_fd = ::open(data_path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
     listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, socket_path.c_str(), sizeof addr.sun_path - 1);
-    if (data_fd < 0 || listen_fd < 0 || ::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+    if (data_fd < 0 || listen_fd < 0 || ::bind(listen_fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
         ::listen(listen_fd, 1024) != 0)
       throw std::runtime_error("minimal server: cannot start in " + dir + ": " + std::strerror(errno));
     epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
@@ -108,7 +108,7 @@ struct minimal_server::impl {
     syncer.join();
     for (auto& [fd, c] : connections) ::close(fd);
     for (int fd : {listen_fd, data_fd, epoll_fd, stop_fd}) ::close(fd);
-    ::unlink(socket_path.c_str());
+    ::unlink(socket.path().c_str());
   }
 
   /// A write or sync failed: no ack may follow, and the producers are told
@@ -222,7 +222,7 @@ struct minimal_server::impl {
 
 minimal_server::minimal_server(const std::string& dir) : impl_(std::make_unique<impl>(dir)) {}
 minimal_server::~minimal_server() = default;
-const std::string& minimal_server::socket_path() const { return impl_->socket_path; }
+const std::string& minimal_server::socket_path() const { return impl_->socket.path(); }
 bool minimal_server::failed() const { return impl_->failed; }
 double minimal_server::records_per_fsync() const {
   const auto syncs = impl_->fsyncs.load();

@@ -14,7 +14,7 @@ namespace weir::bench {
 
 class minimal_server {
  public:
-  /// Listens on `dir`/minimal.sock and appends to `dir`/minimal.wab.
+  /// Listens on `dir`/minimal.sock (a short path under /tmp when that is too long) and appends to `dir`/minimal.wab.
   explicit minimal_server(const std::string& dir);
   ~minimal_server();
   minimal_server(const minimal_server&) = delete;

@@ -9,6 +9,7 @@
 
 #include "bench/baselines.hpp"
 #include "bench/cluster_runner.hpp"
+#include "bench/watchdog.hpp"
 #include "bench/daemon_counters.hpp"
 #include "bench/daemon_runner.hpp"
 #include "bench/load_driver.hpp"
@@ -69,10 +70,14 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
     single = std::make_unique<daemon_runner>(server_binary, dir, sc.daemon_settings);
   daemon_runner* daemon = cluster ? &cluster->first() : single.get();
   // Delivery and recovery measure from the first push: no warm-up there.
+  note_step("warming up");
   if (sc.measure == measure_kind::ingest) warm_up(socket.empty() ? daemon->socket_path() : socket, spec);
+  note_step("reading the daemon's counters before the load");
   const daemon_counters before = daemon ? read_daemon_counters(daemon->admin_address()) : daemon_counters{};
   const auto started = std::chrono::steady_clock::now();
+  note_step("driving the load");
   auto load = run_load(socket.empty() ? daemon->socket_path() : socket, spec);
+  note_step("after the load");
   if (sc.measure == measure_kind::ingest) {
     auto s = from_load(load, load.seconds);
     if (daemon) {

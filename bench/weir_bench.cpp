@@ -20,13 +20,14 @@
 #include "bench/run_once.hpp"
 #include "bench/report.hpp"
 #include "bench/scenario.hpp"
+#include "bench/watchdog.hpp"
 #include "observability/version.hpp"
 
 namespace {
 
 constexpr const char* usage = R"(Usage:
   weir-bench run SCENARIO.yaml [--socket PATH] [--workdir DIR] [--seconds S] [--warmup S] [--repeat N]
-                               [--postgres CONNINFO]
+                               [--postgres CONNINFO] [--deadline S]
   weir-bench report [FILE...]
 
 run      Starts weir-server (next to this binary) in a fresh directory under
@@ -50,6 +51,9 @@ Options:
                 with sink.type postgres and of the postgres_* baselines
                 (default: $WEIR_BENCH_POSTGRES); its weir_records table and
                 the bench's own tables are dropped and made again
+  --deadline S  give up after S seconds in all: say which step the run was
+                in, show the end of each running daemon's log, kill those
+                daemons and exit 1 (default: no deadline)
   -h, --help    print this help;  --version  print the version
 
 JSON fields (medians over the rounds, with _min/_max): records_per_s (acked
@@ -80,9 +84,14 @@ double median(std::vector<double> v) {
 double lowest(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
 double highest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
+void progress(const std::string& what) {
+  std::cerr << "weir-bench: " << what << "\n";
+  weir::bench::note_step(what);
+}
+
 int run(const std::vector<std::string>& args) {
   std::string scenario_path, socket, workdir = "var/bench";
-  double seconds = 0, warmup = -1;
+  double seconds = 0, warmup = -1, deadline = 0;
   std::string postgres;
   int repeats = 3;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -95,12 +104,14 @@ int run(const std::vector<std::string>& args) {
     else if (args[i] == "--seconds") seconds = std::stod(value("--seconds"));
     else if (args[i] == "--warmup") warmup = std::stod(value("--warmup"));
     else if (args[i] == "--postgres") postgres = value("--postgres");
+    else if (args[i] == "--deadline") deadline = std::stod(value("--deadline"));
     else if (args[i] == "--repeat") repeats = std::stoi(value("--repeat"));
     else if (scenario_path.empty()) scenario_path = args[i];
     else throw std::runtime_error("unexpected argument " + args[i]);
   }
   if (scenario_path.empty()) throw std::runtime_error("run needs a scenario file");
   if (repeats < 1 || repeats > 100) throw std::runtime_error("--repeat must be 1 to 100");
+  weir::bench::arm_deadline(deadline);
   auto sc = weir::bench::load_scenario(scenario_path);
   if (seconds > 0) sc.load.seconds = seconds;
   if (warmup >= 0) sc.load.warmup_seconds = warmup;
@@ -131,14 +142,16 @@ int run(const std::vector<std::string>& args) {
         const std::string round_dir =
             dir + "/p" + std::to_string(payload) + "-b" + std::to_string(batch) + "-r" + std::to_string(r);
         std::filesystem::create_directories(round_dir);
+        const std::string round = "payload " + std::to_string(payload) + " B, batch " + std::to_string(batch) +
+                                  ", round " + std::to_string(r + 1) + "/" + std::to_string(repeats);
         for (int step = 0; step < 2; ++step) {
           if ((step == 0) == (r % 2 == 0)) {
-            std::cerr << "weir-bench: payload " << payload << " B, batch " << batch << ", round " << r + 1 << "/"
-                      << repeats << ": baseline (" << weir::bench::name_of(sc.baseline) << ")\n";
+            progress(round + ": baseline (" + weir::bench::name_of(sc.baseline) + ")");
             bases.push_back(weir::bench::run_baseline_once(sc, spec, round_dir, self_dir() + "/weir-server"));
           } else {
-            std::cerr << "weir-bench: payload " << payload << " B, batch " << batch << ", round " << r + 1 << "/"
-                      << repeats << ": scenario, " << spec.seconds << " s\n";
+            std::ostringstream what;
+            what << round << ": scenario, " << spec.seconds << " s";
+            progress(what.str());
             runs.push_back(weir::bench::run_scenario_once(sc, spec, round_dir, self_dir() + "/weir-server", socket));
           }
         }
