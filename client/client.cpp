@@ -1,12 +1,19 @@
 #include "weir/client.hpp"
 
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+
+#include "client/tls_channel.hpp"
 
 #include "messages/wire/batch.hpp"
 #include "messages/wire/coordinate.hpp"
@@ -30,9 +37,68 @@ std::size_t reply_cap(std::uint8_t type) {
   }
 }
 
-[[noreturn]] void fail(const std::string& what) { throw client_error(what); }
+[[noreturn]] void fail(const std::string& what, error_kind kind) { throw client_error(what, kind); }
+
+/// A TCP connection to `host`:`port` made within `timeout`, blocking afterwards.
+int connect_tcp_socket(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0)
+    fail("cannot resolve " + host + ": " + ::gai_strerror(rc), error_kind::unreachable);
+  std::string why = "no address";
+  int fd = -1;
+  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    int err = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    if (err == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+      socklen_t len = sizeof err;
+      if (ready <= 0) err = ETIMEDOUT;
+      else ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    }
+    if (err != 0) {
+      why = std::strerror(err);
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0) fail("cannot connect to " + host + ":" + std::to_string(port) + ": " + why, error_kind::unreachable);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
 
 }  // namespace
+
+std::optional<nack_reason> known_nack(std::uint8_t reason) {
+  switch (static_cast<nack_reason>(reason)) {
+    case nack_reason::bad_magic:
+    case nack_reason::version_mismatch:
+    case nack_reason::bad_header_crc:
+    case nack_reason::payload_too_large:
+    case nack_reason::bad_payload_crc:
+    case nack_reason::internal_error:
+    case nack_reason::empty_payload:
+    case nack_reason::unknown_message:
+    case nack_reason::reserved_flags_set:
+    case nack_reason::bad_batch_framing:
+      return static_cast<nack_reason>(reason);
+  }
+  return std::nullopt;
+}
+
+std::string nack_name(std::uint8_t reason) {
+  if (known_nack(reason)) return std::string(w::name_of(static_cast<w::nack_reason>(reason)));
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "Unknown(0x%02x)", reason);
+  return buf;
+}
 
 bool batch_result::all_accepted() const {
   if (nack) return false;
@@ -41,36 +107,52 @@ bool batch_result::all_accepted() const {
   return !accepted.empty();
 }
 
+connection::connection(int fd) : fd_(fd) {}
+
 connection connection::connect_unix(const std::string& path) {
   sockaddr_un addr{};
-  if (path.size() >= sizeof addr.sun_path) fail("socket path too long: " + path);
+  if (path.size() >= sizeof addr.sun_path) fail("socket path too long: " + path, error_kind::unreachable);
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) fail(std::string("socket(): ") + std::strerror(errno));
+  if (fd < 0) fail(std::string("socket(): ") + std::strerror(errno), error_kind::unreachable);
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     const int err = errno;
     ::close(fd);
-    fail("cannot connect to " + path + ": " + std::strerror(err));
+    fail("cannot connect to " + path + ": " + std::strerror(err), error_kind::unreachable);
   }
   return connection(fd);
 }
 
-connection::connection(connection&& other) noexcept : fd_(other.fd_), poisoned_(other.poisoned_) {
+connection connection::connect_tcp(const std::string& host, std::uint16_t port, const tls_options& tls,
+                                   std::chrono::milliseconds timeout) {
+  connection c(connect_tcp_socket(host, port, timeout));
+  // The handshake is bounded by the same timeout; after it, by set_timeout's.
+  c.set_timeout(timeout);
+  c.tls_ = std::make_unique<tls_channel>(c.fd_, host, tls);
+  c.set_timeout(std::chrono::milliseconds(0));
+  return c;
+}
+
+connection::connection(connection&& other) noexcept
+    : fd_(other.fd_), poisoned_(std::move(other.poisoned_)), tls_(std::move(other.tls_)) {
   other.fd_ = -1;
 }
 
 connection& connection::operator=(connection&& other) noexcept {
   if (this != &other) {
+    tls_.reset();
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
-    poisoned_ = other.poisoned_;
+    poisoned_ = std::move(other.poisoned_);
+    tls_ = std::move(other.tls_);
     other.fd_ = -1;
   }
   return *this;
 }
 
 connection::~connection() {
+  tls_.reset();
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -82,15 +164,29 @@ void connection::set_timeout(std::chrono::milliseconds timeout) {
   ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+void connection::poison(const std::string& what, error_kind kind) {
+  if (poisoned_.empty()) poisoned_ = what;
+  throw client_error(what, kind);
+}
+
+void connection::check_usable() const {
+  if (!poisoned_.empty())
+    throw client_error("connection is poisoned by an earlier error (" + poisoned_ + "); make a new one",
+                       error_kind::poisoned);
+}
+
 void connection::send_raw(std::span<const std::uint8_t> bytes) {
-  if (poisoned_) fail("connection is poisoned by an earlier error");
+  check_usable();
   std::size_t sent = 0;
   while (sent < bytes.size()) {
-    const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      poisoned_ = true;
-      fail(std::string("send: ") + std::strerror(errno));
+    const long n = tls_ ? tls_->write(bytes.data() + sent, bytes.size() - sent)
+                        : ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        poison("send timed out: the daemon took no more bytes within the timeout", error_kind::timeout);
+      poison(std::string("send: ") + (n == 0 ? "connection closed by the daemon" : std::strerror(errno)),
+             error_kind::connection_lost);
     }
     sent += static_cast<std::size_t>(n);
   }
@@ -99,29 +195,28 @@ void connection::send_raw(std::span<const std::uint8_t> bytes) {
 void connection::read_exact(std::uint8_t* out, std::size_t n) {
   std::size_t got = 0;
   while (got < n) {
-    const ssize_t r = ::recv(fd_, out + got, n - got, 0);
+    const long r = tls_ ? tls_->read(out + got, n - got) : ::recv(fd_, out + got, n - got, 0);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      poisoned_ = true;
-      fail(r == 0 ? "connection closed by the daemon" : std::string("recv: ") + std::strerror(errno));
-    }
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      poison("no reply within the timeout", error_kind::timeout);
+    if (r <= 0)
+      poison(r == 0 ? "connection closed by the daemon" : std::string("recv: ") + std::strerror(errno),
+             error_kind::connection_lost);
     got += static_cast<std::size_t>(r);
   }
 }
 
 reply connection::read_reply() {
-  if (poisoned_) fail("connection is poisoned by an earlier error");
+  check_usable();
   std::uint8_t header[w::header_size];
   read_exact(header, sizeof header);
   auto h = w::decode_header(byte_span(header, sizeof header), w::payload_hard_cap);
   if (!h) {
-    poisoned_ = true;
-    fail("bad reply header: " + std::string(w::name_of(h.error())));
+    poison("bad reply header: " + std::string(w::name_of(h.error())), error_kind::protocol);
   }
   const auto type = static_cast<std::uint8_t>(h.value().type);
   if (h.value().payload_len > reply_cap(type)) {
-    poisoned_ = true;
-    fail("reply payload larger than its type allows");
+    poison("reply payload larger than its type allows", error_kind::protocol);
   }
   reply r;
   r.type = type;
@@ -130,13 +225,13 @@ reply connection::read_reply() {
   std::uint8_t crc[4];
   read_exact(crc, 4);
   if (crc32_of(r.payload) != load_le32(crc)) {
-    poisoned_ = true;
-    fail("bad reply payload CRC");
+    poison("bad reply payload CRC", error_kind::protocol);
   }
   return r;
 }
 
 bool connection::readable(std::chrono::milliseconds wait) {
+  if (tls_ && tls_->pending()) return true;
   pollfd p{fd_, POLLIN, 0};
   return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
 }
@@ -144,23 +239,24 @@ bool connection::readable(std::chrono::milliseconds wait) {
 bool connection::closed_by_peer(std::chrono::milliseconds wait) {
   pollfd p{fd_, POLLIN, 0};
   if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return false;
+  if (p.revents & (POLLHUP | POLLERR)) return true;
   std::uint8_t b;
-  return ::recv(fd_, &b, 1, MSG_PEEK) == 0 || (p.revents & (POLLHUP | POLLERR));
+  if (!tls_) return ::recv(fd_, &b, 1, MSG_PEEK) == 0;
+  return tls_->peek(&b, 1) <= 0;  // a TLS close, an alert, or the socket closed
 }
 
 void connection::health_check() {
   send_raw(w::encode_frame(w::message_type::health_check, w::durability::durable, {}));
   const reply r = read_reply();
   if (r.type != static_cast<std::uint8_t>(w::message_type::health_check_response))
-    fail("unexpected reply to HealthCheck (type " + std::to_string(r.type) + ")");
+    poison("unexpected reply to HealthCheck (type " + std::to_string(r.type) + ")", error_kind::protocol);
 }
 
 push_result connection::expect_ack(const reply& r) {
   if (r.type == static_cast<std::uint8_t>(w::message_type::ack)) return {true, 0};
   if (r.type == static_cast<std::uint8_t>(w::message_type::nack) && !r.payload.empty())
     return {false, r.payload[0]};
-  poisoned_ = true;
-  fail("unexpected reply type " + std::to_string(r.type));
+  poison("unexpected reply type " + std::to_string(r.type), error_kind::protocol);
 }
 
 push_result connection::push(std::span<const std::uint8_t> payload, durability d) {
@@ -178,8 +274,7 @@ tracked_result connection::push_tracked(std::span<const std::uint8_t> payload, d
   }
   auto c = w::decode_coordinate(r.payload);
   if (!c) {
-    poisoned_ = true;
-    fail("bad AckTracked coordinate: " + std::string(w::name_of(c.error())));
+    poison("bad AckTracked coordinate: " + std::string(w::name_of(c.error())), error_kind::protocol);
   }
   out.acked = true;
   out.index = c.value().index;
@@ -197,16 +292,14 @@ batch_result connection::push_batch(const std::vector<std::span<const std::uint8
   if (r.type == static_cast<std::uint8_t>(w::message_type::ack_batch)) {
     auto bits = w::decode_ack_batch(r.payload, records.size());
     if (!bits) {
-      poisoned_ = true;
-      fail("bad AckBatch: " + std::string(w::name_of(bits.error())));
+      poison("bad AckBatch: " + std::string(w::name_of(bits.error())), error_kind::protocol);
     }
     out.accepted = std::move(bits.value());
     return out;
   }
   auto nack = expect_ack(r);
   if (nack.acked) {
-    poisoned_ = true;
-    fail("plain Ack to a PushBatch");
+    poison("plain Ack to a PushBatch", error_kind::protocol);
   }
   out.nack = nack.nack;
   return out;

@@ -24,6 +24,7 @@ struct config {
     std::string unix_path;
     std::string tcp;
     tls_files tls;
+    std::int64_t tls_handshake_timeout_ms;
     std::int64_t max_connections;
     std::int64_t read_timeout_ms;
     bool peer_uid_check;

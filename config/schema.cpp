@@ -207,6 +207,9 @@ std::vector<setting> make_settings() {
                    "Server private key (PEM) for listen.tcp."));
   s.push_back(text("listen.tls.client_ca", WEIR_FIELD(listen.tls.client_ca), tr::path, "\"\"",
                    "CA that must have signed every client certificate on listen.tcp."));
+  s.push_back(integer("listen.tls.handshake_timeout_ms", WEIR_FIELD(listen.tls_handshake_timeout_ms), 100, 300000,
+                      "10000", "A TLS client must finish its handshake within this long of connecting, or it "
+                      "is closed (counted as reason timeout)."));
   s.push_back(integer("listen.max_connections", WEIR_FIELD(listen.max_connections), 1, 65536,
                       "256", "Connections served at once; a further one takes the place of the one "
                       "waiting longest on its peer, or is closed at accept if every one is busy."));

@@ -7,7 +7,7 @@
 
 #include "observability/dashboard_page.hpp"
 #include "observability/log.hpp"
-#include "daemon/startup_error.hpp"
+#include "daemon/tcp_bind.hpp"
 
 namespace weir {
 
@@ -75,29 +75,9 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
   std::chrono::steady_clock::time_point since_{};
 };
 
-namespace {
-
-std::pair<std::string, std::string> split_address(const std::string& a) {
-  const auto colon = a.rfind(':');
-  return {a.substr(0, colon), colon == std::string::npos ? "" : a.substr(colon + 1)};
-}
-
-}  // namespace
-
 admin_server::admin_server(const std::string& address, metrics& stats, metrics::live_state live)
     : stats_(stats), live_(live), status_(stats, live) {
-  auto [host, port] = split_address(address);
-  boost::system::error_code ec;
-  tcp::resolver resolver(io_);
-  auto endpoints = resolver.resolve(host, port, ec);
-  if (ec || endpoints.empty())
-    throw startup_error("admin.listen = " + address + ": cannot resolve: " + ec.message());
-  const tcp::endpoint ep = *endpoints.begin();
-  acceptor_.open(ep.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(ep, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw startup_error("admin.listen = " + address + ": " + ec.message());
+  bind_tcp_acceptor(acceptor_, "admin.listen", address);
 }
 
 admin_server::~admin_server() { stop(); }

@@ -25,10 +25,14 @@ std::vector<std::string> changed_keys(const config& a, const config& b) {
   return out;
 }
 
-bool reloads_live(const std::string& key) { return key == "log.level" || key == "log.format"; }
+bool reloads_live(const std::string& key) {
+  return key == "log.level" || key == "log.format" || key == "listen.tls.cert" || key == "listen.tls.key" ||
+         key == "listen.tls.client_ca";
+}
 
 void reload_config(config& running, const std::function<config()>& reread,
-                   const std::function<sink_factory::secret_reload()>& reload_secrets) {
+                   const std::function<sink_factory::secret_reload()>& reload_secrets,
+                   const std::function<std::string(const config::tls_files&)>& reload_tls) {
   config fresh;
   try {
     fresh = reread();
@@ -41,9 +45,20 @@ void reload_config(config& running, const std::function<config()>& reread,
   running.log = fresh.log;
   log::configure(running.log.level, running.log.format);
   const auto secrets = reload_secrets ? reload_secrets() : sink_factory::secret_reload{};
+  // Certificates are rotated in place as often as their paths change: the
+  // files are read again on every reload, and a failure keeps what is in use.
+  std::string tls_failed;
+  if (reload_tls) {
+    tls_failed = reload_tls(fresh.listen.tls);
+    if (tls_failed.empty()) running.listen.tls = fresh.listen.tls;
+  }
   log::info("configuration reloaded", {{"applied", joined(applied)},
                                        {"secret_files_read", joined(secrets.reloaded)},
+                                       {"tls", !reload_tls ? "off" : tls_failed.empty() ? "reloaded" : "failed"},
                                        {"needs_restart", joined(restart)}});
+  if (!tls_failed.empty())
+    log::error("reload: the TLS files could not be loaded; the previous certificate, key and CA stay in use",
+               {{"error", tls_failed}});
   for (const auto& why : secrets.failed)
     log::error("reload: a secret file could not be read; the previous secret stays in use", {{"error", why}});
   if (!restart.empty())

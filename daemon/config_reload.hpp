@@ -20,9 +20,12 @@ bool reloads_live(const std::string& key);
 
 /// Reads the configuration with `reread` (which throws config_error when it
 /// is invalid), applies what changes live to `running` and the logger, has
-/// `reload_secrets` read the sink's secret files again, and logs what it did
-/// and what needs a restart.
+/// `reload_secrets` read the sink's secret files again and `reload_tls`
+/// (when listen.tcp is served) the TLS certificate, key and client CA at
+/// the paths now configured ("" back when they are in use, else why not),
+/// and logs what it did and what needs a restart.
 void reload_config(config& running, const std::function<config()>& reread,
-                   const std::function<sink_factory::secret_reload()>& reload_secrets);
+                   const std::function<sink_factory::secret_reload()>& reload_secrets,
+                   const std::function<std::string(const config::tls_files&)>& reload_tls = {});
 
 }  // namespace weir

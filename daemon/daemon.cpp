@@ -29,6 +29,9 @@
 #include "observability/log.hpp"
 #include "daemon/startup_checks.hpp"
 #include "daemon/startup_error.hpp"
+#include "daemon/session_registry.hpp"
+#include "daemon/tls_context.hpp"
+#include "daemon/tls_listener.hpp"
 #include "daemon/unix_listener.hpp"
 #include "observability/version.hpp"
 #include "wab/file_io.hpp"
@@ -84,6 +87,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // Sessions (and the stats they update) are released by connection actors,
   // which the actor system outlives: declare them first so they die last.
   listener_stats stats;
+  session_registry sessions(static_cast<std::size_t>(cfg.listen.max_connections), stats);
   boost::asio::io_context io;
 
   caf::actor_system_config caf_cfg;
@@ -115,20 +119,33 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                                                                shards.dead_letters().get(), shards.sink_type(),
                                                                conn.budget.get(), cluster_stats.get()});
 
+  // Both listeners give their connections the same kind of actor.
+  auto make_connection = [&](connection_io_ptr io_ptr) {
+    connection_settings pinned = conn;
+    pinned.writer = shards.writer_for_new_connection();
+    return spawn_connection(system, io_ptr, pinned);
+  };
   std::unique_ptr<unix_listener> listener;
   if (!cfg.listen.unix_path.empty()) {
-    unix_listener_options opts{cfg.listen.unix_path,
-                               static_cast<std::size_t>(cfg.listen.max_connections),
-                               std::chrono::milliseconds(cfg.listen.read_timeout_ms),
+    unix_listener_options opts{cfg.listen.unix_path, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
                                resolve_socket_access(cfg)};
-    listener = std::make_unique<unix_listener>(
-        io, opts, stats, [&](connection_io_ptr io_ptr) {
-          connection_settings pinned = conn;
-          pinned.writer = shards.writer_for_new_connection();
-          return spawn_connection(system, io_ptr, pinned);
-        });
+    listener = std::make_unique<unix_listener>(io, opts, stats, sessions, make_connection);
     listener->open();
     listener->start();
+  }
+  std::unique_ptr<tls_context_store> tls_contexts;
+  std::unique_ptr<tls_listener> tcp_listener;
+  if (!cfg.listen.tcp.empty()) {
+    try {
+      tls_contexts = std::make_unique<tls_context_store>(cfg.listen.tls, stats);
+    } catch (const std::exception& e) {
+      throw startup_error(e.what());
+    }
+    tls_listener_options opts{cfg.listen.tcp, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
+                              std::chrono::milliseconds(cfg.listen.tls_handshake_timeout_ms)};
+    tcp_listener = std::make_unique<tls_listener>(io, opts, *tls_contexts, stats, sessions, make_connection);
+    tcp_listener->open();
+    tcp_listener->start();
   }
 
   memory_trimmer trimmer(io, std::chrono::seconds(10));
@@ -141,7 +158,10 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   log::info("weir-server ready",
             {{"version", std::string(version_string)},
-             {"socket", cfg.listen.unix_path},
+             {"socket", cfg.listen.unix_path.empty() ? "off" : cfg.listen.unix_path},
+             {"tcp", tcp_listener ? cfg.listen.tcp.substr(0, cfg.listen.tcp.rfind(':') + 1) +
+                                        std::to_string(tcp_listener->port())
+                                  : "off"},
              {"data_dir", cfg.data_dir},
              {"shards", std::to_string(cfg.ingest.shards)},
              {"ack_mode", cfg.ingest.ack_mode == ack_mode::strict ? "strict" : "ordered"},
@@ -149,15 +169,16 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
              {"startup_ms", std::to_string(startup_ms.count())}});
 
   config running = cfg;
+  // Without a configuration source to read again, SIGHUP still reads the
+  // secret and TLS files again (a rotated certificate at the same path).
+  if (!reread) reread = [cfg] { return cfg; };
+  std::function<std::string(const config::tls_files&)> reload_tls;
+  if (tls_contexts) reload_tls = [&](const config::tls_files& files) { return tls_contexts->reload(files); };
   int sig = 0;
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
-    if (!reread) {
-      log::info("SIGHUP: no configuration source to read again; nothing changed");
-      continue;
-    }
-    reload_config(running, reread, [&] { return shards.reload_sink_secrets(); });
+    reload_config(running, reread, [&] { return shards.reload_sink_secrets(); }, reload_tls);
   }
   log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
 
@@ -167,7 +188,9 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // shutdown_timeout_ms; past that, connections are cut (their unanswered
   // records are neither acked nor lost: they are on disk or never written).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.shutdown_timeout_ms);
-  if (listener) listener->wind_down();
+  if (listener) listener->close();
+  if (tcp_listener) tcp_listener->close();
+  sessions.wind_down();
   while (stats.active.load() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   if (stats.active.load() > 0) {
@@ -175,7 +198,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
               {{"connections", std::to_string(stats.active.load())},
                {"shutdown_timeout_ms", std::to_string(cfg.shutdown_timeout_ms)}});
   }
-  if (listener) listener->stop();
+  sessions.stop();
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   if (cluster) cluster->stop();  // no failover drain starts from here on
   if (!shards.shut_down(std::max(left, std::chrono::milliseconds(1000))))

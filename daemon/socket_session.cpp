@@ -5,6 +5,7 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 #include <caf/send.hpp>
 
@@ -12,7 +13,8 @@ namespace weir {
 
 namespace asio = boost::asio;
 
-socket_session::socket_session(socket_type socket, std::chrono::milliseconds read_timeout,
+template <class Stream>
+basic_socket_session<Stream>::basic_socket_session(socket_type socket, std::chrono::milliseconds read_timeout,
                                listener_stats& stats, std::function<void()> on_finished)
     : socket_(std::move(socket)),
       strand_(socket_.get_executor()),
@@ -26,21 +28,24 @@ socket_session::socket_session(socket_type socket, std::chrono::milliseconds rea
   set_stalled(clock::now());
 }
 
-socket_session::~socket_session() {
+template <class Stream>
+basic_socket_session<Stream>::~basic_socket_session() {
   if (!finished_) --stats_.active;
 }
 
-void socket_session::attach(std::function<connection_actor(connection_io_ptr)> make_actor) {
+template <class Stream>
+void basic_socket_session<Stream>::attach(std::function<connection_actor(connection_io_ptr)> make_actor) {
   // Not on the accepting thread: with several io threads, a read the new
   // actor asked for could complete on another one before actor_ was set,
   // and the peer's first bytes went to no actor. A session closed before
   // this runs (the daemon stopping) gets no actor: none would be told.
-  asio::post(strand_, [self = shared_from_this(), make = std::move(make_actor)] {
+  asio::post(strand_, [self = this->shared_from_this(), make = std::move(make_actor)] {
     if (!self->finished_) self->actor_ = make(self);
   });
 }
 
-void socket_session::write(byte_buffer bytes) {
+template <class Stream>
+void basic_socket_session<Stream>::write(byte_buffer bytes) {
   if (try_send_now(bytes)) return;
   const std::size_t n = bytes.size();
   // Counted here, on the actor's side, so that the actor sees the limit
@@ -50,7 +55,7 @@ void socket_session::write(byte_buffer bytes) {
     std::lock_guard<std::mutex> guard(send_mutex_);  // ordered with note_waiting()
     set_stalled(clock::now());
   }
-  asio::post(strand_, [self = shared_from_this(), b = std::move(bytes)]() mutable {
+  asio::post(strand_, [self = this->shared_from_this(), b = std::move(bytes)]() mutable {
     std::lock_guard<std::mutex> guard(self->send_mutex_);
     --self->posted_writes_;
     if (self->finished_) return;
@@ -62,13 +67,14 @@ void socket_session::write(byte_buffer bytes) {
 /// On an idle connection a reply then needs no hand-off to the io thread (a
 /// thread wake-up saved per reply). Order is kept: bytes already posted,
 /// queued or being written go first, so this one waits its turn behind them.
-bool socket_session::try_send_now(byte_buffer& bytes) {
+template <class Stream>
+bool basic_socket_session<Stream>::try_send_now(byte_buffer& bytes) {
   std::lock_guard<std::mutex> guard(send_mutex_);
-  if (finished_ || writing_ || posted_writes_ > 0 || !write_queue_.empty()) {
+  if (!direct_send || finished_ || writing_ || posted_writes_ > 0 || !write_queue_.empty()) {
     ++posted_writes_;
     return false;
   }
-  const ssize_t sent = ::send(socket_.native_handle(), bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  const ssize_t sent = ::send(socket_.lowest_layer().native_handle(), bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   if (sent == static_cast<ssize_t>(bytes.size())) return true;
   // A full socket buffer, or an error the strand's write will meet and handle.
   if (sent > 0) bytes.erase(bytes.begin(), bytes.begin() + sent);
@@ -76,12 +82,14 @@ bool socket_session::try_send_now(byte_buffer& bytes) {
   return false;
 }
 
-void socket_session::read_more(bool mid_frame, std::uint64_t frames_done) {
-  asio::post(strand_, [self = shared_from_this(), mid_frame, frames_done] { self->do_read(mid_frame, frames_done); });
+template <class Stream>
+void basic_socket_session<Stream>::read_more(bool mid_frame, std::uint64_t frames_done) {
+  asio::post(strand_, [self = this->shared_from_this(), mid_frame, frames_done] { self->do_read(mid_frame, frames_done); });
 }
 
-void socket_session::hold_frame(std::uint64_t frames_done) {
-  asio::post(strand_, [self = shared_from_this(), frames_done] {
+template <class Stream>
+void basic_socket_session<Stream>::hold_frame(std::uint64_t frames_done) {
+  asio::post(strand_, [self = this->shared_from_this(), frames_done] {
     if (!self->finished_) self->keep_frame_deadline(frames_done);
   });
 }
@@ -89,7 +97,8 @@ void socket_session::hold_frame(std::uint64_t frames_done) {
 /// A read armed while replies were owed waits on the daemon; once the last
 /// reply is out it waits on the peer, from now on (mid-frame: from the
 /// frame's first byte, as do_read said).
-void socket_session::set_replies_owed(bool owed) {
+template <class Stream>
+void basic_socket_session<Stream>::set_replies_owed(bool owed) {
   std::lock_guard<std::mutex> guard(send_mutex_);
   replies_owed_ = owed;
   if (!finished_) note_waiting();
@@ -101,36 +110,41 @@ void socket_session::set_replies_owed(bool owed) {
 // first byte) or when a read waits and no reply is owed (from now); else the
 // daemon. Every change of those states comes through here, so that an idle
 // connection always becomes a candidate to make room, and a busy one never.
-void socket_session::note_waiting() {
+template <class Stream>
+void basic_socket_session<Stream>::note_waiting() {
   if (write_blocked_.load(std::memory_order_acquire)) return;
   if (read_armed_ && read_mid_frame_) set_stalled(frame_started_);
   else if (read_armed_ && !replies_owed_) set_stalled(clock::now());
   else stalled_since_ns_.store(0, std::memory_order_relaxed);
 }
 
-void socket_session::close() {
-  asio::post(strand_, [self = shared_from_this()] {
+template <class Stream>
+void basic_socket_session<Stream>::close() {
+  asio::post(strand_, [self = this->shared_from_this()] {
     std::lock_guard<std::mutex> guard(self->send_mutex_);
     self->close_requested_ = true;
     if (!self->writing_ && self->posted_writes_ == 0) self->finish();
   });
 }
 
-void socket_session::request_shutdown() {
-  asio::post(strand_, [self = shared_from_this()] {
+template <class Stream>
+void basic_socket_session<Stream>::request_shutdown() {
+  asio::post(strand_, [self = this->shared_from_this()] {
     if (self->actor_) caf::anon_send(self->actor_, shutdown_atom::value);
   });
 }
 
-void socket_session::abort() {
-  asio::post(strand_, [self = shared_from_this()] {
+template <class Stream>
+void basic_socket_session<Stream>::abort() {
+  asio::post(strand_, [self = this->shared_from_this()] {
     std::lock_guard<std::mutex> guard(self->send_mutex_);
     self->finish();
   });
 }
 
-void socket_session::evict() {
-  asio::post(strand_, [self = shared_from_this()] {
+template <class Stream>
+void basic_socket_session<Stream>::evict() {
+  asio::post(strand_, [self = this->shared_from_this()] {
     std::lock_guard<std::mutex> guard(self->send_mutex_);
     if (self->finished_) return;
     ++self->stats_.evicted;
@@ -138,7 +152,8 @@ void socket_session::evict() {
   });
 }
 
-std::optional<socket_session::clock::time_point> socket_session::stalled_since() const {
+template <class Stream>
+std::optional<typename basic_socket_session<Stream>::clock::time_point> basic_socket_session<Stream>::stalled_since() const {
   const auto ns = stalled_since_ns_.load(std::memory_order_relaxed);
   if (ns == 0) return std::nullopt;
   return clock::time_point(clock::duration(ns));
@@ -146,13 +161,14 @@ std::optional<socket_session::clock::time_point> socket_session::stalled_since()
 
 /// The clock runs from the first byte of a frame, not from the last read: a
 /// peer trickling a byte a second cannot keep a slot forever.
-void socket_session::keep_frame_deadline(std::uint64_t frames_done) {
+template <class Stream>
+void basic_socket_session<Stream>::keep_frame_deadline(std::uint64_t frames_done) {
   if (deadline_armed_ && frames_done == deadline_frames_) return;
   deadline_frames_ = frames_done;
   deadline_armed_ = true;
   frame_started_ = clock::now();
   timer_.expires_after(read_timeout_);
-  timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+  timer_.async_wait([self = this->shared_from_this()](const boost::system::error_code& ec) {
     if (ec || self->finished_) return;  // re-armed, cancelled, or closed already
     ++self->stats_.idle_timeouts;
     std::lock_guard<std::mutex> guard(self->send_mutex_);
@@ -160,7 +176,8 @@ void socket_session::keep_frame_deadline(std::uint64_t frames_done) {
   });
 }
 
-void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
+template <class Stream>
+void basic_socket_session<Stream>::do_read(bool mid_frame, std::uint64_t frames_done) {
   if (finished_ || close_requested_) return;
   if (mid_frame) {
     keep_frame_deadline(frames_done);
@@ -176,7 +193,7 @@ void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
   }
   socket_.async_read_some(
       asio::buffer(read_buf_),
-      asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,
+      asio::bind_executor(strand_, [self = this->shared_from_this()](const boost::system::error_code& ec,
                                                                 std::size_t n) {
         if (self->finished_) return;
         {
@@ -184,7 +201,9 @@ void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
           self->read_armed_ = false;
           self->note_waiting();  // the daemon has work now (unless the peer does not read)
         }
-        if (ec == asio::error::eof && self->actor_) {
+        // A TLS peer that closes without close_notify ends its stream the same way.
+        const bool eof = ec == asio::error::eof || (!direct_send && ec == asio::ssl::error::stream_truncated);
+        if (eof && self->actor_) {
           // A producer may half-close after its last frame and still wait
           // for the replies; the actor closes once they are written.
           caf::anon_send(self->actor_, socket_eof_atom::value);
@@ -201,7 +220,8 @@ void socket_session::do_read(bool mid_frame, std::uint64_t frames_done) {
 }
 
 // Called on the strand with send_mutex_ held.
-void socket_session::do_write() {
+template <class Stream>
+void basic_socket_session<Stream>::do_write() {
   if (write_queue_.empty()) {
     writing_ = false;
     if (close_requested_) finish();
@@ -209,7 +229,7 @@ void socket_session::do_write() {
   }
   writing_ = true;
   asio::async_write(socket_, asio::buffer(write_queue_.front()),
-                    asio::bind_executor(strand_, [self = shared_from_this()](
+                    asio::bind_executor(strand_, [self = this->shared_from_this()](
                                                      const boost::system::error_code& ec, std::size_t) {
                       std::lock_guard<std::mutex> guard(self->send_mutex_);
                       if (self->finished_) return;
@@ -231,20 +251,24 @@ void socket_session::do_write() {
 
 // Called on the strand with send_mutex_ held: the socket is not closed under
 // a reply being sent from the actor's thread (its descriptor could be reused).
-void socket_session::finish() {
+template <class Stream>
+void basic_socket_session<Stream>::finish() {
   if (finished_) return;
   finished_ = true;
   --stats_.active;  // the slot frees when the socket closes, not when the actor lets go
   stalled_since_ns_.store(0, std::memory_order_relaxed);
   timer_.cancel();
   boost::system::error_code ignored;
-  socket_.shutdown(socket_type::shutdown_both, ignored);
-  socket_.close(ignored);
+  socket_.lowest_layer().shutdown(asio::socket_base::shutdown_both, ignored);
+  socket_.lowest_layer().close(ignored);
   write_queue_.clear();
   write_queue_.shrink_to_fit();
   if (actor_) caf::anon_send(actor_, socket_closed_atom::value);
   actor_ = connection_actor{};  // the actor holds this session; do not hold it back
   if (on_finished_) on_finished_();
 }
+
+template class basic_socket_session<asio::local::stream_protocol::socket>;
+template class basic_socket_session<tls_stream>;
 
 }  // namespace weir

@@ -9,6 +9,11 @@
 // they are over the write limit). And it says how long it has been stalled on
 // its peer, so that at the connection limit the listener can close the
 // connection that waits longest for its peer instead of refusing a new one.
+//
+// One template for both transports: a Unix socket, and TLS over TCP (whose
+// handshake the TCP listener has done before the session starts). On the
+// Unix socket a reply may go straight out from the actor's thread; a TLS
+// stream is touched only on its strand.
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -17,28 +22,37 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <caf/actor.hpp>
 
+#include "daemon/session_registry.hpp"
 #include "messages/connection_protocol.hpp"
 #include "observability/listener_stats.hpp"
 
 namespace weir {
 
-class socket_session : public connection_io, public std::enable_shared_from_this<socket_session> {
+template <class Stream>
+class basic_socket_session : public connection_io,
+                             public session_control,
+                             public std::enable_shared_from_this<basic_socket_session<Stream>> {
  public:
-  using socket_type = boost::asio::local::stream_protocol::socket;
+  using socket_type = Stream;
   using clock = std::chrono::steady_clock;
+  /// Whether replies may be sent from the actor's thread (not through TLS).
+  static constexpr bool direct_send = std::is_same_v<Stream, boost::asio::local::stream_protocol::socket>;
 
   /// Reply bytes queued for a peer beyond which the actor stops reading.
   static constexpr std::size_t write_limit = 256 * 1024;
 
-  socket_session(socket_type socket, std::chrono::milliseconds read_timeout, listener_stats& stats,
-                 std::function<void()> on_finished);
-  ~socket_session() override;
+  basic_socket_session(socket_type socket, std::chrono::milliseconds read_timeout, listener_stats& stats,
+                       std::function<void()> on_finished);
+  ~basic_socket_session() override;
 
   /// Makes the session's actor with `make_actor` and binds the session to
   /// it, on the session's strand. The actor asks for the first read as soon
@@ -54,16 +68,16 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   void close() override;
 
   /// Asks the actor to finish: no new frames, owed replies written, then close.
-  void request_shutdown();
+  void request_shutdown() override;
   /// Closes at once, without flushing; used when shutdown runs out of time.
-  void abort();
+  void abort() override;
   /// Closes at once to make room for a new connection.
-  void evict();
+  void evict() override;
 
   /// Since when the session has waited on its peer (for the rest of a frame,
   /// for a next frame, or for the peer to read its replies); nullopt while it
   /// waits on the daemon.
-  std::optional<clock::time_point> stalled_since() const;
+  std::optional<clock::time_point> stalled_since() const override;
 
  private:
   void do_read(bool mid_frame, std::uint64_t frames_done);
@@ -78,7 +92,7 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   void set_stalled(clock::time_point at) { stalled_since_ns_.store(at.time_since_epoch().count(), std::memory_order_relaxed); }
 
   socket_type socket_;
-  boost::asio::strand<socket_type::executor_type> strand_;
+  boost::asio::strand<typename socket_type::executor_type> strand_;
   boost::asio::steady_timer timer_;
   std::chrono::milliseconds read_timeout_;
   listener_stats& stats_;
@@ -107,5 +121,9 @@ class socket_session : public connection_io, public std::enable_shared_from_this
   std::atomic<bool> write_blocked_{false};
   std::atomic<clock::rep> stalled_since_ns_{0};  // 0: waiting on the daemon
 };
+
+using unix_session = basic_socket_session<boost::asio::local::stream_protocol::socket>;
+using tls_stream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
+using tls_session = basic_socket_session<tls_stream>;
 
 }  // namespace weir

@@ -7,16 +7,21 @@
 
 #include "daemon/socket_access.hpp"
 #include "daemon/startup_error.hpp"
+#include "daemon/tls_context.hpp"
 #include "sinks/sink.hpp"
 
 namespace weir {
 
 void check_startup_config(const config& cfg) {
-  // Keys that validate but whose feature this version does not serve yet:
-  // refusing beats silently ignoring an operator's intent.
-  if (!cfg.listen.tcp.empty())
-    throw startup_error("listen.tcp = " + cfg.listen.tcp +
-                        ": the TCP+TLS listener is not available in this version; use listen.unix");
+  // The TLS files are loaded as the listener will load them: --check-config
+  // finds a key that does not match its certificate, or an unreadable CA.
+  if (!cfg.listen.tcp.empty()) {
+    try {
+      make_server_tls_context(cfg.listen.tls);
+    } catch (const std::exception& e) {
+      throw startup_error(e.what());
+    }
+  }
   for (const auto* f : {&cfg.cluster.tls.cert, &cfg.cluster.tls.key, &cfg.cluster.tls.ca})
     if (!f->empty() && ::access(f->c_str(), R_OK) != 0)
       throw startup_error("cluster.tls: cannot read " + *f + ": " + std::strerror(errno));

@@ -47,10 +47,11 @@ bool someone_listens(const std::string& path) {
 }  // namespace
 
 unix_listener::unix_listener(asio::io_context& io, unix_listener_options options,
-                             listener_stats& stats, actor_factory make_actor)
+                             listener_stats& stats, session_registry& sessions, actor_factory make_actor)
     : io_(io),
       options_(std::move(options)),
       stats_(stats),
+      sessions_(sessions),
       make_actor_(std::move(make_actor)),
       strand_(asio::make_strand(io)),
       acceptor_(io),
@@ -132,48 +133,16 @@ void unix_listener::accept_next() {
                                                              stream::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
     if (!ec) {
-      accept_backoff_ = std::chrono::milliseconds(0);
+      backoff_.succeeded();
       on_accepted(std::move(socket));
       accept_next();
       return;
     }
-    // EMFILE and friends do not clear by trying again at once: the pending
-    // connection stays queued and accept fails again, a busy loop. Wait,
-    // longer each time, and say so once in a while rather than every time.
-    ++stats_.accept_errors;
-    accept_backoff_ = std::clamp(accept_backoff_ * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= next_accept_log_) {
-      log::warn("accept failed; backing off",
-                {{"error", ec.message()},
-                 {"retry_in_ms", std::to_string(accept_backoff_.count())},
-                 {"failures_since_last_log", std::to_string(accept_errors_unlogged_ + 1)}});
-      accept_errors_unlogged_ = 0;
-      next_accept_log_ = now + std::chrono::seconds(10);
-    } else {
-      ++accept_errors_unlogged_;
-    }
-    accept_timer_.expires_after(accept_backoff_);
+    accept_timer_.expires_after(backoff_.failed(ec, "unix", stats_));
     accept_timer_.async_wait(asio::bind_executor(strand_, [this](const boost::system::error_code& wait_ec) {
       if (!wait_ec && acceptor_.is_open()) accept_next();
     }));
   }));
-}
-
-std::shared_ptr<socket_session> unix_listener::longest_stalled() {
-  std::shared_ptr<socket_session> victim;
-  std::optional<std::chrono::steady_clock::time_point> oldest;
-  std::lock_guard<std::mutex> guard(sessions_mutex_);
-  for (auto& [id, weak] : sessions_) {
-    auto s = weak.lock();
-    if (!s) continue;
-    const auto since = s->stalled_since();
-    if (since && (!oldest || *since < *oldest)) {
-      oldest = since;
-      victim = std::move(s);
-    }
-  }
-  return victim;
 }
 
 namespace {
@@ -212,20 +181,9 @@ bool unix_listener::peer_allowed(int fd, const std::optional<ucred>& peer) const
 
 void unix_listener::on_accepted(stream::socket socket) {
   boost::system::error_code ignored;
-  if (static_cast<std::size_t>(stats_.active.load()) >= options_.max_connections) {
-    // Full: the connection that has waited longest on its peer (idle, or
-    // trickling a frame, or not reading its replies) makes room. A producer
-    // that is busy with the daemon is never the one to go, so idle or
-    // hostile connections cannot lock producers out.
-    auto victim = longest_stalled();
-    if (!victim) {
-      ++stats_.rejected_over_limit;
-      log::debug("connection refused: listen.max_connections reached and every connection is busy",
-                 {{"max_connections", std::to_string(options_.max_connections)}});
-      socket.close(ignored);
-      return;
-    }
-    victim->evict();
+  if (!sessions_.make_room()) {
+    socket.close(ignored);
+    return;
   }
   const auto peer = peer_credentials(socket.native_handle());
   if (!peer_allowed(socket.native_handle(), peer)) {
@@ -241,33 +199,19 @@ void unix_listener::on_accepted(stream::socket socket) {
     log::debug("connection accepted", {{"peer_pid", peer ? std::to_string(peer->pid) : "?"},
                                        {"peer_uid", peer ? std::to_string(peer->uid) : "?"},
                                        {"active", std::to_string(stats_.active.load() + 1)}});
-  const std::uint64_t id = next_session_id_++;
-  // The registry entry goes when the session ends, whichever side ends it.
-  auto forget = [this, id] {
-    std::lock_guard<std::mutex> guard(sessions_mutex_);
-    sessions_.erase(id);
-  };
-  auto session = std::make_shared<socket_session>(std::move(socket), options_.read_timeout, stats_,
-                                                  std::move(forget));
-  {
-    std::lock_guard<std::mutex> guard(sessions_mutex_);
-    sessions_[id] = session;
-  }
-  session->attach(make_actor_);
+  const bool added = sessions_.add([&](std::function<void()> forget) {
+    auto session = std::make_shared<unix_session>(std::move(socket), options_.read_timeout, stats_, std::move(forget));
+    session->attach(make_actor_);
+    return session;
+  });
+  if (!added) socket.close(ignored);  // winding down
 }
 
-void unix_listener::wind_down() { close_then(&socket_session::request_shutdown); }
-
-void unix_listener::stop() { close_then(&socket_session::abort); }
-
-void unix_listener::close_then(void (socket_session::*action)()) {
-  asio::post(strand_, [this, action] {
+void unix_listener::close() {
+  asio::post(strand_, [this] {
     boost::system::error_code ignored;
     accept_timer_.cancel();
     acceptor_.close(ignored);
-    std::lock_guard<std::mutex> guard(sessions_mutex_);
-    for (auto& [id, weak] : sessions_)
-      if (auto s = weak.lock()) ((*s).*action)();
   });
 }
 

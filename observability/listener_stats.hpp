@@ -1,9 +1,28 @@
 #pragma once
 // Counters the listeners keep; read by the admin server and tests.
+#include <array>
 #include <atomic>
 #include <cstdint>
 
 namespace weir {
+
+/// Why a TLS handshake on listen.tcp failed (the reason label of
+/// weir_tls_handshake_failures_total).
+enum class tls_failure : std::uint8_t {
+  no_client_cert,  // the client sent no certificate
+  bad_cert,        // not signed by listen.tls.client_ca, or otherwise invalid
+  expired_cert,    // outside its validity period
+  protocol,        // not TLS at all (plaintext), or below TLS 1.2
+  timeout,         // not done within listen.tls.handshake_timeout_ms
+  aborted,         // the peer closed the connection during the handshake
+  other,
+};
+inline constexpr std::size_t tls_failure_count = 7;
+constexpr const char* name_of(tls_failure f) {
+  constexpr const char* names[tls_failure_count] = {"no_client_cert", "bad_cert", "expired_cert", "protocol",
+                                                    "timeout",        "aborted",  "other"};
+  return names[static_cast<std::size_t>(f)];
+}
 
 struct listener_stats {
   std::atomic<std::uint64_t> accepted{0};
@@ -13,6 +32,16 @@ struct listener_stats {
   std::atomic<std::uint64_t> idle_timeouts{0};  // a frame not whole within listen.read_timeout_ms
   std::atomic<std::uint64_t> evicted{0};        // closed to make room at listen.max_connections
   std::atomic<std::uint64_t> accept_errors{0};  // accept() failed (EMFILE, ENFILE, ENOMEM...)
+
+  // listen.tcp: set once at start when the TLS listener runs.
+  std::atomic<bool> tls_enabled{false};
+  std::atomic<std::uint64_t> tls_handshakes{0};  // completed: a client certificate verified
+  std::array<std::atomic<std::uint64_t>, tls_failure_count> tls_failures{};
+  std::atomic<std::uint64_t> tls_reloads_ok{0}, tls_reloads_failed{0};
+  std::atomic<std::int64_t> tls_cert_not_after{0};  // the server certificate's, Unix seconds
+  std::atomic<std::int64_t> tls_ca_not_after{0};    // listen.tls.client_ca's first certificate's
+
+  void count(tls_failure f) { ++tls_failures[static_cast<std::size_t>(f)]; }
 };
 
 }  // namespace weir

@@ -219,6 +219,29 @@ void render_cluster(const cluster_metrics& c, std::vector<MetricFamily>& familie
   families.push_back(std::move(failover));
 }
 
+/// listen.tcp's mutual TLS (docs/tls.md).
+void add_tls_families(const listener_stats& l, std::vector<MetricFamily>& families) {
+  families.push_back(single("weir_tls_handshakes_total", "TLS handshakes on listen.tcp that verified a client certificate",
+                            MetricType::Counter, static_cast<double>(l.tls_handshakes.load())));
+  auto failures = family("weir_tls_handshake_failures_total", "TLS handshakes on listen.tcp that failed, by reason",
+                         MetricType::Counter);
+  for (std::size_t i = 0; i < tls_failure_count; ++i)
+    failures.metric.push_back(value(static_cast<double>(l.tls_failures[i].load()), MetricType::Counter,
+                                    {{"reason", name_of(static_cast<tls_failure>(i))}}));
+  families.push_back(std::move(failures));
+  auto reloads = family("weir_tls_config_reloads_total", "Reloads of the TLS certificate, key and CA (SIGHUP)",
+                        MetricType::Counter);
+  reloads.metric.push_back(value(static_cast<double>(l.tls_reloads_ok.load()), MetricType::Counter, {{"outcome", "ok"}}));
+  reloads.metric.push_back(
+      value(static_cast<double>(l.tls_reloads_failed.load()), MetricType::Counter, {{"outcome", "failed"}}));
+  families.push_back(std::move(reloads));
+  auto expiry = family("weir_tls_certificate_expiry_timestamp_seconds",
+                       "When the certificate in use expires (notAfter, Unix seconds)", MetricType::Gauge);
+  expiry.metric.push_back(value(static_cast<double>(l.tls_cert_not_after.load()), MetricType::Gauge, {{"file", "cert"}}));
+  expiry.metric.push_back(value(static_cast<double>(l.tls_ca_not_after.load()), MetricType::Gauge, {{"file", "client_ca"}}));
+  families.push_back(std::move(expiry));
+}
+
 }  // namespace
 
 std::string metrics::render(const live_state& live) {
@@ -288,6 +311,7 @@ std::string metrics::render(const live_state& live) {
                               MetricType::Counter, static_cast<double>(live.listener->evicted.load())));
     families.push_back(single("weir_accept_errors_total", "Failed accept() calls (out of file descriptors...)",
                               MetricType::Counter, static_cast<double>(live.listener->accept_errors.load())));
+    if (live.listener->tls_enabled.load()) add_tls_families(*live.listener, families);
   }
   if (live.frames) {
     families.push_back(single("weir_frame_memory_bytes", "Memory held for large frame payloads, all connections",

@@ -18,6 +18,7 @@
 
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
+#include "support/test_pki.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "weir/client.hpp"
@@ -116,31 +117,12 @@ bool sink_holds_all(const std::string& path, const std::set<std::string>& acked)
   return true;
 }
 
-/// A private CA and node certificates signed by it, made with the openssl tool.
-struct test_pki {
-  std::filesystem::path dir;
-  explicit test_pki(std::filesystem::path d) : dir(std::move(d)) { std::filesystem::create_directories(dir); }
-
-  void openssl(const std::vector<std::string>& args) {
-    const auto r = run_binary("/usr/bin/openssl", args, dir);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-  }
-  void make_ca(const std::string& ca) {
-    openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca + ".key", "-out", ca + ".pem", "-days",
-             "2", "-subj", "/CN=" + ca});
-  }
-  /// The --set arguments of a node whose certificate `ca` signed, trusting `ca`.
-  std::vector<std::string> node(const std::string& name, const std::string& ca) {
-    openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr", "-subj",
-             "/CN=" + name});
-    openssl({"x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + ".key", "-CAcreateserial",
-             "-out", name + ".pem", "-days", "2"});
-    return {"--set", "cluster.tls.cert=" + (dir / (name + ".pem")).string(), "--set",
-            "cluster.tls.key=" + (dir / (name + ".key")).string(), "--set",
-            "cluster.tls.ca=" + (dir / (ca + ".pem")).string()};
-  }
-};
+/// The --set arguments of a node whose certificate `ca` signed, trusting `ca`.
+std::vector<std::string> tls_node(test_pki& pki, const std::string& name, const std::string& ca) {
+  pki.make_cert(name, ca);
+  return {"--set", "cluster.tls.cert=" + pki.pem(name), "--set", "cluster.tls.key=" + pki.key(name), "--set",
+          "cluster.tls.ca=" + pki.pem(ca)};
+}
 
 }  // namespace
 
@@ -149,9 +131,9 @@ TEST_CASE("cluster: with TLS only nodes whose certificate the cluster's CA signe
   test_pki pki(c.root / "pki");
   pki.make_ca("cluster-ca");
   pki.make_ca("other-ca");
-  c.start(0, pki.node("node1", "cluster-ca"));
-  c.start(1, pki.node("node2", "cluster-ca"));
-  c.start(2, pki.node("node3", "other-ca"));  // signed by a CA the others do not trust
+  c.start(0, tls_node(pki, "node1", "cluster-ca"));
+  c.start(1, tls_node(pki, "node2", "cluster-ca"));
+  c.start(2, tls_node(pki, "node3", "other-ca"));  // signed by a CA the others do not trust
   const bool joined = eventually([&] {
     return cluster3::count(c.nodes[0]->log(), "cluster peer connected peer=" + c.listen(1)) >= 1 &&
            cluster3::count(c.nodes[1]->log(), "cluster peer connected peer=" + c.listen(0)) >= 1;

@@ -64,16 +64,19 @@ TEST_CASE("weir-ctl: usage errors name the bad flag or subcommand and exit 2", "
   CHECK(checked == 7);
 }
 
-TEST_CASE("weir-ctl: hints when no daemon answers and when the data dir is not one", "[cli][ctl]") {
+TEST_CASE("weir-ctl: hints when no daemon answers (exit 2) and when the data dir is not one", "[cli][ctl]") {
   temp_dir dir;
   const auto health = ctl(dir, {"--socket", (dir / "none.sock").string(), "health"});
-  CHECK(health.exit_code == 1);
+  CHECK(health.exit_code == 2);
   CHECK(health.err.find("cannot connect") != std::string::npos);
   CHECK(health.err.find("is weir-server running?") != std::string::npos);
   CHECK(health.err.find("--socket") != std::string::npos);
 
   const auto status = ctl(dir, {"--admin", "127.0.0.1:" + std::to_string(free_tcp_port()), "status"});
-  CHECK(status.exit_code == 1);
+  CHECK(status.exit_code == 2);
+  const auto tcp = ctl(dir, {"--tcp", "127.0.0.1:" + std::to_string(free_tcp_port()), "--ca", "none.pem", "health"});
+  CHECK(tcp.exit_code == 2);
+  CHECK(tcp.err.find("is listen.tcp set on the daemon?") != std::string::npos);
   CHECK(status.err.find("--admin HOST:PORT") != std::string::npos);
 
   for (const std::vector<std::string> args : {std::vector<std::string>{"dl", "list"}, {"wab"}, {"dl", "requeue"}}) {

@@ -91,10 +91,10 @@ TEST_CASE("weir-server --print-config shows the effective values as YAML", "[cli
   CHECK(y["sink"]["type"].as<std::string>() == "sqlite");
 }
 
-TEST_CASE("weir-ctl reports an unreachable daemon with exit 1", "[cli]") {
+TEST_CASE("weir-ctl reports an unreachable daemon with exit 2", "[cli]") {
   temp_dir dir;
   auto r = run_binary(binary("weir-ctl"), {"--socket", (dir / "none.sock").string(), "health"}, dir.path());
-  CHECK(r.exit_code == 1);
+  CHECK(r.exit_code == 2);
   CHECK(r.err.find("cannot connect") != std::string::npos);
   auto usage = run_binary(binary("weir-ctl"), {"frobnicate"}, dir.path());
   CHECK(usage.exit_code == 2);

@@ -10,7 +10,6 @@
 
 namespace weir::ctl {
 
-
 int admin_get(const std::string& admin, const std::string& path, status_renderer summarize, bool json) {
   try {
     const auto res = client::admin_get(admin, path);
@@ -30,7 +29,7 @@ int admin_get(const std::string& admin, const std::string& path, status_renderer
                  "weir-ctl: cannot reach the admin server at %s: %s (is weir-server running with admin.listen "
                  "there? pass --admin HOST:PORT)\n",
                  admin.c_str(), e.what());
-    return 1;
+    return e.kind() == client::error_kind::unreachable ? 2 : 1;
   }
 }
 

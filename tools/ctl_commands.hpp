@@ -17,6 +17,8 @@ struct options {
   std::string socket = "var/run/weir.sock";
   std::string admin = "127.0.0.1:9185";
   std::string data_dir = "var";
+  std::string tcp;  // "host:port" of listen.tcp; set, it is used instead of the socket
+  client::tls_options tls;
   bool json = false;
 };
 

@@ -18,7 +18,8 @@ namespace weir::ctl {
 
 namespace {
 
-constexpr const char* usage = R"(Usage: weir-ctl [--socket PATH] [--admin HOST:PORT] [--data-dir DIR] [--json] COMMAND [ARGS]
+constexpr const char* usage = R"(Usage: weir-ctl [--socket PATH | --tcp HOST:PORT --ca FILE --cert FILE --key FILE]
+                [--admin HOST:PORT] [--data-dir DIR] [--json] COMMAND [ARGS]
 
 Commands:
   health        send a wire HealthCheck; exit 0 when the daemon answers
@@ -38,13 +39,18 @@ Commands:
 
 Options:
   --socket PATH     daemon socket (default: var/run/weir.sock, or $WEIR_SOCKET)
+  --tcp HOST:PORT   the daemon's listen.tcp instead, over mutual TLS ($WEIR_TCP):
+  --ca FILE         the CA that signed the daemon's certificate ($WEIR_TLS_CA)
+  --cert FILE       this client's certificate ($WEIR_TLS_CERT)
+  --key FILE        its private key ($WEIR_TLS_KEY)
   --admin HOST:PORT admin server (default: 127.0.0.1:9185)
   --data-dir DIR    the daemon's data_dir (default: var)
   --json            print results as JSON
   --version         print the version
   -h, --help        print this help
 
-Exit status: 0 success, 1 the daemon refused or did not answer, 2 usage error.
+Exit status: 0 success; 1 a problem found, or the daemon refused or broke off;
+2 a usage error, or the daemon (socket, TCP or admin server) cannot be reached.
 )";
 
 struct command {
@@ -310,13 +316,27 @@ int usage_error(const std::string& command, const std::string& message) {
 
 client::connection connect(const options& o) {
   try {
+    if (!o.tcp.empty()) {
+      const auto colon = o.tcp.rfind(':');
+      int port = 0;
+      if (colon == std::string::npos ||
+          std::from_chars(o.tcp.data() + colon + 1, o.tcp.data() + o.tcp.size(), port).ec != std::errc{} ||
+          port < 1 || port > 65535)
+        throw client::client_error("--tcp " + o.tcp + ": expected HOST:PORT", client::error_kind::unreachable);
+      auto c = client::connection::connect_tcp(o.tcp.substr(0, colon), static_cast<std::uint16_t>(port), o.tls);
+      c.set_timeout(std::chrono::seconds(30));
+      return c;
+    }
     auto c = client::connection::connect_unix(o.socket);
     c.set_timeout(std::chrono::seconds(30));
     return c;
   } catch (const client::client_error& e) {
+    if (e.kind() != client::error_kind::unreachable) throw;
     throw client::client_error(std::string(e.what()) +
-                               " (is weir-server running? point weir-ctl at its socket with --socket PATH or "
-                               "WEIR_SOCKET)");
+                                   (o.tcp.empty() ? " (is weir-server running? point weir-ctl at its socket with "
+                                                    "--socket PATH or WEIR_SOCKET)"
+                                                  : " (is listen.tcp set on the daemon?)"),
+                               client::error_kind::unreachable);
   }
 }
 
@@ -336,6 +356,10 @@ int main(int argc, char** argv) {
   using namespace weir::ctl;
   options o;
   if (const char* s = std::getenv("WEIR_SOCKET")) o.socket = s;
+  if (const char* s = std::getenv("WEIR_TCP")) o.tcp = s;
+  if (const char* s = std::getenv("WEIR_TLS_CA")) o.tls.ca_file = s;
+  if (const char* s = std::getenv("WEIR_TLS_CERT")) o.tls.cert_file = s;
+  if (const char* s = std::getenv("WEIR_TLS_KEY")) o.tls.key_file = s;
   std::vector<std::string> args;
   bool help = false;
   for (int i = 1; i < argc; ++i) {
@@ -348,13 +372,20 @@ int main(int argc, char** argv) {
     } else if (a == "--version") {
       std::printf("weir-ctl %s\n", std::string(weir::version_string).c_str());
       return 0;
-    } else if (a == "--socket" || a == "--admin" || a == "--data-dir") {
+    } else if (std::string* target = a == "--socket"     ? &o.socket
+                                     : a == "--admin"    ? &o.admin
+                                     : a == "--data-dir" ? &o.data_dir
+                                     : a == "--tcp"      ? &o.tcp
+                                     : a == "--ca"       ? &o.tls.ca_file
+                                     : a == "--cert"     ? &o.tls.cert_file
+                                     : a == "--key"      ? &o.tls.key_file
+                                                         : nullptr) {
       const char* v = value(a.c_str());
       if (!v) {
         std::fprintf(stderr, "weir-ctl: %s needs a value (see weir-ctl --help)\n", a.c_str());
         return 2;
       }
-      (a == "--socket" ? o.socket : a == "--admin" ? o.admin : o.data_dir) = v;
+      *target = v;
     } else if (a == "--json") {
       o.json = true;
     } else {
@@ -383,6 +414,6 @@ int main(int argc, char** argv) {
     return cmd->run(o, {args.begin() + 1, args.end()});
   } catch (const weir::client::client_error& e) {
     std::fprintf(stderr, "weir-ctl %s: %s\n", cmd->name, e.what());
-    return 1;
+    return e.kind() == weir::client::error_kind::unreachable ? 2 : 1;
   }
 }

@@ -1,16 +1,19 @@
 #pragma once
-// libweir-client: a small blocking client for the weir v1 wire protocol.
+// libweir-client: a small blocking client for the weir v1 wire protocol, on
+// the daemon's Unix socket or over TCP with mutual TLS.
 //
 //   auto c = weir::client::connection::connect_unix("var/run/weir.sock");
 //   c.health_check();
 //   auto r = c.push(bytes, weir::client::durability::durable);
-//   if (!r.acked) ...  // r.nack names the reason; InternalError is retryable
+//   if (!r.acked) ...  // r.reason() names it; only InternalError is retryable
 //
-// A connection that has seen a protocol error is poisoned: build a new one.
+// A connection that has seen a transport or protocol error is poisoned: it
+// says so (with the first error) on every later call; build a new one.
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -21,9 +24,58 @@ namespace weir::client {
 
 enum class durability : std::uint8_t { durable = 0x01, buffered = 0x03, replicated = 0x04 };
 
+/// What went wrong on a connection (client_error::kind()).
+enum class error_kind : std::uint8_t {
+  unreachable,      // no connection made: nothing was sent
+  connection_lost,  // the daemon closed the connection, or it broke: outcome unknown
+  timeout,          // no reply, or no room to send, within the timeout: outcome unknown
+  protocol,         // a reply that breaks the protocol (bad CRC, type, size)
+  tls,              // the TLS handshake failed, or a certificate was refused
+  poisoned,         // the connection already failed earlier
+};
+
 /// A transport or protocol failure; the connection is unusable afterwards.
-struct client_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
+class client_error : public std::runtime_error {
+ public:
+  explicit client_error(const std::string& what, error_kind kind = error_kind::protocol)
+      : std::runtime_error(what), kind_(kind) {}
+  error_kind kind() const { return kind_; }
+  /// True when the frame in flight may or may not have been written (the
+  /// connection was lost or timed out): pushing it again on a new
+  /// connection is the safe course (a duplicate, never a loss).
+  bool retryable() const { return kind_ == error_kind::connection_lost || kind_ == error_kind::timeout; }
+
+ private:
+  error_kind kind_;
+};
+
+/// Why the daemon refused a frame: the Nack's reason byte (wire protocol §4).
+enum class nack_reason : std::uint8_t {
+  bad_magic = 0x01,
+  version_mismatch = 0x02,
+  bad_header_crc = 0x03,
+  payload_too_large = 0x04,
+  bad_payload_crc = 0x05,
+  internal_error = 0x06,  // the only one worth retrying: the daemon could not take it now
+  empty_payload = 0x07,
+  unknown_message = 0x08,
+  reserved_flags_set = 0x09,
+  bad_batch_framing = 0x0b,
+};
+/// The reason's name on the wire ("PayloadTooLarge"), or "Unknown(0x0a)"
+/// for a byte this client does not know.
+std::string nack_name(std::uint8_t reason);
+/// The reason, when `reason` is one this client knows.
+std::optional<nack_reason> known_nack(std::uint8_t reason);
+
+/// Mutual TLS for connect_tcp: the CA that signed the daemon's certificate,
+/// this client's certificate and key (PEM). The daemon's certificate must
+/// name `server_name`, or the host dialled when it is empty.
+struct tls_options {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  std::string server_name;
 };
 
 struct reply {
@@ -33,8 +85,9 @@ struct reply {
 
 struct push_result {
   bool acked = false;
-  std::uint8_t nack = 0;  // Nack reason byte when !acked
-  bool retryable() const { return !acked && nack == 0x06; }
+  std::uint8_t nack = 0;  // Nack reason byte when !acked, as sent (unknown ones too)
+  bool retryable() const { return !acked && nack == static_cast<std::uint8_t>(nack_reason::internal_error); }
+  std::optional<nack_reason> reason() const { return acked ? std::nullopt : known_nack(nack); }
 };
 
 struct tracked_result : push_result {
@@ -49,16 +102,27 @@ struct batch_result {
   bool all_accepted() const;
 };
 
+class tls_channel;
+
 class connection {
  public:
+  /// Throws client_error (kind unreachable) when nobody listens at `path`.
   static connection connect_unix(const std::string& path);
+  /// Connects to listen.tcp and handshakes, both within `timeout`. Throws
+  /// client_error: unreachable (no connection), tls (the handshake failed,
+  /// or the daemon's certificate is not trusted or names another host).
+  /// With TLS 1.3 a daemon that refuses this client's certificate says so
+  /// after the handshake: the first call then fails (kind connection_lost).
+  static connection connect_tcp(const std::string& host, std::uint16_t port, const tls_options& tls,
+                                std::chrono::milliseconds timeout = std::chrono::seconds(10));
   connection(connection&& other) noexcept;
   connection& operator=(connection&& other) noexcept;
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
   ~connection();
 
-  /// Replies slower than this raise client_error (default: wait forever).
+  /// A reply not read, or a frame not sent, within this long raises
+  /// client_error (kind timeout); 0 (the default) waits forever.
   void set_timeout(std::chrono::milliseconds timeout);
 
   void health_check();
@@ -77,12 +141,16 @@ class connection {
   friend class pipelined_producer;
   /// Whether a reply (or its first bytes) can be read within `wait`.
   bool readable(std::chrono::milliseconds wait);
-  explicit connection(int fd) : fd_(fd) {}
+  explicit connection(int fd);
   void read_exact(std::uint8_t* out, std::size_t n);
   push_result expect_ack(const reply& r);
+  /// Marks the connection unusable and throws.
+  [[noreturn]] void poison(const std::string& what, error_kind kind);
+  void check_usable() const;
 
   int fd_ = -1;
-  bool poisoned_ = false;
+  std::string poisoned_;  // the first error; empty while usable
+  std::unique_ptr<tls_channel> tls_;
 };
 
 /// Pushes over one connection with up to `window` frames in flight, instead

@@ -1,0 +1,203 @@
+#include "daemon/tls_listener.hpp"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+
+#include "daemon/socket_session.hpp"
+#include "daemon/tcp_bind.hpp"
+#include "observability/log.hpp"
+
+namespace weir {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+/// One connection between accept and the end of its TLS handshake.
+struct tls_listener::handshake {
+  handshake(tcp::socket socket, const std::shared_ptr<asio::ssl::context>& ctx, asio::io_context& io)
+      : context(ctx), stream(std::move(socket), *ctx), strand(asio::make_strand(io)), timer(strand) {}
+  std::shared_ptr<asio::ssl::context> context;  // the one it began with, even across a reload
+  tls_stream stream;
+  asio::strand<asio::io_context::executor_type> strand;
+  asio::steady_timer timer;
+  std::string peer;
+  bool timed_out = false;
+};
+
+namespace {
+
+/// The subject of the client's certificate, for the log.
+std::string peer_subject(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert) return "";
+  char buf[256];
+  X509_NAME_oneline(X509_get_subject_name(cert), buf, sizeof buf);
+  X509_free(cert);
+  return buf;
+}
+
+tls_failure classify(const boost::system::error_code& ec, SSL* ssl, bool timed_out) {
+  if (timed_out) return tls_failure::timeout;
+  if (ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::ssl::error::stream_truncated)
+    return tls_failure::aborted;
+  if (ec.category() != asio::error::get_ssl_category()) return tls_failure::other;
+  switch (ERR_GET_REASON(static_cast<unsigned long>(ec.value()))) {
+    case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
+      return tls_failure::no_client_cert;
+    case SSL_R_CERTIFICATE_VERIFY_FAILED: {
+      const long v = SSL_get_verify_result(ssl);
+      return v == X509_V_ERR_CERT_HAS_EXPIRED || v == X509_V_ERR_CERT_NOT_YET_VALID ? tls_failure::expired_cert
+                                                                                    : tls_failure::bad_cert;
+    }
+    case SSL_R_WRONG_VERSION_NUMBER:
+    case SSL_R_HTTP_REQUEST:
+    case SSL_R_HTTPS_PROXY_REQUEST:
+    case SSL_R_UNKNOWN_PROTOCOL:
+    case SSL_R_UNSUPPORTED_PROTOCOL:
+    case SSL_R_PACKET_LENGTH_TOO_LONG:
+    case SSL_R_RECORD_LENGTH_MISMATCH:
+    case SSL_R_VERSION_TOO_LOW:
+    case SSL_R_NO_SHARED_CIPHER:
+      return tls_failure::protocol;
+    default:
+      return tls_failure::other;
+  }
+}
+
+}  // namespace
+
+tls_listener::tls_listener(asio::io_context& io, tls_listener_options options, tls_context_store& contexts,
+                           listener_stats& stats, session_registry& sessions, actor_factory make_actor)
+    : io_(io),
+      options_(std::move(options)),
+      contexts_(contexts),
+      stats_(stats),
+      sessions_(sessions),
+      make_actor_(std::move(make_actor)),
+      strand_(asio::make_strand(io)),
+      acceptor_(io),
+      accept_timer_(io) {}
+
+void tls_listener::open() {
+  bind_tcp_acceptor(acceptor_, "listen.tcp", options_.address);
+  stats_.tls_enabled = true;
+}
+
+std::uint16_t tls_listener::port() const {
+  boost::system::error_code ec;
+  return acceptor_.local_endpoint(ec).port();
+}
+
+void tls_listener::start() {
+  asio::post(strand_, [this] { accept_next(); });
+}
+
+void tls_listener::close() {
+  asio::post(strand_, [this] {
+    boost::system::error_code ignored;
+    accept_timer_.cancel();
+    acceptor_.close(ignored);
+  });
+}
+
+void tls_listener::accept_next() {
+  acceptor_.async_accept(asio::bind_executor(strand_, [this](const boost::system::error_code& ec,
+                                                             tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+    if (!ec) {
+      backoff_.succeeded();
+      on_accepted(std::move(socket));
+      accept_next();
+      return;
+    }
+    accept_timer_.expires_after(backoff_.failed(ec, "tcp", stats_));
+    accept_timer_.async_wait(asio::bind_executor(strand_, [this](const boost::system::error_code& wait_ec) {
+      if (!wait_ec && acceptor_.is_open()) accept_next();
+    }));
+  }));
+}
+
+void tls_listener::on_accepted(tcp::socket socket) {
+  boost::system::error_code ignored;
+  // Unauthenticated peers take no session slot, but they are bounded too.
+  if (handshaking_.load() >= sessions_.max_connections()) {
+    ++stats_.rejected_over_limit;
+    socket.close(ignored);
+    return;
+  }
+  socket.set_option(tcp::no_delay(true), ignored);
+  auto h = std::make_shared<handshake>(std::move(socket), contexts_.current(), io_);
+  const auto remote = h->stream.lowest_layer().remote_endpoint(ignored);
+  h->peer = remote.address().to_string() + ":" + std::to_string(remote.port());
+  ++handshaking_;
+  asio::post(h->strand, [this, h] {
+    h->timer.expires_after(options_.handshake_timeout);
+    h->timer.async_wait([h](const boost::system::error_code& ec) {
+      if (ec) return;  // cancelled: the handshake ended first
+      h->timed_out = true;
+      boost::system::error_code ignored2;
+      h->stream.lowest_layer().close(ignored2);
+    });
+    h->stream.async_handshake(asio::ssl::stream_base::server,
+                              asio::bind_executor(h->strand, [this, h](const boost::system::error_code& ec) {
+                                on_handshake(h, ec);
+                              }));
+  });
+}
+
+void tls_listener::on_handshake(const std::shared_ptr<handshake>& h, const boost::system::error_code& ec) {
+  --handshaking_;
+  h->timer.cancel();
+  boost::system::error_code ignored;
+  if (ec || h->timed_out) {
+    count_failure(*h, ec);
+    h->stream.lowest_layer().close(ignored);
+    return;
+  }
+  ++stats_.tls_handshakes;
+  if (!sessions_.make_room()) {
+    h->stream.lowest_layer().close(ignored);
+    return;
+  }
+  ++stats_.accepted;
+  if (log::enabled(log_level::debug))
+    log::debug("TLS connection accepted", {{"peer", h->peer},
+                                           {"subject", peer_subject(h->stream.native_handle())},
+                                           {"protocol", SSL_get_version(h->stream.native_handle())}});
+  const bool added = sessions_.add([&](std::function<void()> forget) {
+    auto session = std::make_shared<tls_session>(std::move(h->stream), options_.read_timeout, stats_,
+                                                 std::move(forget));
+    session->attach(make_actor_);
+    return session;
+  });
+  if (!added) h->stream.lowest_layer().close(ignored);  // winding down
+}
+
+void tls_listener::count_failure(handshake& h, const boost::system::error_code& ec) {
+  SSL* ssl = h.stream.native_handle();
+  const tls_failure why = classify(ec, ssl, h.timed_out);
+  stats_.count(why);
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  auto next = next_failure_log_ns_.load();
+  if (now < next || !next_failure_log_ns_.compare_exchange_strong(
+                        next, now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::seconds(1)).count())) {
+    ++failures_unlogged_;
+    return;
+  }
+  std::string detail = h.timed_out ? "no handshake within listen.tls.handshake_timeout_ms" : ec.message();
+  if (why == tls_failure::bad_cert || why == tls_failure::expired_cert)
+    detail += std::string(" (") + X509_verify_cert_error_string(SSL_get_verify_result(ssl)) + ")";
+  log::warn("TLS handshake failed; connection closed",
+            {{"peer", h.peer},
+             {"reason", name_of(why)},
+             {"error", detail},
+             {"failures_since_last_log", std::to_string(failures_unlogged_.exchange(0) + 1)}});
+}
+
+}  // namespace weir
