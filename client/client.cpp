@@ -199,6 +199,10 @@ void connection::read_exact(std::uint8_t* out, std::size_t n) {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       poison("no reply within the timeout", error_kind::timeout);
+    if (r < 0 && tls_ && !tls_->failure().empty())
+      poison("the daemon ended the TLS connection: " + tls_->failure() +
+                 " (a refused client certificate shows here with TLS 1.3)",
+             error_kind::connection_lost);
     if (r <= 0)
       poison(r == 0 ? "connection closed by the daemon" : std::string("recv: ") + std::strerror(errno),
              error_kind::connection_lost);

@@ -80,10 +80,13 @@ long tls_channel::result(int rc) {
       ERR_clear_error();
       if (errno == 0) return 0;  // closed without close_notify
       return -1;
-    default:
+    default: {
+      const unsigned long e = ERR_peek_last_error();
+      failure_ = e ? ERR_reason_error_string(e) ? ERR_reason_error_string(e) : "TLS error" : "TLS error";
       ERR_clear_error();
       errno = ECONNRESET;  // a TLS alert: the daemon refused us (e.g. our certificate)
       return -1;
+    }
   }
 }
 

@@ -29,9 +29,13 @@ class tls_channel {
   long peek(std::uint8_t* out, std::size_t n);
   /// Decrypted bytes already here, waiting to be read.
   bool pending() const;
+  /// OpenSSL's reason for the last failed read or write ("tlsv13 alert
+  /// certificate required" when the daemon refused this client), or "".
+  const std::string& failure() const { return failure_; }
 
  private:
   long result(int rc);
+  std::string failure_;
   SSL_CTX* ctx_ = nullptr;
   SSL* ssl_ = nullptr;
 };

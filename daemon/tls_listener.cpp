@@ -54,6 +54,14 @@ tls_failure classify(const boost::system::error_code& ec, SSL* ssl, bool timed_o
       return v == X509_V_ERR_CERT_HAS_EXPIRED || v == X509_V_ERR_CERT_NOT_YET_VALID ? tls_failure::expired_cert
                                                                                     : tls_failure::bad_cert;
     }
+    // The client ended the handshake with an alert: it refused the
+    // daemon's certificate (unknown CA, wrong name) or found nothing in common.
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
+    case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
+      return tls_failure::aborted;
     case SSL_R_WRONG_VERSION_NUMBER:
     case SSL_R_HTTP_REQUEST:
     case SSL_R_HTTPS_PROXY_REQUEST:

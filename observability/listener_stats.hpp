@@ -14,7 +14,7 @@ enum class tls_failure : std::uint8_t {
   expired_cert,    // outside its validity period
   protocol,        // not TLS at all (plaintext), or below TLS 1.2
   timeout,         // not done within listen.tls.handshake_timeout_ms
-  aborted,         // the peer closed the connection during the handshake
+  aborted,         // the client hung up or ended the handshake (it refused the daemon's certificate)
   other,
 };
 inline constexpr std::size_t tls_failure_count = 7;
