@@ -199,10 +199,12 @@ void connection::read_exact(std::uint8_t* out, std::size_t n) {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       poison("no reply within the timeout", error_kind::timeout);
+    if (r < 0 && tls_ && tls_->refused())
+      poison("the daemon refused this client: " + tls_->failure() +
+                 " (with TLS 1.3 a refused client certificate shows here, after the handshake)",
+             error_kind::tls);
     if (r < 0 && tls_ && !tls_->failure().empty())
-      poison("the daemon ended the TLS connection: " + tls_->failure() +
-                 " (a refused client certificate shows here with TLS 1.3)",
-             error_kind::connection_lost);
+      poison("the TLS connection failed: " + tls_->failure(), error_kind::connection_lost);
     if (r <= 0)
       poison(r == 0 ? "connection closed by the daemon" : std::string("recv: ") + std::strerror(errno),
              error_kind::connection_lost);
@@ -235,18 +237,18 @@ reply connection::read_reply() {
 }
 
 bool connection::readable(std::chrono::milliseconds wait) {
-  if (tls_ && tls_->pending()) return true;
+  if (tls_) return tls_->readable(wait);
   pollfd p{fd_, POLLIN, 0};
   return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
 }
 
 bool connection::closed_by_peer(std::chrono::milliseconds wait) {
+  if (tls_) return tls_->closed(wait);
   pollfd p{fd_, POLLIN, 0};
   if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return false;
   if (p.revents & (POLLHUP | POLLERR)) return true;
   std::uint8_t b;
-  if (!tls_) return ::recv(fd_, &b, 1, MSG_PEEK) == 0;
-  return tls_->peek(&b, 1) <= 0;  // a TLS close, an alert, or the socket closed
+  return ::recv(fd_, &b, 1, MSG_PEEK) == 0;
 }
 
 void connection::health_check() {

@@ -1,10 +1,15 @@
 #include "client/tls_channel.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <cerrno>
+#include <ctime>
 
 namespace weir::client {
 
@@ -24,52 +29,97 @@ bool is_ip_address(const std::string& s) {
   return ::inet_pton(AF_INET, s.c_str(), buf) == 1 || ::inet_pton(AF_INET6, s.c_str(), buf) == 1;
 }
 
+/// OpenSSL writes to the socket with plain write(): to a daemon that has
+/// closed the connection that raises SIGPIPE, which would end the
+/// application. For the duration of one OpenSSL call this thread blocks
+/// SIGPIPE and takes back one that call raised (one already pending before
+/// is left alone): the error comes back as EPIPE instead.
+class sigpipe_guard {
+ public:
+  sigpipe_guard() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~sigpipe_guard() {
+    if (!was_pending_) {
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        const timespec none{0, 0};
+        while (sigtimedwait(&pipe_, nullptr, &none) < 0 && errno == EINTR) {
+        }
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  sigpipe_guard(const sigpipe_guard&) = delete;
+  sigpipe_guard& operator=(const sigpipe_guard&) = delete;
+
+ private:
+  sigset_t pipe_{}, old_{};
+  bool was_pending_ = false;
+};
+
+/// Whether an OpenSSL reason is "the peer sent this alert".
+bool is_alert(unsigned long e) {
+  const int reason = ERR_GET_REASON(e);
+  return ERR_GET_LIB(e) == ERR_LIB_SSL && reason >= SSL_AD_REASON_OFFSET && reason < SSL_AD_REASON_OFFSET + 256;
+}
+
 }  // namespace
 
-tls_channel::tls_channel(int fd, const std::string& host, const tls_options& options) {
-  auto fail = [&](const std::string& what) {
+tls_channel::tls_channel(int fd, const std::string& host, const tls_options& options) : fd_(fd) {
+  auto fail = [&](const std::string& what, error_kind kind = error_kind::tls) {
     const std::string why = last_openssl_error();
-    throw client_error("TLS: " + what + (why.empty() ? "" : " (" + why + ")"), error_kind::tls);
+    throw client_error("TLS: " + what + (why.empty() ? "" : " (" + why + ")"), kind);
   };
-  ctx_ = SSL_CTX_new(TLS_client_method());
+  ctx_.reset(SSL_CTX_new(TLS_client_method()));
   if (!ctx_) fail("cannot create a context");
-  SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
-  if (options.ca_file.empty() || SSL_CTX_load_verify_locations(ctx_, options.ca_file.c_str(), nullptr) != 1)
+  SSL_CTX* ctx = ctx_.get();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  if (options.ca_file.empty() || SSL_CTX_load_verify_locations(ctx, options.ca_file.c_str(), nullptr) != 1)
     fail("cannot load the CA file '" + options.ca_file + "'");
-  if (!options.cert_file.empty() && SSL_CTX_use_certificate_chain_file(ctx_, options.cert_file.c_str()) != 1)
+  if (!options.cert_file.empty() && SSL_CTX_use_certificate_chain_file(ctx, options.cert_file.c_str()) != 1)
     fail("cannot load the client certificate '" + options.cert_file + "'");
   if (!options.key_file.empty() &&
-      (SSL_CTX_use_PrivateKey_file(ctx_, options.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-       SSL_CTX_check_private_key(ctx_) != 1))
+      (SSL_CTX_use_PrivateKey_file(ctx, options.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+       SSL_CTX_check_private_key(ctx) != 1))
     fail("cannot load the client key '" + options.key_file + "', or it does not match the certificate");
-  SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
-  ssl_ = SSL_new(ctx_);
-  if (!ssl_ || SSL_set_fd(ssl_, fd) != 1) fail("cannot create a session");
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  ssl_.reset(SSL_new(ctx));
+  if (!ssl_ || SSL_set_fd(ssl_.get(), fd) != 1) fail("cannot create a session");
   // The daemon's certificate must name the host dialled (or server_name).
   const std::string name = options.server_name.empty() ? host : options.server_name;
   if (is_ip_address(name)) {
-    if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), name.c_str()) != 1) fail("bad IP address " + name);
+    if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_.get()), name.c_str()) != 1) fail("bad IP address " + name);
   } else {
-    SSL_set_tlsext_host_name(ssl_, name.c_str());
-    if (SSL_set1_host(ssl_, name.c_str()) != 1) fail("bad host name " + name);
+    SSL_set_tlsext_host_name(ssl_.get(), name.c_str());
+    if (SSL_set1_host(ssl_.get(), name.c_str()) != 1) fail("bad host name " + name);
   }
-  if (SSL_connect(ssl_) != 1) {
-    const long verify = SSL_get_verify_result(ssl_);
+  errno = 0;
+  int connected = 0;
+  {
+    sigpipe_guard no_sigpipe;
+    connected = SSL_connect(ssl_.get());
+  }
+  if (connected != 1) {
+    const long verify = SSL_get_verify_result(ssl_.get());
     if (verify != X509_V_OK)
       fail("the daemon's certificate is not trusted: " + std::string(X509_verify_cert_error_string(verify)));
-    if (errno == EAGAIN || errno == EWOULDBLOCK) fail("no handshake within the connect timeout");
+    if (errno == EAGAIN || errno == EWOULDBLOCK) fail("no handshake within the connect timeout", error_kind::timeout);
     fail("handshake with " + name + " failed");
   }
 }
 
-tls_channel::~tls_channel() {
-  if (ssl_) SSL_free(ssl_);
-  if (ctx_) SSL_CTX_free(ctx_);
-}
-
 long tls_channel::result(int rc) {
   if (rc > 0) return rc;
-  switch (SSL_get_error(ssl_, rc)) {
+  const int err = SSL_get_error(ssl_.get(), rc);
+  const unsigned long e = ERR_peek_last_error();
+  switch (err) {
     case SSL_ERROR_ZERO_RETURN:
       return 0;
     case SSL_ERROR_WANT_READ:
@@ -78,33 +128,71 @@ long tls_channel::result(int rc) {
       return -1;
     case SSL_ERROR_SYSCALL:
       ERR_clear_error();
-      if (errno == 0) return 0;  // closed without close_notify
-      return -1;
-    default: {
-      const unsigned long e = ERR_peek_last_error();
-      failure_ = e ? ERR_reason_error_string(e) ? ERR_reason_error_string(e) : "TLS error" : "TLS error";
+      return errno == 0 ? 0 : -1;  // 0: closed without close_notify
+    default:
       ERR_clear_error();
-      errno = ECONNRESET;  // a TLS alert: the daemon refused us (e.g. our certificate)
+      // The daemon closes a connection without close_notify: that is its end, not an error.
+      if (ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING) return 0;
+      failure_ = e && ERR_reason_error_string(e) ? ERR_reason_error_string(e) : "TLS error";
+      refused_ = is_alert(e);  // e.g. "tlsv13 alert certificate required"
+      errno = ECONNRESET;
       return -1;
-    }
   }
 }
 
 long tls_channel::write(const std::uint8_t* data, std::size_t n) {
+  sigpipe_guard no_sigpipe;
   errno = 0;
-  return result(SSL_write(ssl_, data, static_cast<int>(n)));
+  return result(SSL_write(ssl_.get(), data, static_cast<int>(n)));
 }
 
 long tls_channel::read(std::uint8_t* out, std::size_t n) {
+  sigpipe_guard no_sigpipe;  // a read may write too (a key update)
   errno = 0;
-  return result(SSL_read(ssl_, out, static_cast<int>(n)));
+  return result(SSL_read(ssl_.get(), out, static_cast<int>(n)));
 }
 
-long tls_channel::peek(std::uint8_t* out, std::size_t n) {
-  errno = 0;
-  return result(SSL_peek(ssl_, out, static_cast<int>(n)));
+int tls_channel::peek_now() {
+  const int flags = ::fcntl(fd_, F_GETFL);
+  ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
+  std::uint8_t b;
+  int rc = 0;
+  {
+    sigpipe_guard no_sigpipe;
+    rc = SSL_peek(ssl_.get(), &b, 1);
+  }
+  const int err = rc > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl_.get(), rc);
+  ::fcntl(fd_, F_SETFL, flags);
+  if (rc > 0) return 1;
+  if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+    ERR_clear_error();
+    return 0;
+  }
+  ERR_clear_error();
+  return -1;
 }
 
-bool tls_channel::pending() const { return SSL_pending(ssl_) > 0; }
+bool tls_channel::readable(std::chrono::milliseconds wait) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    if (SSL_pending(ssl_.get()) > 0) return true;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0))) <= 0) return false;
+    if (peek_now() != 0) return true;  // data, or the end: the read will say which
+    // Only TLS records without data (session tickets): wait on.
+  }
+}
+
+bool tls_channel::closed(std::chrono::milliseconds wait) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0))) <= 0) return false;
+    const int peeked = peek_now();
+    if (peeked != 0) return peeked < 0;
+  }
+}
 
 }  // namespace weir::client

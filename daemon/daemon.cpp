@@ -71,7 +71,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   check_startup_config(cfg);
   const auto started = std::chrono::steady_clock::now();
   configure_allocator();
-  ensure_open_file_limit(cfg.listen.max_connections, cfg.ingest.shards);
+  ensure_open_file_limit(cfg.listen.max_connections, cfg.ingest.shards,
+                         cfg.listen.tcp.empty() ? 0 : static_cast<std::int64_t>(max_pending_handshakes(cfg.listen.max_connections)));
   const sigset_t signals = block_handled_signals();
   ::umask(0077);
 
@@ -142,7 +143,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
       throw startup_error(e.what());
     }
     tls_listener_options opts{cfg.listen.tcp, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
-                              std::chrono::milliseconds(cfg.listen.tls_handshake_timeout_ms)};
+                              std::chrono::milliseconds(cfg.listen.tls_handshake_timeout_ms),
+                              max_pending_handshakes(cfg.listen.max_connections)};
     tcp_listener = std::make_unique<tls_listener>(io, opts, *tls_contexts, stats, sessions, make_connection);
     tcp_listener->open();
     tcp_listener->start();

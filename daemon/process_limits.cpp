@@ -23,8 +23,8 @@ constexpr rlim_t descriptors_per_shard = 8;
 
 }  // namespace
 
-void ensure_open_file_limit(std::int64_t max_connections, std::int64_t shards) {
-  const rlim_t needed = static_cast<rlim_t>(max_connections) + fixed_descriptors +
+void ensure_open_file_limit(std::int64_t max_connections, std::int64_t shards, std::int64_t pending_handshakes) {
+  const rlim_t needed = static_cast<rlim_t>(max_connections + pending_handshakes) + fixed_descriptors +
                         descriptors_per_shard * static_cast<rlim_t>(shards);
   rlimit lim{};
   if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;

@@ -10,10 +10,11 @@
 
 namespace weir {
 
-/// Raises the soft RLIMIT_NOFILE to cover `max_connections` plus the
-/// daemon's own files; throws startup_error naming listen.max_connections
-/// when even the hard limit is too low.
-void ensure_open_file_limit(std::int64_t max_connections, std::int64_t shards);
+/// Raises the soft RLIMIT_NOFILE to cover `max_connections`, the TLS
+/// handshakes that may be in progress beside them, and the daemon's own
+/// files; throws startup_error naming listen.max_connections when even the
+/// hard limit is too low.
+void ensure_open_file_limit(std::int64_t max_connections, std::int64_t shards, std::int64_t pending_handshakes = 0);
 
 /// Large allocations come from mmap and go back on free: glibc would
 /// otherwise raise its mmap threshold after the first large free and keep

@@ -9,31 +9,26 @@ namespace weir {
 session_registry::session_registry(std::size_t max_connections, listener_stats& stats)
     : max_connections_(max_connections), stats_(stats) {}
 
-bool session_registry::make_room() {
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    if (closing_) return false;
-  }
-  if (static_cast<std::size_t>(stats_.active.load()) < max_connections_) return true;
-  // A producer that is busy with the daemon is never the one to go.
-  auto victim = longest_stalled();
-  if (!victim) {
-    ++stats_.rejected_over_limit;
-    log::debug("connection refused: listen.max_connections reached and every connection is busy",
-               {{"max_connections", std::to_string(max_connections_)}});
-    return false;
-  }
-  victim->evict();
-  return true;
-}
-
-bool session_registry::add(const make_session& make) {
+bool session_registry::admit(const make_session& make) {
   std::lock_guard<std::mutex> guard(mutex_);
   if (closing_) return false;
+  for (auto it = sessions_.begin(); it != sessions_.end();) it = it->second.expired() ? sessions_.erase(it) : std::next(it);
+  if (sessions_.size() >= max_connections_) {
+    // A producer that is busy with the daemon is never the one to go.
+    const auto victim = longest_stalled();
+    if (victim == sessions_.end()) {
+      ++stats_.rejected_over_limit;
+      log::debug("connection refused: listen.max_connections reached and every connection is busy",
+                 {{"max_connections", std::to_string(max_connections_)}});
+      return false;
+    }
+    auto s = victim->second.lock();
+    sessions_.erase(victim);  // its slot is the new one's from now on
+    if (s) s->evict();        // posted to its strand: no lock of ours is taken there
+  }
   const std::uint64_t id = next_id_++;
-  // The entry goes when the session ends, whichever side ends it. A session
-  // may end inside `make` (its attach posts, so not here): the lock is not
-  // taken by on_finished on this thread.
+  // The entry goes when the session ends, whichever side ends it (its
+  // finish runs on its strand, never inside `make`).
   auto forget = [this, id] {
     std::lock_guard<std::mutex> g(mutex_);
     sessions_.erase(id);
@@ -42,17 +37,16 @@ bool session_registry::add(const make_session& make) {
   return true;
 }
 
-std::shared_ptr<session_control> session_registry::longest_stalled() {
-  std::shared_ptr<session_control> victim;
+session_registry::entries::iterator session_registry::longest_stalled() {
+  auto victim = sessions_.end();
   std::optional<session_control::clock::time_point> oldest;
-  std::lock_guard<std::mutex> guard(mutex_);
-  for (auto& [id, weak] : sessions_) {
-    auto s = weak.lock();
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    auto s = it->second.lock();
     if (!s) continue;
     const auto since = s->stalled_since();
     if (since && (!oldest || *since < *oldest)) {
       oldest = since;
-      victim = std::move(s);
+      victim = it;
     }
   }
   return victim;

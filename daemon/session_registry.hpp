@@ -36,15 +36,15 @@ class session_registry {
 
   session_registry(std::size_t max_connections, listener_stats& stats);
 
-  /// Whether one more connection may be served now: under the limit, or at
-  /// it once the session stalled longest has been evicted. False (counted
-  /// as rejected over the limit) when every session is busy with the daemon
-  /// or the daemon is winding down.
-  bool make_room();
-  /// Registers the session `make` builds, which leaves the registry when it
-  /// calls the on_finished it was given. Winding down, nothing is built and
-  /// false is returned: the caller closes the connection.
-  bool add(const make_session& make);
+  /// Serves one more connection if it may be: under the limit, or at it
+  /// once the session stalled longest has been evicted (in one step, so
+  /// that connections admitted at once from several threads never pass the
+  /// limit or pick the same victim). Then registers the session `make`
+  /// builds, which leaves the registry when it calls the on_finished it was
+  /// given. False, with nothing built, when every session is busy with the
+  /// daemon (counted as rejected over the limit) or the daemon is winding
+  /// down: the caller closes the connection.
+  bool admit(const make_session& make);
   /// From now on no session joins; every live one is asked to finish.
   void wind_down();
   /// Every live session is closed at once.
@@ -52,7 +52,9 @@ class session_registry {
   std::size_t max_connections() const { return max_connections_; }
 
  private:
-  std::shared_ptr<session_control> longest_stalled();
+  using entries = std::unordered_map<std::uint64_t, std::weak_ptr<session_control>>;
+  /// The live session stalled longest; end() when all wait on the daemon. With mutex_ held.
+  entries::iterator longest_stalled();
   void for_each(void (session_control::*action)());
 
   const std::size_t max_connections_;
@@ -60,7 +62,7 @@ class session_registry {
   std::mutex mutex_;
   bool closing_ = false;
   std::uint64_t next_id_ = 0;
-  std::unordered_map<std::uint64_t, std::weak_ptr<session_control>> sessions_;
+  entries sessions_;
 };
 
 }  // namespace weir

@@ -4,6 +4,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -26,7 +28,8 @@ struct tls_listener::handshake {
   asio::strand<asio::io_context::executor_type> strand;
   asio::steady_timer timer;
   std::string peer;
-  bool timed_out = false;
+  std::uint64_t id = 0;
+  std::optional<tls_failure> cut;  // ended by the listener: timeout, crowded, or the daemon stopping
 };
 
 namespace {
@@ -41,12 +44,17 @@ std::string peer_subject(SSL* ssl) {
   return buf;
 }
 
-tls_failure classify(const boost::system::error_code& ec, SSL* ssl, bool timed_out) {
-  if (timed_out) return tls_failure::timeout;
+tls_failure classify(const boost::system::error_code& ec, SSL* ssl) {
   if (ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::ssl::error::stream_truncated)
     return tls_failure::aborted;
   if (ec.category() != asio::error::get_ssl_category()) return tls_failure::other;
-  switch (ERR_GET_REASON(static_cast<unsigned long>(ec.value()))) {
+  const auto code = static_cast<unsigned long>(ec.value());
+  if (ERR_GET_LIB(code) != ERR_LIB_SSL) return tls_failure::other;
+  const int reason = ERR_GET_REASON(code);
+  // Any alert from the client ends its handshake: it refused the daemon's
+  // certificate (another CA, a name not in it, expired) or found nothing in common.
+  if (reason >= SSL_AD_REASON_OFFSET && reason < SSL_AD_REASON_OFFSET + 256) return tls_failure::aborted;
+  switch (reason) {
     case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
       return tls_failure::no_client_cert;
     case SSL_R_CERTIFICATE_VERIFY_FAILED: {
@@ -54,14 +62,6 @@ tls_failure classify(const boost::system::error_code& ec, SSL* ssl, bool timed_o
       return v == X509_V_ERR_CERT_HAS_EXPIRED || v == X509_V_ERR_CERT_NOT_YET_VALID ? tls_failure::expired_cert
                                                                                     : tls_failure::bad_cert;
     }
-    // The client ended the handshake with an alert: it refused the
-    // daemon's certificate (unknown CA, wrong name) or found nothing in common.
-    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
-    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
-    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
-    case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
-    case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
-      return tls_failure::aborted;
     case SSL_R_WRONG_VERSION_NUMBER:
     case SSL_R_HTTP_REQUEST:
     case SSL_R_HTTPS_PROXY_REQUEST:
@@ -78,6 +78,10 @@ tls_failure classify(const boost::system::error_code& ec, SSL* ssl, bool timed_o
 }
 
 }  // namespace
+
+std::size_t max_pending_handshakes(std::int64_t max_connections) {
+  return static_cast<std::size_t>(std::clamp<std::int64_t>(max_connections, 16, 256));
+}
 
 tls_listener::tls_listener(asio::io_context& io, tls_listener_options options, tls_context_store& contexts,
                            listener_stats& stats, session_registry& sessions, actor_factory make_actor)
@@ -111,6 +115,19 @@ void tls_listener::close() {
     accept_timer_.cancel();
     acceptor_.close(ignored);
   });
+  // A handshake left running would keep the io threads busy until its timeout.
+  std::lock_guard<std::mutex> guard(pending_mutex_);
+  for (auto& [id, weak] : pending_)
+    if (auto h = weak.lock()) cut(h, tls_failure::aborted);
+}
+
+void tls_listener::cut(const std::shared_ptr<handshake>& h, tls_failure why) {
+  asio::post(h->strand, [h, why] {
+    if (h->cut) return;
+    h->cut = why;
+    boost::system::error_code ignored;
+    h->stream.lowest_layer().close(ignored);  // the handshake ends with an error, on this strand
+  });
 }
 
 void tls_listener::accept_next() {
@@ -132,22 +149,28 @@ void tls_listener::accept_next() {
 
 void tls_listener::on_accepted(tcp::socket socket) {
   boost::system::error_code ignored;
-  // Unauthenticated peers take no session slot, but they are bounded too.
-  if (handshaking_.load() >= sessions_.max_connections()) {
-    ++stats_.rejected_over_limit;
-    socket.close(ignored);
-    return;
-  }
   socket.set_option(tcp::no_delay(true), ignored);
   auto h = std::make_shared<handshake>(std::move(socket), contexts_.current(), io_);
   const auto remote = h->stream.lowest_layer().remote_endpoint(ignored);
   h->peer = remote.address().to_string() + ":" + std::to_string(remote.port());
-  ++handshaking_;
+  {
+    // Unauthenticated peers take no session slot, but they are bounded too:
+    // past the bound the oldest makes room (a producer's handshake takes
+    // milliseconds; a peer that stalls is the one that has waited longest).
+    std::lock_guard<std::mutex> guard(pending_mutex_);
+    while (pending_.size() >= options_.max_pending) {
+      if (auto oldest = pending_.begin()->second.lock()) cut(oldest, tls_failure::crowded);
+      pending_.erase(pending_.begin());
+    }
+    h->id = next_handshake_++;
+    pending_[h->id] = h;
+  }
   asio::post(h->strand, [this, h] {
+    if (h->cut) return on_handshake(h, asio::error::operation_aborted);
     h->timer.expires_after(options_.handshake_timeout);
     h->timer.async_wait([h](const boost::system::error_code& ec) {
-      if (ec) return;  // cancelled: the handshake ended first
-      h->timed_out = true;
+      if (ec || h->cut) return;  // cancelled: the handshake ended first
+      h->cut = tls_failure::timeout;
       boost::system::error_code ignored2;
       h->stream.lowest_layer().close(ignored2);
     });
@@ -159,36 +182,38 @@ void tls_listener::on_accepted(tcp::socket socket) {
 }
 
 void tls_listener::on_handshake(const std::shared_ptr<handshake>& h, const boost::system::error_code& ec) {
-  --handshaking_;
+  {
+    std::lock_guard<std::mutex> guard(pending_mutex_);
+    pending_.erase(h->id);
+  }
   h->timer.cancel();
   boost::system::error_code ignored;
-  if (ec || h->timed_out) {
+  if (ec || h->cut) {
     count_failure(*h, ec);
     h->stream.lowest_layer().close(ignored);
     return;
   }
   ++stats_.tls_handshakes;
-  if (!sessions_.make_room()) {
-    h->stream.lowest_layer().close(ignored);
-    return;
-  }
-  ++stats_.accepted;
-  if (log::enabled(log_level::debug))
-    log::debug("TLS connection accepted", {{"peer", h->peer},
-                                           {"subject", peer_subject(h->stream.native_handle())},
-                                           {"protocol", SSL_get_version(h->stream.native_handle())}});
-  const bool added = sessions_.add([&](std::function<void()> forget) {
+  std::string subject;
+  if (log::enabled(log_level::debug)) subject = peer_subject(h->stream.native_handle());
+  const bool admitted = sessions_.admit([&](std::function<void()> forget) {
     auto session = std::make_shared<tls_session>(std::move(h->stream), options_.read_timeout, stats_,
                                                  std::move(forget));
     session->attach(make_actor_);
     return session;
   });
-  if (!added) h->stream.lowest_layer().close(ignored);  // winding down
+  if (!admitted) {
+    h->stream.lowest_layer().close(ignored);  // full of busy producers, or winding down
+    return;
+  }
+  ++stats_.accepted;
+  if (log::enabled(log_level::debug))
+    log::debug("TLS connection accepted", {{"peer", h->peer}, {"subject", subject}});
 }
 
 void tls_listener::count_failure(handshake& h, const boost::system::error_code& ec) {
   SSL* ssl = h.stream.native_handle();
-  const tls_failure why = classify(ec, ssl, h.timed_out);
+  const tls_failure why = h.cut ? *h.cut : classify(ec, ssl);
   stats_.count(why);
   const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
   auto next = next_failure_log_ns_.load();
@@ -198,7 +223,9 @@ void tls_listener::count_failure(handshake& h, const boost::system::error_code& 
     ++failures_unlogged_;
     return;
   }
-  std::string detail = h.timed_out ? "no handshake within listen.tls.handshake_timeout_ms" : ec.message();
+  std::string detail = why == tls_failure::timeout   ? "no handshake within listen.tls.handshake_timeout_ms"
+                       : why == tls_failure::crowded ? "closed unfinished for a newer handshake: too many at once"
+                                                     : ec.message();
   if (why == tls_failure::bad_cert || why == tls_failure::expired_cert)
     detail += std::string(" (") + X509_verify_cert_error_string(SSL_get_verify_result(ssl)) + ")";
   log::warn("TLS handshake failed; connection closed",

@@ -4,14 +4,18 @@
 // later, within the handshake timeout. A connection counts against
 // listen.max_connections (and may make room by evicting a stalled one) only
 // once its handshake succeeded: a peer without a valid certificate can never
-// push out a producer. Handshakes in progress are bounded by the same limit.
+// push out a producer. Handshakes in progress are bounded apart
+// (max_pending_handshakes); past that the oldest one is closed for the new
+// one, so that peers that connect and stall cannot keep producers out.
 // After the handshake the session is the Unix socket's, with the same
 // connection actor. Failures are counted by reason and logged with the
 // peer's address (at most one line a second, with a count of the rest).
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -27,10 +31,14 @@
 
 namespace weir {
 
+/// Handshakes in progress at once, at most: listen.max_connections, within 16 to 256.
+std::size_t max_pending_handshakes(std::int64_t max_connections);
+
 struct tls_listener_options {
   std::string address;  // listen.tcp, "host:port"
   std::chrono::milliseconds read_timeout{30000};
   std::chrono::milliseconds handshake_timeout{10000};
+  std::size_t max_pending = 256;  // max_pending_handshakes(listen.max_connections)
 };
 
 class tls_listener {
@@ -44,7 +52,7 @@ class tls_listener {
   void open();
   /// Starts accepting on the io_context.
   void start();
-  /// Stops accepting; safe from any thread.
+  /// Stops accepting and closes the handshakes in progress; safe from any thread.
   void close();
   /// The port bound (listen.tcp may say 0).
   std::uint16_t port() const;
@@ -55,6 +63,8 @@ class tls_listener {
   void on_accepted(boost::asio::ip::tcp::socket socket);
   void on_handshake(const std::shared_ptr<handshake>& h, const boost::system::error_code& ec);
   void count_failure(handshake& h, const boost::system::error_code& ec);
+  /// Ends a handshake in progress on its strand, as `why`.
+  static void cut(const std::shared_ptr<handshake>& h, tls_failure why);
 
   boost::asio::io_context& io_;
   tls_listener_options options_;
@@ -67,7 +77,10 @@ class tls_listener {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_timer_;
   accept_backoff backoff_;
-  std::atomic<std::size_t> handshaking_{0};
+  // Handshakes in progress, oldest first (ids rise with accept order).
+  std::mutex pending_mutex_;
+  std::uint64_t next_handshake_ = 0;
+  std::map<std::uint64_t, std::weak_ptr<handshake>> pending_;
   // Failure log lines: at most one a second, the rest counted into the next.
   std::atomic<std::int64_t> next_failure_log_ns_{0};
   std::atomic<std::uint64_t> failures_unlogged_{0};

@@ -181,10 +181,7 @@ bool unix_listener::peer_allowed(int fd, const std::optional<ucred>& peer) const
 
 void unix_listener::on_accepted(stream::socket socket) {
   boost::system::error_code ignored;
-  if (!sessions_.make_room()) {
-    socket.close(ignored);
-    return;
-  }
+  // Who it is first: a peer that may not connect must not make room either.
   const auto peer = peer_credentials(socket.native_handle());
   if (!peer_allowed(socket.native_handle(), peer)) {
     ++stats_.rejected_peer_uid;
@@ -194,17 +191,20 @@ void unix_listener::on_accepted(stream::socket socket) {
     socket.close(ignored);
     return;
   }
-  ++stats_.accepted;
-  if (log::enabled(log_level::debug))
-    log::debug("connection accepted", {{"peer_pid", peer ? std::to_string(peer->pid) : "?"},
-                                       {"peer_uid", peer ? std::to_string(peer->uid) : "?"},
-                                       {"active", std::to_string(stats_.active.load() + 1)}});
-  const bool added = sessions_.add([&](std::function<void()> forget) {
+  const bool admitted = sessions_.admit([&](std::function<void()> forget) {
     auto session = std::make_shared<unix_session>(std::move(socket), options_.read_timeout, stats_, std::move(forget));
     session->attach(make_actor_);
     return session;
   });
-  if (!added) socket.close(ignored);  // winding down
+  if (!admitted) {
+    socket.close(ignored);  // full of busy producers, or winding down
+    return;
+  }
+  ++stats_.accepted;
+  if (log::enabled(log_level::debug))
+    log::debug("connection accepted", {{"peer_pid", peer ? std::to_string(peer->pid) : "?"},
+                                       {"peer_uid", peer ? std::to_string(peer->uid) : "?"},
+                                       {"active", std::to_string(stats_.active.load())}});
 }
 
 void unix_listener::close() {

@@ -15,12 +15,13 @@ enum class tls_failure : std::uint8_t {
   protocol,        // not TLS at all (plaintext), or below TLS 1.2
   timeout,         // not done within listen.tls.handshake_timeout_ms
   aborted,         // the client hung up or ended the handshake (it refused the daemon's certificate)
+  crowded,         // closed unfinished: the oldest of too many handshakes at once, for a newer one
   other,
 };
-inline constexpr std::size_t tls_failure_count = 7;
+inline constexpr std::size_t tls_failure_count = 8;
 constexpr const char* name_of(tls_failure f) {
   constexpr const char* names[tls_failure_count] = {"no_client_cert", "bad_cert", "expired_cert", "protocol",
-                                                    "timeout",        "aborted",  "other"};
+                                                    "timeout",        "aborted",  "crowded",      "other"};
   return names[static_cast<std::size_t>(f)];
 }
 

@@ -183,7 +183,8 @@ TEST_CASE("listen.tcp refuses a missing or foreign or expired certificate and pl
     FAIL("served without a certificate");
   } catch (const client::client_error& e) {
     INFO(e.what());
-    CHECK((e.kind() == client::error_kind::connection_lost || e.kind() == client::error_kind::tls));
+    CHECK(e.kind() == client::error_kind::tls);
+    CHECK_FALSE(e.retryable());  // a refusal, not a lost connection
     CHECK(std::string(e.what()).find("certificate required") != std::string::npos);
   }
   REQUIRE(eventually([&] { return f.failures("no_client_cert") == 1; }));
@@ -322,4 +323,23 @@ TEST_CASE("listen.tcp with TLS files that do not load exits 2 naming the key", "
         std::string::npos);
   args.push_back("--check-config");
   CHECK(run_binary(binary("weir-server"), args, f.dir.path()).exit_code == 2);
+}
+
+TEST_CASE("peers that connect and stall in the TLS handshake cannot keep a producer out", "[live][tls][hostile]") {
+  tls_fixture f;
+  // listen.max_connections 16: at most 16 handshakes in progress.
+  daemon_process d(f.dir.path(), f.daemon_args({"--set", "listen.max_connections=16"}));
+  REQUIRE(d.wait_ready());
+  std::vector<int> stalled;
+  for (int i = 0; i < 20; ++i) {
+    stalled.push_back(raw_tcp(f.tcp_port));
+    REQUIRE(stalled.back() >= 0);
+  }
+  // The oldest four made room for the newest, unfinished.
+  REQUIRE(eventually([&] { return f.failures("crowded") == 4; }));
+  CHECK(f.served("client"));
+  CHECK(f.failures("crowded") == 5);
+  CHECK(f.sample("weir_connections_rejected_total{reason=\"over_limit\"}") == 0);
+  for (int fd : stalled) ::close(fd);
+  CHECK(d.stop() == 0);
 }

@@ -73,8 +73,14 @@ int dead_letter_list(const std::string& data_dir, bool json);
 /// were acked. Without `act` it only says what it would do.
 int dead_letter_requeue(const options& o, bool act);
 
+/// Deletes the dead-letter files `names` (all of them when empty) for good.
+/// Without `act` it only says what it would delete. 2 when a name is not one.
+int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& names, bool act);
+
 extern const char* const push_help;
 extern const char* const top_help;
+extern const char* const tail_help;
+int tail_command(const options& o, const std::vector<std::string>& args);
 int top_command(const options& o, const std::vector<std::string>& args);
 int push_command(const options& o, const std::vector<std::string>& args);
 

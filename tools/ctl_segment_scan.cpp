@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "wab/wall_clock.hpp"
@@ -74,6 +75,15 @@ segment_scan scan_segment(wab::file_io& io, const std::string& path,
     if (!out.first_damage) out.first_damage = segment_scan::damage{reader.next_index(), reader.valid_end()};
   }
   return out;
+}
+
+std::vector<std::pair<std::uint64_t, std::filesystem::path>> segment_files(const std::filesystem::path& shard_dir) {
+  std::vector<std::pair<std::uint64_t, std::filesystem::path>> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(shard_dir, ec))
+    if (auto seq = wab::parse_segment_file_name(e.path().filename().string())) files.emplace_back(*seq, e.path());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace weir::ctl

@@ -3,9 +3,12 @@
 // record checked (resynchronising past damage, as the drain does), and what
 // is lost counted the way startup recovery and the drain would count it.
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "wab/file_io.hpp"
 #include "wab/segment_format.hpp"
@@ -35,5 +38,8 @@ struct segment_scan {
 segment_scan scan_segment(wab::file_io& io, const std::string& path,
                           const std::function<void(const wab::stored_record&)>& each = {},
                           const std::function<void(const wab::segment_header&)>& on_header = {});
+
+/// The segment files (seg_….wab) of a shard directory, in sequence order.
+std::vector<std::pair<std::uint64_t, std::filesystem::path>> segment_files(const std::filesystem::path& shard_dir);
 
 }  // namespace weir::ctl

@@ -47,11 +47,7 @@ nlohmann::json event_json(const wab::recovery_event& e) {
 /// "failover" for a replica (recovered when this node comes to deliver it).
 nlohmann::json check_shard(const fs::path& shard_dir, const std::string& quarantine_dir, const std::string& when) {
   wab::dry_run_file_io io;
-  std::vector<std::pair<std::uint64_t, fs::path>> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(shard_dir, ec))
-    if (auto seq = wab::parse_segment_file_name(e.path().filename().string())) files.emplace_back(*seq, e.path());
-  std::sort(files.begin(), files.end());
+  const auto files = segment_files(shard_dir);
 
   nlohmann::json repairs = nlohmann::json::array();
   std::uint64_t sealed_now = 0;

@@ -183,6 +183,43 @@ int dead_letter_list(const std::string& data_dir, bool json) {
   return 0;
 }
 
+int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& names, bool act) {
+  const fs::path dir = fs::path(data_dir) / "dead_letter";
+  std::vector<fs::path> chosen;
+  for (const auto& f : ordered_files(dir, dead_letter_sequence))
+    if (names.empty() || std::find(names.begin(), names.end(), f.filename().string()) != names.end())
+      chosen.push_back(f);
+  for (const auto& n : names)
+    if (std::none_of(chosen.begin(), chosen.end(), [&](const fs::path& f) { return f.filename() == n; })) {
+      std::fprintf(stderr, "weir-ctl dl drop: %s is not a dead-letter file in %s (see weir-ctl dl list)\n",
+                   n.c_str(), dir.c_str());
+      return 2;
+    }
+  std::size_t records = 0;
+  std::uintmax_t bytes = 0;
+  for (const auto& f : chosen) {
+    records += read_dead_letters(f).size();
+    std::error_code ec;
+    bytes += fs::file_size(f, ec);
+  }
+  if (!act) {
+    std::printf("would delete %zu dead-letter file%s (%zu records, %ju bytes) for good; run again with --yes\n",
+                chosen.size(), chosen.size() == 1 ? "" : "s", records, bytes);
+    for (const auto& f : chosen) std::printf("  %s\n", f.filename().c_str());
+    return 0;
+  }
+  for (const auto& f : chosen) {
+    std::error_code ec;
+    fs::remove(f, ec);
+    if (ec) {
+      std::fprintf(stderr, "weir-ctl dl drop: cannot delete %s: %s\n", f.c_str(), ec.message().c_str());
+      return 1;
+    }
+  }
+  std::printf("deleted %zu dead-letter file%s (%zu records)\n", chosen.size(), chosen.size() == 1 ? "" : "s", records);
+  return 0;
+}
+
 int dead_letter_requeue(const options& o, bool act) {
   const std::string& data_dir = o.data_dir;
   const std::string& socket = o.socket;

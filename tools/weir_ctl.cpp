@@ -31,9 +31,11 @@ Commands:
   wab           each shard's segments and confirm cursor, read from the data dir
   segments      check every record's CRC offline; what the next start would repair
   dump          one segment's records with index, offset, ingest time and record id
+  tail          follow new records as they are appended (like tail -f)
   quarantine    the damaged segments copied aside: list, inspect FILE
   dl list       dead letters: origin, reason, payload, read from the data dir
   dl requeue    push the dead letters back through the daemon
+  dl drop       delete dead-letter files for good
 
 `weir-ctl COMMAND --help` shows a command's options and examples.
 
@@ -164,7 +166,7 @@ int quarantine(const options& o, const std::vector<std::string>& args) {
 }
 
 int dead_letters(const options& o, const std::vector<std::string>& args) {
-  if (args.empty()) return usage_error("dl", "needs a subcommand: list or requeue");
+  if (args.empty()) return usage_error("dl", "needs a subcommand: list, requeue or drop");
   if (args[0] == "list") {
     if (args.size() > 1) return usage_error("dl", "list takes no arguments, got " + args[1]);
     return require_data_dir(o) ? dead_letter_list(o.data_dir, o.json) : 1;
@@ -177,7 +179,17 @@ int dead_letters(const options& o, const std::vector<std::string>& args) {
     }
     return require_data_dir(o) ? dead_letter_requeue(o, yes) : 1;
   }
-  return usage_error("dl", "unknown subcommand " + args[0] + " (expected list or requeue)");
+  if (args[0] == "drop") {
+    bool yes = false;
+    std::vector<std::string> names;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "--yes") yes = true;
+      else if (args[i].size() > 1 && args[i][0] == '-') return usage_error("dl", "drop: unknown option " + args[i]);
+      else names.push_back(args[i]);
+    }
+    return require_data_dir(o) ? dead_letter_drop(o.data_dir, names, yes) : 1;
+  }
+  return usage_error("dl", "unknown subcommand " + args[0] + " (expected list, requeue or drop)");
 }
 
 const command commands[] = {
@@ -201,6 +213,7 @@ Example:
   weir-ctl --admin 127.0.0.1:9185 status
 )", status},
     {"top", top_help, top_command},
+    {"tail", tail_help, tail_command},
     {"cluster", R"(Usage: weir-ctl cluster status
 
 This node's cluster, from its admin server: each peer's node id, address,
@@ -287,16 +300,22 @@ Examples:
 )", segments},
     {"dl", R"(Usage: weir-ctl dl list
        weir-ctl dl requeue [--yes]
+       weir-ctl dl drop [--yes] [FILE...]
 
 list     the dead letters in the data directory: where each record came
          from, why the sink refused it, its payload
 requeue  pushes each dead letter's payload back through the daemon (Durable;
          it gets a new record id) and deletes each file once all of its
          records were acked; without --yes, only says what it would do
+drop     deletes the dead-letter files named (dl_00000003.wab; all of them
+         when none is named) for good, which also lets delivery go on when
+         drain.dead_letter_max_bytes is reached; without --yes, only says
+         what it would delete
 
 Examples:
   weir-ctl --data-dir /var/lib/weir dl list --json
   weir-ctl --data-dir /var/lib/weir --socket /run/weir/weir.sock dl requeue --yes
+  weir-ctl --data-dir /var/lib/weir dl drop dl_00000001.wab --yes
 )", dead_letters},
 };
 
@@ -402,7 +421,7 @@ int main(int argc, char** argv) {
   }
   const command* cmd = find_command(args[0]);
   if (!cmd) {
-    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, cluster, top, metrics, wab, segments, dump, quarantine, dl; see "
+    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, cluster, top, metrics, wab, segments, dump, tail, quarantine, dl; see "
                          "weir-ctl --help)\n", args[0].c_str());
     return 2;
   }

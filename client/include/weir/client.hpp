@@ -112,7 +112,7 @@ class connection {
   /// client_error: unreachable (no connection), tls (the handshake failed,
   /// or the daemon's certificate is not trusted or names another host).
   /// With TLS 1.3 a daemon that refuses this client's certificate says so
-  /// after the handshake: the first call then fails (kind connection_lost).
+  /// after the handshake: the first call then fails (kind tls).
   static connection connect_tcp(const std::string& host, std::uint16_t port, const tls_options& tls,
                                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
   connection(connection&& other) noexcept;

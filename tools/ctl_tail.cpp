@@ -1,0 +1,198 @@
+// weir-ctl tail: new records as they are appended to the WAB, like tail -f,
+// for watching what a producer sends. It reads the data directory (never
+// writes, never talks to the daemon): each shard's newest segment from where
+// it ended, on to the next segment when the writer rotates, and a poll at
+// the interval. A record still being written is not whole yet and is shown
+// at the next poll.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tools/ctl_commands.hpp"
+#include "tools/ctl_record_view.hpp"
+#include "tools/ctl_segment_scan.hpp"
+#include "wab/dry_run_file_io.hpp"
+#include "wab/segment_format.hpp"
+#include "wab/segment_reader.hpp"
+
+namespace weir::ctl {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct tail_request {
+  std::optional<std::uint16_t> shard;  // all shards when empty
+  bool from_start = false;             // the oldest segment's first record, not the newest's end
+  bool json = false, hex = false;
+  std::chrono::milliseconds interval{200};
+  std::uint64_t count = UINT64_MAX;  // stop after this many records
+  std::uint16_t node = 0;
+};
+
+/// Where one shard's tail has read to.
+struct position {
+  std::uint64_t sequence = 0;  // 0: not begun
+  std::uint64_t offset = 0;    // past the last record shown
+  std::uint64_t index = 1;     // the next record's index
+};
+
+class follower {
+ public:
+  explicit follower(const tail_request& req) : req_(req) {}
+
+  /// Shows what `shard_dir` has gained since the last call; false once `count` records are shown.
+  bool poll(const fs::path& shard_dir, bool first) {
+    const auto files = segment_files(shard_dir);
+    if (files.empty()) return true;
+    position& at = positions_[shard_dir.string()];
+    if (at.sequence == 0) {
+      at.sequence = (first && !req_.from_start) ? files.back().first : files.front().first;
+      if (first && !req_.from_start) skip_to_end(files.back().second, at);
+    }
+    for (const auto& [seq, path] : files) {
+      if (seq < at.sequence) continue;
+      if (seq > at.sequence) at = position{seq, 0, 1};  // the writer rotated (or the drain removed the one we read)
+      // Listed before reading: when a newer segment exists, this one was
+      // complete before the listing, so one read gets all of it.
+      if (!show_new(path, at)) return false;
+    }
+    return true;
+  }
+
+ private:
+  void skip_to_end(const fs::path& path, position& at) {
+    read_from(path, at, [](const std::string&, const wab::stored_record&) { return true; });
+  }
+
+  bool show_new(const fs::path& path, position& at) {
+    return read_from(path, at, [&](const std::string& segment, const wab::stored_record& r) {
+      if (req_.json) std::printf("%s\n", record_json(segment, r).dump().c_str());
+      else print_record(segment, r, req_.hex);
+      std::fflush(stdout);
+      return ++shown_ < req_.count;
+    });
+  }
+
+  /// Reads `path` from `at`, calling `each` per whole record (false: stop);
+  /// moves `at` past what was read. False once `each` said stop.
+  template <class F>
+  bool read_from(const fs::path& path, position& at, F each) {
+    const int fd = io_.open_existing(path.string());
+    if (fd < 0) return true;  // delivered and removed meanwhile
+    const std::int64_t size = io_.size(fd);
+    const auto header = wab::read_segment_header(io_, fd);
+    bool go_on = true;
+    if (header) {
+      const std::string segment = coordinate_segment(path, header.value(), req_.node);
+      wab::segment_reader reader(io_, fd, header.value(),
+                                 wab::records_end(header.value(), static_cast<std::uint64_t>(std::max<std::int64_t>(size, 0))),
+                                 at.offset, at.index);
+      while (go_on) {
+        auto r = reader.next();
+        if (!r) break;
+        go_on = each(segment, *r);
+        at.offset = reader.valid_end();
+        at.index = reader.next_index();
+      }
+    }
+    io_.close(fd);
+    return go_on;
+  }
+
+  const tail_request& req_;
+  wab::dry_run_file_io io_;  // read-only opens
+  std::map<std::string, position> positions_;
+  std::uint64_t shown_ = 0;
+};
+
+std::vector<fs::path> shard_dirs(const fs::path& wab_dir, std::optional<std::uint16_t> only) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(wab_dir, ec)) {
+    const auto shard = wab::parse_shard_dir_name(e.path().filename().string());
+    std::error_code type_ec;
+    if (shard && e.is_directory(type_ec) && (!only || *only == *shard)) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+const char* const tail_help = R"(Usage: weir-ctl tail [--shard N] [--from-start] [--format text|hex|json] [--interval MS] [--count N]
+                     [--node ID]
+
+Shows records as they are appended to the WAB, like tail -f: each shard's
+newest segment from its end, then every record written after it, on into
+new segments. It reads the data directory (--data-dir) and never writes:
+run it beside the daemon, as the daemon's user, to watch what a producer
+sends. Ctrl-C stops it.
+
+Options:
+  --shard N        only shard N
+  --from-start     begin at the oldest segment still in the WAB instead of the end
+  --format F       text (default: one line per record with its coordinate,
+                   ingest time, record id and printable payload), hex (the
+                   payload in hex lines below), json (one object per line)
+  --interval MS    how often to look for new records (default 200)
+  --count N        stop after N records
+  --node ID        the daemon's cluster.node_id (record ids carry it)
+
+Examples:
+  weir-ctl --data-dir /var/lib/weir tail
+  weir-ctl --data-dir /var/lib/weir tail --format json | jq .payload_hex
+)";
+
+int tail_command(const options& o, const std::vector<std::string>& args) {
+  tail_request req;
+  req.json = o.json;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto number = [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t& out) {
+      if (++i >= args.size()) return false;
+      const auto& v = args[i];
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 19) return false;
+      out = std::stoull(v);
+      return out >= lo && out <= hi;
+    };
+    std::uint64_t n = 0;
+    if (a == "--from-start") {
+      req.from_start = true;
+    } else if (a == "--shard") {
+      if (!number(0, 65535, n)) return usage_error("tail", "--shard needs a shard number from 0 to 65535");
+      req.shard = static_cast<std::uint16_t>(n);
+    } else if (a == "--interval") {
+      if (!number(10, 60000, n)) return usage_error("tail", "--interval needs milliseconds from 10 to 60000");
+      req.interval = std::chrono::milliseconds(n);
+    } else if (a == "--count") {
+      if (!number(1, UINT64_MAX, n)) return usage_error("tail", "--count needs a number of records, at least 1");
+      req.count = n;
+    } else if (a == "--node") {
+      if (!number(1, 65535, n)) return usage_error("tail", "--node needs a cluster.node_id from 1 to 65535");
+      req.node = static_cast<std::uint16_t>(n);
+    } else if (a == "--format") {
+      if (++i >= args.size()) return usage_error("tail", "--format needs text, hex or json");
+      if (args[i] == "json") req.json = true;
+      else if (args[i] == "hex") req.hex = true;
+      else if (args[i] != "text") return usage_error("tail", "--format " + args[i] + ": expected text, hex or json");
+    } else {
+      return usage_error("tail", "unknown argument " + a);
+    }
+  }
+  if (!require_data_dir(o)) return 2;
+  const fs::path wab_dir = fs::path(o.data_dir) / "wab";
+  follower f(req);
+  for (bool first = true;; first = false) {
+    for (const auto& shard : shard_dirs(wab_dir, req.shard))
+      if (!f.poll(shard, first)) return 0;
+    std::this_thread::sleep_for(req.interval);
+  }
+}
+
+}  // namespace weir::ctl
