@@ -2,12 +2,14 @@
 // bad flag or subcommand, hints when nothing answers or the data dir is
 // wrong, and push reading one record per line of standard input.
 #include <cstdio>
+#include <future>
 #include <fstream>
 #include <iterator>
 #include <set>
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
@@ -177,4 +179,65 @@ TEST_CASE("weir-ctl status and top refuse an admin address that does not answer 
     ++checked;
   }
   CHECK(checked == 2);
+}
+
+TEST_CASE("weir-ctl push --file with --batch and --tier, and tail following the records as they are appended",
+          "[live][cli][ctl]") {
+  temp_dir dir;
+  daemon_process d(dir.path(), {"--set", "drain.linger_ms=0", "--set", "ingest.shards=1"});
+  REQUIRE(d.wait_ready());
+  {
+    std::ofstream events(dir / "events.txt");
+    for (int i = 1; i <= 50; ++i) events << "event-" << i << "\n";
+  }
+  // tail from the start of the WAB, its output in a file we can watch.
+  const std::string tail_cmd = binary("weir-ctl").string() + " --data-dir " + (dir / "var").string() +
+                               " tail --from-start --count 60 --format json > " + (dir / "tail.out").string();
+  auto tail = std::async(std::launch::async, [&] { return run_binary("/bin/sh", {"-c", tail_cmd}, dir.path()); });
+  auto lines_of = [&](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::vector<std::string> out;
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+
+  const auto pushed = ctl(dir, {"--socket", d.socket_path(), "push", "--file", "events.txt", "--batch", "7", "--tier",
+                                "buffered"});
+  INFO(pushed.err);
+  CHECK(pushed.exit_code == 0);
+  CHECK(pushed.out.find("acked 50 records") != std::string::npos);
+  // tail has shown the first 50 before the next ten exist: it follows.
+  REQUIRE(eventually([&] { return lines_of(dir / "tail.out").size() == 50; }));
+  {
+    std::ofstream more(dir / "more.txt");
+    for (int i = 1; i <= 10; ++i) more << "more-" << i << "\n";
+  }
+  const auto singles = ctl(dir, {"--socket", d.socket_path(), "push", "--file", "more.txt", "--batch", "1"});
+  CHECK(singles.exit_code == 0);
+  const auto ended = tail.get();
+  INFO(ended.err);
+  CHECK(ended.exit_code == 0);
+  const auto shown = lines_of(dir / "tail.out");
+  REQUIRE(shown.size() == 60);
+  std::set<std::string> payloads;
+  for (const auto& l : shown) {
+    const auto j = nlohmann::json::parse(l);
+    std::string p;
+    const std::string hex = j.at("payload_hex");
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2) p += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    payloads.insert(p);
+    CHECK(j.at("record_id").get<std::string>().size() == 64);
+  }
+  CHECK(payloads.size() == 60);
+  CHECK(payloads.count("event-1") == 1);
+  CHECK(payloads.count("more-10") == 1);
+  CHECK(eventually([&] { return sqlite_rows(dir / "var/sink.db").size() == 60; }));
+
+  const auto bad = ctl(dir, {"--socket", d.socket_path(), "push", "--file", "events.txt", "--batch", "70000"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--batch 70000: expected a number from 1 to 65535") != std::string::npos);
+  const auto missing = ctl(dir, {"--socket", d.socket_path(), "push", "--file", "absent.txt"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("--file absent.txt: cannot read it") != std::string::npos);
+  CHECK(d.stop() == 0);
 }

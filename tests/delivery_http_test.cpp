@@ -235,6 +235,30 @@ TEST_CASE("http: a refused record is dead-lettered and the others are delivered"
   CHECK(requeued.exit_code == 0);
   CHECK(dead_letter_files(dir / "var") == 0);
   REQUIRE(eventually([&] { return bodies(server).size() == 12; }));
+
+  // Refused again; this time the operator drops them for good.
+  server.set_rule([](const http_request_seen& r, std::size_t) {
+    http_answer a;
+    if (r.body.find("poison") != std::string::npos) a.status = 422;
+    return a;
+  });
+  {
+    auto c = client::connection::connect_unix(d.socket_path());
+    REQUIRE(c.push(as_bytes("poison again"), client::durability::durable).acked);
+  }
+  REQUIRE(eventually([&] { return dead_lettered(dir / "var", "poison again"); }));
+  const auto dry_drop = run_binary(binary("weir-ctl"), {"--data-dir", "var", "dl", "drop"}, dir.path());
+  CHECK(dry_drop.exit_code == 0);
+  CHECK(dry_drop.out.find("would delete 1 dead-letter file (1 records") != std::string::npos);
+  CHECK(dead_letter_files(dir / "var") == 1);
+  const auto wrong = run_binary(binary("weir-ctl"), {"--data-dir", "var", "dl", "drop", "dl_99999999.wab", "--yes"},
+                                dir.path());
+  CHECK(wrong.exit_code == 2);
+  CHECK(dead_letter_files(dir / "var") == 1);
+  const auto dropped = run_binary(binary("weir-ctl"), {"--data-dir", "var", "dl", "drop", "--yes"}, dir.path());
+  CHECK(dropped.exit_code == 0);
+  CHECK(dropped.out.find("deleted 1 dead-letter file (1 records)") != std::string::npos);
+  CHECK(dead_letter_files(dir / "var") == 0);
   CHECK(d.stop() == 0);
 }
 

@@ -4,6 +4,8 @@
 // it ended, on to the next segment when the writer rotates, and a poll at
 // the interval. A record still being written is not whole yet and is shown
 // at the next poll.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,43 +37,66 @@ struct tail_request {
   std::uint16_t node = 0;
 };
 
-/// Where one shard's tail has read to.
+/// Where one shard's tail has read to. The segment stays open between
+/// polls: once its records are delivered the daemon deletes it, and an open
+/// descriptor still reads what was not shown yet.
 struct position {
   std::uint64_t sequence = 0;  // 0: not begun
   std::uint64_t offset = 0;    // past the last record shown
   std::uint64_t index = 1;     // the next record's index
+  int fd = -1;
+  fs::path path;
 };
 
 class follower {
  public:
   explicit follower(const tail_request& req) : req_(req) {}
+  ~follower() {
+    for (auto& [dir, at] : positions_)
+      if (at.fd >= 0) io_.close(at.fd);
+  }
+  follower(const follower&) = delete;
+  follower& operator=(const follower&) = delete;
 
   /// Shows what `shard_dir` has gained since the last call; false once `count` records are shown.
   bool poll(const fs::path& shard_dir, bool first) {
+    // Listed before reading: a newer segment means the writer moved on.
     const auto files = segment_files(shard_dir);
-    if (files.empty()) return true;
     position& at = positions_[shard_dir.string()];
-    if (at.sequence == 0) {
-      at.sequence = (first && !req_.from_start) ? files.back().first : files.front().first;
-      if (first && !req_.from_start) skip_to_end(files.back().second, at);
+    if (at.fd < 0) {
+      if (files.empty()) return true;
+      const bool from_end = first && !req_.from_start && at.sequence == 0;
+      const auto next = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first >= at.sequence; });
+      if (next == files.end()) return true;
+      open(at, from_end ? files.back() : *next);
+      if (from_end) read_new(at, [](const std::string&, const wab::stored_record&) { return true; });
     }
-    for (const auto& [seq, path] : files) {
-      if (seq < at.sequence) continue;
-      if (seq > at.sequence) at = position{seq, 0, 1};  // the writer rotated (or the drain removed the one we read)
-      // Listed before reading: when a newer segment exists, this one was
-      // complete before the listing, so one read gets all of it.
-      if (!show_new(path, at)) return false;
+    for (;;) {
+      if (!show_new(at)) return false;
+      const auto newer = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first > at.sequence; });
+      if (newer == files.end() || !complete(at)) return true;
+      open(at, *newer);
     }
-    return true;
   }
 
  private:
-  void skip_to_end(const fs::path& path, position& at) {
-    read_from(path, at, [](const std::string&, const wab::stored_record&) { return true; });
+  void open(position& at, const std::pair<std::uint64_t, fs::path>& file) {
+    if (at.fd >= 0) io_.close(at.fd);
+    at = position{file.first, 0, 1, io_.open_existing(file.second.string()), file.second};
   }
 
-  bool show_new(const fs::path& path, position& at) {
-    return read_from(path, at, [&](const std::string& segment, const wab::stored_record& r) {
+  /// The writer is done with it: sealed, or delivered and deleted.
+  bool complete(const position& at) {
+    if (at.fd < 0) return true;
+    struct stat st {};
+    if (::fstat(at.fd, &st) == 0 && st.st_nlink == 0) return true;
+    const auto header = wab::read_segment_header(io_, at.fd);
+    const std::int64_t size = io_.size(at.fd);
+    return header && wab::usable_seal(header.value(), static_cast<std::uint64_t>(std::max<std::int64_t>(size, 0)));
+  }
+
+  bool show_new(position& at) {
+    return read_new(at, [&](const std::string& segment, const wab::stored_record& r) {
       if (req_.json) std::printf("%s\n", record_json(segment, r).dump().c_str());
       else print_record(segment, r, req_.hex);
       std::fflush(stdout);
@@ -79,30 +104,26 @@ class follower {
     });
   }
 
-  /// Reads `path` from `at`, calling `each` per whole record (false: stop);
-  /// moves `at` past what was read. False once `each` said stop.
+  /// Reads the open segment from `at`, calling `each` per whole record
+  /// (false: stop); moves `at` past what was read. False once `each` said stop.
   template <class F>
-  bool read_from(const fs::path& path, position& at, F each) {
-    const int fd = io_.open_existing(path.string());
-    if (fd < 0) return true;  // delivered and removed meanwhile
-    const std::int64_t size = io_.size(fd);
-    const auto header = wab::read_segment_header(io_, fd);
-    bool go_on = true;
-    if (header) {
-      const std::string segment = coordinate_segment(path, header.value(), req_.node);
-      wab::segment_reader reader(io_, fd, header.value(),
-                                 wab::records_end(header.value(), static_cast<std::uint64_t>(std::max<std::int64_t>(size, 0))),
-                                 at.offset, at.index);
-      while (go_on) {
-        auto r = reader.next();
-        if (!r) break;
-        go_on = each(segment, *r);
-        at.offset = reader.valid_end();
-        at.index = reader.next_index();
-      }
+  bool read_new(position& at, F each) {
+    if (at.fd < 0) return true;  // gone before it could be opened
+    const std::int64_t size = io_.size(at.fd);
+    const auto header = wab::read_segment_header(io_, at.fd);
+    if (!header) return true;  // being created: its header is not written yet
+    const std::string segment = coordinate_segment(at.path, header.value(), req_.node);
+    wab::segment_reader reader(io_, at.fd, header.value(),
+                               wab::records_end(header.value(), static_cast<std::uint64_t>(std::max<std::int64_t>(size, 0))),
+                               at.offset, at.index);
+    for (;;) {
+      auto r = reader.next();
+      if (!r) return true;  // a record still being written is whole at a later poll
+      const bool go_on = each(segment, *r);
+      at.offset = reader.valid_end();
+      at.index = reader.next_index();
+      if (!go_on) return false;
     }
-    io_.close(fd);
-    return go_on;
   }
 
   const tail_request& req_;
