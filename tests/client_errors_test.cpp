@@ -106,6 +106,22 @@ TEST_CASE("client: a reply that does not come is a timeout and poisons the conne
   }
 }
 
+TEST_CASE("client: a frame the daemon does not take in is a send timeout", "[client]") {
+  temp_dir dir;
+  silent_listener hung(dir.path());
+  auto c = client::connection::connect_unix(hung.path);
+  c.set_timeout(200ms);
+  const std::string big(8 << 20, 'b');  // far more than a socket buffer holds
+  try {
+    c.push(as_bytes(big), client::durability::durable);
+    FAIL("8 MiB went into a socket nobody reads");
+  } catch (const client::client_error& e) {
+    CHECK(e.kind() == client::error_kind::timeout);
+    CHECK(e.retryable());
+    CHECK(std::string(e.what()).find("send timed out") != std::string::npos);
+  }
+}
+
 TEST_CASE("client: a daemon killed under a connection is connection_lost and retryable", "[live][client]") {
   temp_dir dir;
   daemon_process d(dir.path(), {"--set", "sink.type=noop"});
