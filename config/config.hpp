@@ -89,6 +89,8 @@ struct config {
       std::string format;
       std::map<std::string, std::string> headers;
       std::string bearer_token_file;
+      std::string ca_file;                     // "" : the system's CA store
+      struct { std::string cert, key; } tls;  // a client certificate, for https:// endpoints that ask
     } http;
     struct { std::string path; } file;
   } sink;

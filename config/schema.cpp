@@ -106,7 +106,7 @@ setting text(std::string key, Get get, text_rule rule, std::string def, std::str
   static const char* const allowed[] = {
       "a string", "a file system path (no NUL bytes)",
       "\"host:port\" with a port from 1 to 65535, or \"\" to disable",
-      "an http:// URL (http://host[:port][/path]: no credentials, spaces or control characters), or \"\" when "
+      "an http:// or https:// URL (scheme://host[:port][/path]: no credentials, spaces or control characters), or \"\" when "
       "unused"};
   setting s = describe(std::move(key), allowed[static_cast<int>(rule)], std::move(def), std::move(help));
   s.assign = [get, rule](config& c, const YAML::Node& n) {
@@ -345,6 +345,12 @@ std::vector<setting> make_settings() {
   s.push_back(text("sink.http.bearer_token_file", WEIR_FIELD(sink.http.bearer_token_file),
                    tr::path, "\"\"",
                    "File holding the bearer token (or set WEIR_SINK_BEARER_TOKEN)."));
+  s.push_back(text("sink.http.ca_file", WEIR_FIELD(sink.http.ca_file), tr::path, "\"\"",
+                   "CA certificates (PEM) an https:// endpoint's certificate must chain to (\"\": the system's)."));
+  s.push_back(text("sink.http.tls.cert", WEIR_FIELD(sink.http.tls.cert), tr::path, "\"\"",
+                   "Client certificate (PEM) for an https:// endpoint that asks for one."));
+  s.push_back(text("sink.http.tls.key", WEIR_FIELD(sink.http.tls.key), tr::path, "\"\"",
+                   "Private key (PEM) of sink.http.tls.cert."));
   s.push_back(text("sink.file.path", WEIR_FIELD(sink.file.path), tr::path, "var/sink.ndjson",
                    "NDJSON file records are appended to."));
 

@@ -90,7 +90,12 @@ void validate_config(const config& c) {
          ": expected at least drain.retry.initial_ms = " + std::to_string(c.drain.retry.initial_ms));
 
   if (c.sink.type == "http" && c.sink.http.url.empty())
-    fail("sink.http.url = \"\": expected an http:// URL when sink.type is http");
+    fail("sink.http.url = \"\": expected an http:// or https:// URL when sink.type is http");
+  require_all_or_none("sink.http.tls", {{"cert", &c.sink.http.tls.cert}, {"key", &c.sink.http.tls.key}});
+  const bool https = c.sink.http.url.rfind("https://", 0) == 0;
+  if (!https && !c.sink.http.url.empty() && (!c.sink.http.ca_file.empty() || !c.sink.http.tls.cert.empty()))
+    fail("sink.http.url = \"" + c.sink.http.url +
+         "\": sink.http.ca_file and sink.http.tls.* apply to https:// only; use an https:// URL or unset them");
   if (c.sink.type == "postgres" && c.sink.postgres.conninfo.empty())
     fail("sink.postgres.conninfo = \"\": expected a libpq connection string when sink.type is postgres");
   if (conninfo_has_password(c.sink.postgres.conninfo))

@@ -138,6 +138,9 @@ admin_server::answer admin_server::handle(const std::string& method, const std::
   if (path == "/healthz") return {200, "text/plain", "ok\n"};
   if (path == "/readyz") {
     if (auto why = status_.not_ready()) return {503, "text/plain", "not ready: " + *why + "\n"};
+    // Producers can push; a failing delivery is said, not made a reason to stop them.
+    if (auto failing = status_.delivery_problem())
+      return {200, "text/plain", "ready\ndelivery retrying: " + *failing + "\n"};
     return {200, "text/plain", "ready\n"};
   }
   if (path == "/api/v1/status") return {200, "application/json", status_.json()};

@@ -161,6 +161,12 @@ std::optional<std::string> status_report::not_ready() const {
   return std::nullopt;
 }
 
+std::optional<std::string> status_report::delivery_problem() const {
+  if (!live_.delivery || live_.delivery->state.load() != delivery_state::retrying) return std::nullopt;
+  const auto why = live_.delivery->last_error();
+  return why.empty() ? std::nullopt : std::optional<std::string>(why);
+}
+
 std::string status_report::json() const {
   using nlohmann::json;
   const totals current = now();

@@ -23,6 +23,10 @@ class status_report {
   void sample();
   /// Why the daemon should not get traffic, or nullopt when it is ready.
   std::optional<std::string> not_ready() const;
+  /// Why delivery is failing, while it retries (the sink down, its
+  /// certificate not trusted...): ingest goes on, so this does not make the
+  /// daemon unready, but /readyz says it.
+  std::optional<std::string> delivery_problem() const;
   std::string json() const;
   /// The last 15 minutes at one point a second, oldest first, as columns:
   /// {"interval_s":1,"t":[unix seconds…],"ingest":[…],"acked":[…],"delivered":[…],

@@ -1,4 +1,7 @@
-// http: POSTs records to sink.http.url over keep-alive connections.
+// http: POSTs records to sink.http.url over keep-alive connections, plain
+// or TLS (https://: the endpoint's certificate checked against
+// sink.http.ca_file or the system's CAs, and its name against the URL's
+// host; SNI; a client certificate when configured).
 //
 //   format raw:    one POST per record, body = payload,
 //                  Idempotency-Key: sha256:<record id>
@@ -8,13 +11,22 @@
 //
 // 2xx commits; 408, 429, 5xx, 3xx (redirects are not followed) and transport
 // errors retry the batch, honouring Retry-After; any other 4xx rejects the
-// record (raw) or the batch's records (ndjson) for good.
+// record (raw) or the batch's records (ndjson) for good. A certificate that
+// does not verify is a transport error: the records wait in the WAB (it is
+// the configuration that is wrong, not the data), and the reason is the
+// delivery's last error.
+#include <arpa/inet.h>
 #include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "messages/wire/coordinate.hpp"
@@ -38,7 +50,28 @@ struct http_settings {
   std::map<std::string, std::string> headers;
   std::shared_ptr<reloadable_secret> bearer_token;
   int timeout_ms = 10000;
+  std::shared_ptr<asio::ssl::context> tls;  // set for https://
 };
+
+/// The client context for an https:// endpoint; throws naming the key whose file does not load.
+std::shared_ptr<asio::ssl::context> make_tls_context(const config& cfg) {
+  auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  SSL_CTX* native = ctx->native_handle();
+  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  SSL_CTX_set_verify(native, SSL_VERIFY_PEER, nullptr);
+  const auto& h = cfg.sink.http;
+  if (h.ca_file.empty() ? SSL_CTX_set_default_verify_paths(native) != 1
+                        : SSL_CTX_load_verify_locations(native, h.ca_file.c_str(), nullptr) != 1)
+    throw std::runtime_error("sink.http.ca_file = " + (h.ca_file.empty() ? "\"\" (the system's CAs)" : h.ca_file) +
+                             ": cannot load CA certificates from it");
+  if (!h.tls.cert.empty() && SSL_CTX_use_certificate_chain_file(native, h.tls.cert.c_str()) != 1)
+    throw std::runtime_error("sink.http.tls.cert = " + h.tls.cert + ": not a readable PEM certificate chain");
+  if (!h.tls.key.empty() && (SSL_CTX_use_PrivateKey_file(native, h.tls.key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+                             SSL_CTX_check_private_key(native) != 1))
+    throw std::runtime_error("sink.http.tls.key = " + h.tls.key +
+                             ": not a readable PEM key without a passphrase, or not sink.http.tls.cert's key");
+  return ctx;
+}
 
 enum class verdict { ok, retry, reject };
 
@@ -74,7 +107,7 @@ class http_sink final : public sink {
   }
 
   sink_health probe() override {
-    return ensure_connected() ? sink_health::down : sink_health::healthy;
+    return ensure_connected().empty() ? sink_health::healthy : sink_health::down;
   }
 
  private:
@@ -136,20 +169,52 @@ class http_sink final : public sink {
   template <class Start>
   boost::system::error_code run(Start start) {
     boost::system::error_code result = boost::asio::error::would_block;
-    stream_.expires_after(std::chrono::milliseconds(s_->timeout_ms));
+    lowest().expires_after(std::chrono::milliseconds(s_->timeout_ms));
     start([&result](boost::system::error_code ec, auto&&...) { result = ec; });
     io_.restart();
     io_.run();
     return result;
   }
 
-  boost::system::error_code ensure_connected() {
-    if (stream_.socket().is_open()) return {};
+  /// "" once connected (TLS: handshake done and the endpoint's certificate
+  /// verified); why not otherwise.
+  std::string ensure_connected() {
+    if (lowest().socket().is_open()) return "";
     boost::system::error_code ec;
     tcp::resolver resolver(io_);
     const auto endpoints = resolver.resolve(s_->url.host, s_->url.port, ec);
-    if (ec) return ec;
-    return run([&](auto handler) { stream_.async_connect(endpoints, handler); });
+    if (!ec && s_->tls) secure_.emplace(io_, *s_->tls);
+    if (!ec) ec = run([&](auto handler) { lowest().async_connect(endpoints, handler); });
+    if (ec) return "connecting to " + s_->url.display() + ": " + ec.message();
+    if (!secure_) return "";
+    SSL* ssl = secure_->native_handle();
+    // SNI, and the certificate must name the URL's host (or IP address).
+    unsigned char ip[16];
+    const bool is_ip = ::inet_pton(AF_INET, s_->url.host.c_str(), ip) == 1 || ::inet_pton(AF_INET6, s_->url.host.c_str(), ip) == 1;
+    if (is_ip) X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), s_->url.host.c_str());
+    else {
+      SSL_set_tlsext_host_name(ssl, s_->url.host.c_str());
+      SSL_set1_host(ssl, s_->url.host.c_str());
+    }
+    ec = run([&](auto handler) { secure_->async_handshake(asio::ssl::stream_base::client, handler); });
+    if (!ec) return "";
+    const long verify = SSL_get_verify_result(ssl);
+    std::string why = "TLS handshake with " + s_->url.display() + ": ";
+    if (verify != X509_V_OK)
+      why += std::string("the endpoint's certificate is not trusted: ") + X509_verify_cert_error_string(verify) +
+             " (check sink.http.ca_file and the URL's host)";
+    else
+      why += ec.message();
+    disconnect();
+    return why;
+  }
+
+  boost::beast::tcp_stream& lowest() { return secure_ ? boost::beast::get_lowest_layer(*secure_) : plain_; }
+
+  /// `f` on the stream requests go through: the TLS one, or the plain one.
+  template <class F>
+  auto with_stream(F f) {
+    return secure_ ? f(*secure_) : f(plain_);
   }
 
   using response = http::response<http::string_body>;
@@ -170,16 +235,16 @@ class http_sink final : public sink {
     req.prepare_payload();
     std::string failure;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      const bool reused = stream_.socket().is_open();
-      boost::system::error_code ec = ensure_connected();
-      if (ec) {
-        failure = "connecting to " + s_->url.display() + ": " + ec.message();
+      const bool reused = lowest().socket().is_open();
+      if (failure = ensure_connected(); !failure.empty()) {
         disconnect();
         break;
       }
-      ec = run([&](auto handler) { http::async_write(stream_, req, handler); });
+      auto ec = with_stream([&](auto& stream) { return run([&](auto handler) { http::async_write(stream, req, handler); }); });
       response res;
-      if (!ec) ec = run([&](auto handler) { http::async_read(stream_, buffer_, res, handler); });
+      if (!ec)
+        ec = with_stream(
+            [&](auto& stream) { return run([&](auto handler) { http::async_read(stream, buffer_, res, handler); }); });
       if (!ec) {
         if (!res.keep_alive()) disconnect();
         return res;
@@ -193,14 +258,16 @@ class http_sink final : public sink {
 
   void disconnect() {
     boost::system::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().close();
+    secure_.reset();  // a TLS session is not reused after its connection
     buffer_.clear();
   }
 
   std::shared_ptr<const http_settings> s_;
   asio::io_context io_;
-  boost::beast::tcp_stream stream_{io_};
+  boost::beast::tcp_stream plain_{io_};
+  std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> secure_;  // https://, per connection
   boost::beast::flat_buffer buffer_;
 };
 
@@ -228,6 +295,7 @@ std::shared_ptr<sink_factory> make_http_sink_factory(const config& cfg) {
   s->bearer_token = std::make_shared<reloadable_secret>("sink.http.bearer_token_file", cfg.sink.http.bearer_token_file,
                                                         "WEIR_SINK_BEARER_TOKEN");
   s->timeout_ms = static_cast<int>(cfg.sink.timeout_ms);
+  if (s->url.tls) s->tls = make_tls_context(cfg);
   return std::make_shared<http_factory>(std::move(s));
 }
 

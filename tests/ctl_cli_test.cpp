@@ -181,7 +181,7 @@ TEST_CASE("weir-ctl status and top refuse an admin address that does not answer 
   CHECK(checked == 2);
 }
 
-TEST_CASE("weir-ctl push --file with --batch and --tier, and tail following the records as they are appended",
+TEST_CASE("weir-ctl push --file with --batch and --tier and tail following the records as they are appended",
           "[live][cli][ctl]") {
   temp_dir dir;
   daemon_process d(dir.path(), {"--set", "drain.linger_ms=0", "--set", "ingest.shards=1"});

@@ -29,23 +29,37 @@ bool accepts(int port) {
 
 }  // namespace
 
-nginx_server::nginx_server() {
+nginx_server::nginx_server() { start(nullptr); }
+
+nginx_server::nginx_server(const nginx_tls& tls) { start(&tls); }
+
+void nginx_server::start(const nginx_tls* tls) {
+  tls_ = tls != nullptr;
   const std::string nginx = "/usr/sbin/nginx";
   if (!std::filesystem::exists(nginx)) throw std::runtime_error("nginx not found (scripts/install-deps.sh installs it)");
   char tmpl[] = "/tmp/weir-nginx-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   port_ = free_tcp_port();
-  const std::string d = dir_.string(), p = std::to_string(port_);
+  // /ingest reads the body (proxied, so that it is logged) to /ok, on a
+  // plain port of its own.
+  const std::string d = dir_.string(), p = std::to_string(port_), ok_port = std::to_string(free_tcp_port());
+  std::string listen = "    listen 127.0.0.1:" + p + (tls ? " ssl" : "") + ";\n";
+  if (tls) {
+    listen += "    ssl_certificate " + tls->cert + ";\n    ssl_certificate_key " + tls->key + ";\n";
+    if (!tls->client_ca.empty())
+      listen += "    ssl_client_certificate " + tls->client_ca + ";\n    ssl_verify_client on;\n";
+  }
   std::ofstream(dir_ / "nginx.conf") << "daemon off;\nmaster_process off;\npid " << d << "/nginx.pid;\n"
       << "error_log " << d << "/error.log;\nevents { worker_connections 64; }\nhttp {\n"
       << "  access_log off;\n  client_body_buffer_size 1m;\n  client_body_temp_path " << d << "/body;\n"
       << "  proxy_temp_path " << d << "/proxy;\n  fastcgi_temp_path " << d << "/fastcgi;\n"
       << "  uwsgi_temp_path " << d << "/uwsgi;\n  scgi_temp_path " << d << "/scgi;\n"
       << "  log_format bodies escape=json '$http_idempotency_key $request_body';\n"
-      << "  server {\n    listen 127.0.0.1:" << p << ";\n"
-      << "    location = /ingest { access_log " << d << "/bodies.log bodies; proxy_pass http://127.0.0.1:" << p
-      << "/ok; }\n    location = /ok { return 200; }\n  }\n}\n";
+      << "  server {\n" << listen
+      << "    location = /ingest { access_log " << d << "/bodies.log bodies; proxy_pass http://127.0.0.1:" << ok_port
+      << "/ok; }\n  }\n"
+      << "  server {\n    listen 127.0.0.1:" << ok_port << ";\n    location = /ok { return 200; }\n  }\n}\n";
   pid_ = ::fork();
   if (pid_ == 0) {
     ::execl(nginx.c_str(), nginx.c_str(), "-p", d.c_str(), "-c", (d + "/nginx.conf").c_str(), nullptr);

@@ -29,16 +29,19 @@ void test_pki::make_cert(const std::string& name, const std::string& ca, const s
   make_request(name);
   std::vector<std::string> args{"x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + ".key",
                                 "-CAcreateserial", "-out", name + ".pem", "-days", "2"};
-  if (!names.empty()) {
-    std::string san;
-    for (const auto& n : names) san += (san.empty() ? "" : ",") + n;
-    std::ofstream(dir_ / (name + ".ext")) << "subjectAltName=" << san << "\n";
-    args.insert(args.end(), {"-extfile", name + ".ext"});
-  }
+  if (write_names(name, names)) args.insert(args.end(), {"-extfile", name + ".ext"});
   openssl(args);
 }
 
-void test_pki::make_expired_cert(const std::string& name, const std::string& ca) {
+bool test_pki::write_names(const std::string& name, const std::vector<std::string>& names) {
+  if (names.empty()) return false;
+  std::string san;
+  for (const auto& n : names) san += (san.empty() ? "" : ",") + n;
+  std::ofstream(dir_ / (name + ".ext")) << "subjectAltName=" << san << "\n";
+  return true;
+}
+
+void test_pki::make_expired_cert(const std::string& name, const std::string& ca, const std::vector<std::string>& names) {
   make_request(name);
   // `openssl x509` cannot backdate; `openssl ca` can, with a minimal CA setup.
   const std::string db = name + ".index", serial = name + ".serial";
@@ -47,9 +50,11 @@ void test_pki::make_expired_cert(const std::string& name, const std::string& ca)
   std::ofstream(dir_ / (name + ".cnf")) << "[ca]\ndefault_ca = test\n[test]\ndatabase = " << db
                                         << "\nserial = " << serial << "\nnew_certs_dir = .\ndefault_md = sha256\n"
                                         << "policy = any\nunique_subject = no\n[any]\ncommonName = supplied\n";
-  openssl({"ca", "-batch", "-config", name + ".cnf", "-cert", ca + ".pem", "-keyfile", ca + ".key", "-in",
-           name + ".csr", "-out", name + ".pem", "-notext", "-startdate", "20200101000000Z", "-enddate",
-           "20200102000000Z"});
+  std::vector<std::string> args{"ca", "-batch", "-config", name + ".cnf", "-cert", ca + ".pem", "-keyfile",
+                                ca + ".key", "-in", name + ".csr", "-out", name + ".pem", "-notext", "-startdate",
+                                "20200101000000Z", "-enddate", "20200102000000Z"};
+  if (write_names(name, names)) args.insert(args.end(), {"-extfile", name + ".ext"});
+  openssl(args);
 }
 
 }  // namespace weir::test

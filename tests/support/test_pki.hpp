@@ -17,8 +17,8 @@ class test_pki {
   /// go in subjectAltName ("DNS:localhost", "IP:127.0.0.1"); a server
   /// certificate needs them, a client one may have none.
   void make_cert(const std::string& name, const std::string& ca, const std::vector<std::string>& names = {});
-  /// Signed by `ca`, but valid only for a day of 2020: expired.
-  void make_expired_cert(const std::string& name, const std::string& ca);
+  /// Signed by `ca`, with `names` as make_cert, but valid only for a day of 2020: expired.
+  void make_expired_cert(const std::string& name, const std::string& ca, const std::vector<std::string>& names = {});
 
   std::string pem(const std::string& name) const { return (dir_ / (name + ".pem")).string(); }
   std::string key(const std::string& name) const { return (dir_ / (name + ".key")).string(); }
@@ -29,6 +29,8 @@ class test_pki {
   void openssl(const std::vector<std::string>& args);
   /// `name`.key and `name`.csr.
   void make_request(const std::string& name);
+  /// Writes `name`.ext with `names` as subjectAltName; false when there are none.
+  bool write_names(const std::string& name, const std::vector<std::string>& names);
 
   std::filesystem::path dir_;
 };
