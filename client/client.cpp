@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -135,7 +136,11 @@ connection connection::connect_tcp(const std::string& host, std::uint16_t port, 
 }
 
 connection::connection(connection&& other) noexcept
-    : fd_(other.fd_), poisoned_(std::move(other.poisoned_)), tls_(std::move(other.tls_)) {
+    : fd_(other.fd_),
+      poisoned_(std::move(other.poisoned_)),
+      tls_(std::move(other.tls_)),
+      inbox_(std::move(other.inbox_)),
+      inbox_at_(other.inbox_at_) {
   other.fd_ = -1;
 }
 
@@ -146,6 +151,8 @@ connection& connection::operator=(connection&& other) noexcept {
     fd_ = other.fd_;
     poisoned_ = std::move(other.poisoned_);
     tls_ = std::move(other.tls_);
+    inbox_ = std::move(other.inbox_);
+    inbox_at_ = other.inbox_at_;
     other.fd_ = -1;
   }
   return *this;
@@ -195,7 +202,17 @@ void connection::send_raw(std::span<const std::uint8_t> bytes) {
 void connection::read_exact(std::uint8_t* out, std::size_t n) {
   std::size_t got = 0;
   while (got < n) {
-    const long r = tls_ ? tls_->read(out + got, n - got) : ::recv(fd_, out + got, n - got, 0);
+    if (inbox_at_ < inbox_.size()) {
+      const std::size_t take = std::min(n - got, inbox_.size() - inbox_at_);
+      std::memcpy(out + got, inbox_.data() + inbox_at_, take);
+      inbox_at_ += take;
+      got += take;
+      continue;
+    }
+    inbox_.resize(64 * 1024);
+    inbox_at_ = 0;
+    const long r = tls_ ? tls_->read(inbox_.data(), inbox_.size()) : ::recv(fd_, inbox_.data(), inbox_.size(), 0);
+    inbox_.resize(r > 0 ? static_cast<std::size_t>(r) : 0);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       poison("no reply within the timeout", error_kind::timeout);
@@ -208,7 +225,6 @@ void connection::read_exact(std::uint8_t* out, std::size_t n) {
     if (r <= 0)
       poison(r == 0 ? "connection closed by the daemon" : std::string("recv: ") + std::strerror(errno),
              error_kind::connection_lost);
-    got += static_cast<std::size_t>(r);
   }
 }
 
@@ -237,12 +253,14 @@ reply connection::read_reply() {
 }
 
 bool connection::readable(std::chrono::milliseconds wait) {
+  if (inbox_at_ < inbox_.size()) return true;
   if (tls_) return tls_->readable(wait);
   pollfd p{fd_, POLLIN, 0};
   return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
 }
 
 bool connection::closed_by_peer(std::chrono::milliseconds wait) {
+  if (inbox_at_ < inbox_.size()) return false;  // bytes still to read
   if (tls_) return tls_->closed(wait);
   pollfd p{fd_, POLLIN, 0};
   if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return false;

@@ -151,6 +151,10 @@ class connection {
   int fd_ = -1;
   std::string poisoned_;  // the first error; empty while usable
   std::unique_ptr<tls_channel> tls_;
+  // Bytes received and not read yet: replies are read many at a time (a
+  // pipelined producer's acks arrive in bursts), not 16 and 4 bytes per call.
+  std::vector<std::uint8_t> inbox_;
+  std::size_t inbox_at_ = 0;
 };
 
 /// Pushes over one connection with up to `window` frames in flight, instead
