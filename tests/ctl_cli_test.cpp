@@ -31,7 +31,8 @@ run_result ctl(const temp_dir& dir, const std::vector<std::string>& args) {
 TEST_CASE("weir-ctl: every command has its own help with examples", "[cli][ctl]") {
   temp_dir dir;
   int checked = 0;
-  for (const char* command : {"health", "push", "status", "top", "metrics", "wab", "dl"}) {
+  for (const char* command : {"health", "push", "status", "cluster", "top", "metrics", "wab", "segments", "dump",
+                              "tail", "quarantine", "dl"}) {
     INFO(command);
     const auto r = ctl(dir, {command, "--help"});
     CHECK(r.exit_code == 0);
@@ -40,7 +41,7 @@ TEST_CASE("weir-ctl: every command has its own help with examples", "[cli][ctl]"
     CHECK(ctl(dir, {"help", command}).out == r.out);
     ++checked;
   }
-  CHECK(checked == 7);
+  CHECK(checked == 12);
 }
 
 TEST_CASE("weir-ctl: usage errors name the bad flag or subcommand and exit 2", "[cli][ctl]") {
