@@ -16,6 +16,7 @@
 // the configuration that is wrong, not the data), and the reason is the
 // delivery's last error.
 #include <arpa/inet.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -26,6 +27,8 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 
@@ -60,6 +63,10 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const config& cfg) {
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
   SSL_CTX_set_verify(native, SSL_VERIFY_PEER, nullptr);
   const auto& h = cfg.sink.http;
+  for (const auto& [key, path] : {std::pair{"sink.http.ca_file", h.ca_file}, std::pair{"sink.http.tls.cert", h.tls.cert},
+                                  std::pair{"sink.http.tls.key", h.tls.key}})
+    if (!path.empty() && ::access(path.c_str(), R_OK) != 0)
+      throw std::runtime_error(std::string(key) + " = " + path + ": cannot read it: " + std::strerror(errno));
   if (h.ca_file.empty() ? SSL_CTX_set_default_verify_paths(native) != 1
                         : SSL_CTX_load_verify_locations(native, h.ca_file.c_str(), nullptr) != 1)
     throw std::runtime_error("sink.http.ca_file = " + (h.ca_file.empty() ? "\"\" (the system's CAs)" : h.ca_file) +

@@ -192,7 +192,8 @@ TEST_CASE("weir-ctl push --file with --batch and --tier and tail following the r
     for (int i = 1; i <= 50; ++i) events << "event-" << i << "\n";
   }
   // tail from the start of the WAB, its output in a file we can watch.
-  const std::string tail_cmd = binary("weir-ctl").string() + " --data-dir " + (dir / "var").string() +
+  // exec: when the test gives up on it, the kill reaches weir-ctl itself.
+  const std::string tail_cmd = "exec " + binary("weir-ctl").string() + " --data-dir " + (dir / "var").string() +
                                " tail --from-start --count 60 --format json > " + (dir / "tail.out").string();
   auto tail = std::async(std::launch::async, [&] { return run_binary("/bin/sh", {"-c", tail_cmd}, dir.path()); });
   auto lines_of = [&](const std::filesystem::path& p) {

@@ -218,6 +218,13 @@ TEST_CASE("listen.tcp refuses a missing or foreign or expired certificate and pl
 
   // The refusals took no producer slot: a real client is still served.
   CHECK(f.served("client"));
+  // weir-ctl says a refused certificate is "not served" (2), as for a daemon that is not there.
+  const auto ctl = run_binary(binary("weir-ctl"),
+                              {"--tcp", "127.0.0.1:" + std::to_string(f.tcp_port), "--ca", f.pki.pem("server-ca"),
+                               "--cert", f.pki.pem("stranger"), "--key", f.pki.key("stranger"), "health"},
+                              f.dir.path());
+  CHECK(ctl.exit_code == 2);
+  CHECK(ctl.err.find("refused this client") != std::string::npos);
   CHECK(d.stop() == 0);
 }
 

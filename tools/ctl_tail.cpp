@@ -210,7 +210,11 @@ int tail_command(const options& o, const std::vector<std::string>& args) {
   const fs::path wab_dir = fs::path(o.data_dir) / "wab";
   follower f(req);
   for (bool first = true;; first = false) {
-    for (const auto& shard : shard_dirs(wab_dir, req.shard))
+    const auto shards = shard_dirs(wab_dir, req.shard);
+    if (first && shards.empty())
+      std::fprintf(stderr, "weir-ctl tail: %s has no %s yet; waiting for records to appear\n", wab_dir.c_str(),
+                   req.shard ? ("shard " + std::to_string(*req.shard)).c_str() : "shard");
+    for (const auto& shard : shards)
       if (!f.poll(shard, first)) return 0;
     std::this_thread::sleep_for(req.interval);
   }

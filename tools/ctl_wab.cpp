@@ -183,29 +183,36 @@ int dead_letter_list(const std::string& data_dir, bool json) {
   return 0;
 }
 
-int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& names, bool act) {
+int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& args, bool act) {
   const fs::path dir = fs::path(data_dir) / "dead_letter";
+  // A file may be named as dl_00000003.wab or by a path to it.
+  std::vector<std::string> names;
+  for (const auto& a : args) names.push_back(fs::path(a).filename().string());
   std::vector<fs::path> chosen;
   for (const auto& f : ordered_files(dir, dead_letter_sequence))
     if (names.empty() || std::find(names.begin(), names.end(), f.filename().string()) != names.end())
       chosen.push_back(f);
-  for (const auto& n : names)
-    if (std::none_of(chosen.begin(), chosen.end(), [&](const fs::path& f) { return f.filename() == n; })) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (std::none_of(chosen.begin(), chosen.end(), [&](const fs::path& f) { return f.filename() == names[i]; })) {
       std::fprintf(stderr, "weir-ctl dl drop: %s is not a dead-letter file in %s (see weir-ctl dl list)\n",
-                   n.c_str(), dir.c_str());
+                   args[i].c_str(), dir.c_str());
       return 2;
     }
   std::size_t records = 0;
   std::uintmax_t bytes = 0;
+  std::vector<std::string> lines;
   for (const auto& f : chosen) {
-    records += read_dead_letters(f).size();
+    const std::size_t n = read_dead_letters(f).size();
     std::error_code ec;
-    bytes += fs::file_size(f, ec);
+    const auto size = fs::file_size(f, ec);
+    records += n;
+    bytes += size;
+    lines.push_back("  " + f.filename().string() + "  " + std::to_string(n) + " records, " + std::to_string(size) + " bytes");
   }
   if (!act) {
     std::printf("would delete %zu dead-letter file%s (%zu records, %ju bytes) for good; run again with --yes\n",
                 chosen.size(), chosen.size() == 1 ? "" : "s", records, bytes);
-    for (const auto& f : chosen) std::printf("  %s\n", f.filename().c_str());
+    for (const auto& l : lines) std::printf("%s\n", l.c_str());
     return 0;
   }
   for (const auto& f : chosen) {

@@ -433,6 +433,8 @@ int main(int argc, char** argv) {
     return cmd->run(o, {args.begin() + 1, args.end()});
   } catch (const weir::client::client_error& e) {
     std::fprintf(stderr, "weir-ctl %s: %s\n", cmd->name, e.what());
-    return e.kind() == weir::client::error_kind::unreachable ? 2 : 1;
+    // Not served at all (nothing listens, or the TLS handshake was refused): 2.
+    const auto k = e.kind();
+    return k == weir::client::error_kind::unreachable || k == weir::client::error_kind::tls ? 2 : 1;
   }
 }
