@@ -162,7 +162,11 @@ std::optional<std::string> status_report::not_ready() const {
 }
 
 std::optional<std::string> status_report::delivery_problem() const {
-  if (!live_.delivery || live_.delivery->state.load() != delivery_state::retrying) return std::nullopt;
+  // Retrying now, or between two attempts (the state says delivering while
+  // one runs): the sink's health says it has been failing.
+  if (!live_.delivery) return std::nullopt;
+  if (live_.delivery->state.load() != delivery_state::retrying && live_.delivery->health.load() == sink_health::healthy)
+    return std::nullopt;
   const auto why = live_.delivery->last_error();
   return why.empty() ? std::nullopt : std::optional<std::string>(why);
 }
