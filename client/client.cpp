@@ -77,6 +77,12 @@ int connect_tcp_socket(const std::string& host, std::uint16_t port, std::chrono:
 
 }  // namespace
 
+// The public enum mirrors the wire codec's, byte for byte.
+static_assert(static_cast<std::uint8_t>(nack_reason::internal_error) ==
+              static_cast<std::uint8_t>(w::nack_reason::internal_error));
+static_assert(static_cast<std::uint8_t>(nack_reason::bad_batch_framing) ==
+              static_cast<std::uint8_t>(w::nack_reason::bad_batch_framing));
+
 std::optional<nack_reason> known_nack(std::uint8_t reason) {
   switch (static_cast<nack_reason>(reason)) {
     case nack_reason::bad_magic:

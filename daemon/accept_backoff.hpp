@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <string>
 
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
 
 #include "observability/listener_stats.hpp"
@@ -27,5 +30,31 @@ class accept_backoff {
   std::chrono::steady_clock::time_point next_log_{};
   std::uint64_t unlogged_ = 0;
 };
+
+/// The accept loop of a listener: every handler on `strand`; each
+/// connection to `on_accepted`; after a failure, the backoff waited out on
+/// `timer`. It ends when the acceptor is closed (on the strand).
+template <class Acceptor, class Strand, class OnAccepted>
+void accept_forever(Acceptor& acceptor, Strand& strand, boost::asio::steady_timer& timer, accept_backoff& backoff,
+                    const char* listener, listener_stats& stats, OnAccepted on_accepted) {
+  auto again = [a = &acceptor, s = &strand, t = &timer, b = &backoff, listener, st = &stats, on_accepted] {
+    accept_forever(*a, *s, *t, *b, listener, *st, on_accepted);
+  };
+  acceptor.async_accept(boost::asio::bind_executor(
+      strand, [a = &acceptor, t = &timer, b = &backoff, s = &strand, listener, st = &stats, on_accepted, again](
+                  const boost::system::error_code& ec, typename Acceptor::protocol_type::socket socket) mutable {
+        if (ec == boost::asio::error::operation_aborted || !a->is_open()) return;
+        if (!ec) {
+          b->succeeded();
+          on_accepted(std::move(socket));
+          again();
+          return;
+        }
+        t->expires_after(b->failed(ec, listener, *st));
+        t->async_wait(boost::asio::bind_executor(*s, [a, again](const boost::system::error_code& wait_ec) {
+          if (!wait_ec && a->is_open()) again();
+        }));
+      }));
+}
 
 }  // namespace weir

@@ -129,20 +129,8 @@ void unix_listener::start() {
 }
 
 void unix_listener::accept_next() {
-  acceptor_.async_accept(asio::bind_executor(strand_, [this](const boost::system::error_code& ec,
-                                                             stream::socket socket) {
-    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec) {
-      backoff_.succeeded();
-      on_accepted(std::move(socket));
-      accept_next();
-      return;
-    }
-    accept_timer_.expires_after(backoff_.failed(ec, "unix", stats_));
-    accept_timer_.async_wait(asio::bind_executor(strand_, [this](const boost::system::error_code& wait_ec) {
-      if (!wait_ec && acceptor_.is_open()) accept_next();
-    }));
-  }));
+  accept_forever(acceptor_, strand_, accept_timer_, backoff_, "unix", stats_,
+                 [this](stream::socket socket) { on_accepted(std::move(socket)); });
 }
 
 namespace {

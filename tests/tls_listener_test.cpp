@@ -20,6 +20,7 @@
 #include "messages/wire/frame.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
+#include "support/raw_peer.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "support/test_pki.hpp"
@@ -93,19 +94,11 @@ struct tls_fixture {
   }
 };
 
-/// A plain TCP connection to the TLS port; -1 when refused.
+/// A plain TCP connection to the TLS port (-1 when refused), its reads bounded.
 int raw_tcp(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  const int fd = tcp_connect(port);
   timeval limit{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   return fd;
 }
 
