@@ -14,6 +14,7 @@
 #include "bench/daemon_runner.hpp"
 #include "bench/load_driver.hpp"
 #include "bench/minimal_server.hpp"
+#include "bench/mysql_baselines.hpp"
 #include "bench/postgres_baselines.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
@@ -61,6 +62,7 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
                          const std::string& server_binary, const std::string& socket) {
   // A delivery round counts its own rows: the table starts empty.
   if (sc.sinks_to_postgres() && socket.empty()) postgres_reset(sc.postgres);
+  if (sc.sinks_to_mysql() && socket.empty()) mysql_reset(sc.mysql);
   std::unique_ptr<daemon_runner> single;
   std::unique_ptr<cluster_runner> cluster;
   if (socket.empty() && sc.cluster_nodes > 0)
@@ -106,7 +108,11 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   // own rows confirm it. Counting rows all along would load the database
   // under test (a full scan every poll).
   const std::string db = dir + "/var/sink.db";
-  auto sink_rows = [&] { return sc.sinks_to_postgres() ? postgres_row_count(sc.postgres) : sqlite_row_count(db); };
+  auto sink_rows = [&] {
+    if (sc.sinks_to_postgres()) return postgres_row_count(sc.postgres);
+    if (sc.sinks_to_mysql()) return mysql_row_count(sc.mysql);
+    return sqlite_row_count(db);
+  };
   daemon_counters counts;
   auto poll = [&](auto&& arrived) {
     while (!arrived()) {
@@ -161,6 +167,10 @@ sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::s
       break;
     case baseline_kind::postgres_copy:
       base = measure_postgres_copy(sc.postgres, spec.payload_bytes, seconds);
+      records_per_op = 1;
+      break;
+    case baseline_kind::mysql_load:
+      base = measure_mysql_load(sc.mysql, spec.payload_bytes, seconds);
       records_per_op = 1;
       break;
     case baseline_kind::none:

@@ -58,11 +58,12 @@ scenario load_scenario(const std::string& path) {
     else if (b == "sqlite_bulk") s.baseline = baseline_kind::sqlite_bulk;
     else if (b == "postgres_insert") s.baseline = baseline_kind::postgres_insert;
     else if (b == "postgres_copy") s.baseline = baseline_kind::postgres_copy;
+    else if (b == "mysql_load") s.baseline = baseline_kind::mysql_load;
     else if (b == "durable_tier") s.baseline = baseline_kind::durable_tier;
     else if (b == "none") s.baseline = baseline_kind::none;
     else throw bad(path, "baseline",
                    "expected fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, sqlite_bulk, "
-                   "postgres_insert, postgres_copy, durable_tier or none");
+                   "postgres_insert, postgres_copy, mysql_load, durable_tier or none");
     if (auto c = root["cluster"]) {
       s.cluster_nodes = c["nodes"] ? c["nodes"].as<int>() : 3;
       s.cluster_replicas = c["replicas"] ? c["replicas"].as<int>() : 2;
@@ -104,6 +105,7 @@ const char* name_of(baseline_kind b) {
     case baseline_kind::sqlite_bulk: return "sqlite_bulk";
     case baseline_kind::postgres_insert: return "postgres_insert";
     case baseline_kind::postgres_copy: return "postgres_copy";
+    case baseline_kind::mysql_load: return "mysql_load";
     case baseline_kind::durable_tier: return "durable_tier";
     case baseline_kind::none: return "none";
   }
@@ -122,6 +124,11 @@ const char* name_of(measure_kind m) {
 bool scenario::sinks_to_postgres() const {
   auto it = daemon_settings.find("sink.type");
   return it != daemon_settings.end() && it->second == "postgres";
+}
+
+bool scenario::sinks_to_mysql() const {
+  auto it = daemon_settings.find("sink.type");
+  return it != daemon_settings.end() && it->second == "mysql";
 }
 
 }  // namespace weir::bench

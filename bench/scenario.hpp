@@ -33,6 +33,8 @@
 //                                #   postgres_insert: load.producers clients, one INSERT per
 //                                #     transaction (needs --postgres)
 //                                #   postgres_copy: COPY of 10,000 rows at a time (needs --postgres)
+//                                #   mysql_load: LOAD DATA LOCAL INFILE of 10,000 rows at a
+//                                #     time (needs --mysql)
 //                                #   durable_tier: the same load at Durable on the same
 //                                #     kind of cluster (what Replicated costs over Durable)
 //                                #   none: no reference (recovery)
@@ -52,6 +54,7 @@ enum class baseline_kind {
   sqlite_bulk,
   postgres_insert,
   postgres_copy,
+  mysql_load,
   durable_tier,
   none
 };
@@ -81,8 +84,12 @@ struct scenario {
   /// The PostgreSQL server of a scenario whose sink is postgres, and of the
   /// postgres_* baselines (weir-bench --postgres); empty otherwise.
   std::string postgres;
+  /// The MariaDB/MySQL server of a scenario whose sink is mysql, and of the
+  /// mysql_load baseline (weir-bench --mysql, parsed); empty otherwise.
+  std::map<std::string, std::string> mysql;
 
   bool sinks_to_postgres() const;
+  bool sinks_to_mysql() const;
 };
 
 const char* name_of(baseline_kind b);

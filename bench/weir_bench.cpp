@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/mysql_baselines.hpp"
 #include "bench/run_once.hpp"
 #include "bench/report.hpp"
 #include "bench/scenario.hpp"
@@ -27,7 +28,7 @@ namespace {
 
 constexpr const char* usage = R"(Usage:
   weir-bench run SCENARIO.yaml [--socket PATH] [--workdir DIR] [--seconds S] [--warmup S] [--repeat N]
-                               [--postgres CONNINFO] [--deadline S]
+                               [--postgres CONNINFO] [--mysql SETTINGS] [--deadline S]
   weir-bench report [FILE...]
 
 run      Starts weir-server (next to this binary) in a fresh directory under
@@ -51,6 +52,12 @@ Options:
                 with sink.type postgres and of the postgres_* baselines
                 (default: $WEIR_BENCH_POSTGRES); its weir_records table and
                 the bench's own tables are dropped and made again
+  --mysql SETTINGS
+                the MariaDB/MySQL server of a scenario with sink.type mysql
+                and of the mysql_load baseline, as "host=H port=P user=U
+                database=D" (or socket=PATH; password_file=FILE, else
+                $WEIR_SINK_MYSQL_PASSWORD; default: $WEIR_BENCH_MYSQL); its
+                weir_records table and the bench's own are dropped and made again
   --deadline S  give up after S seconds in all: say which step the run was
                 in, show the end of each running daemon's log, kill those
                 daemons and exit 1 (default: no deadline)
@@ -92,7 +99,7 @@ void progress(const std::string& what) {
 int run(const std::vector<std::string>& args) {
   std::string scenario_path, socket, workdir = "var/bench";
   double seconds = 0, warmup = -1, deadline = 0;
-  std::string postgres;
+  std::string postgres, mysql;
   int repeats = 3;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto value = [&](const char* flag) {
@@ -104,6 +111,7 @@ int run(const std::vector<std::string>& args) {
     else if (args[i] == "--seconds") seconds = std::stod(value("--seconds"));
     else if (args[i] == "--warmup") warmup = std::stod(value("--warmup"));
     else if (args[i] == "--postgres") postgres = value("--postgres");
+    else if (args[i] == "--mysql") mysql = value("--mysql");
     else if (args[i] == "--deadline") deadline = std::stod(value("--deadline"));
     else if (args[i] == "--repeat") repeats = std::stoi(value("--repeat"));
     else if (scenario_path.empty()) scenario_path = args[i];
@@ -123,6 +131,13 @@ int run(const std::vector<std::string>& args) {
     throw std::runtime_error(sc.name + " needs a PostgreSQL server: --postgres CONNINFO (or WEIR_BENCH_POSTGRES)");
   sc.postgres = postgres;
   if (sc.sinks_to_postgres()) sc.daemon_settings["sink.postgres.conninfo"] = postgres;
+  if (mysql.empty())
+    if (const char* env = std::getenv("WEIR_BENCH_MYSQL")) mysql = env;
+  if ((sc.sinks_to_mysql() || sc.baseline == weir::bench::baseline_kind::mysql_load) && mysql.empty())
+    throw std::runtime_error(sc.name + " needs a MariaDB/MySQL server: --mysql SETTINGS (or WEIR_BENCH_MYSQL)");
+  if (!mysql.empty()) sc.mysql = weir::bench::parse_mysql_settings(mysql);
+  if (sc.sinks_to_mysql())
+    for (const auto& [key, value] : sc.mysql) sc.daemon_settings["sink.mysql." + key] = value;
 
   std::filesystem::create_directories(workdir);
   std::string dir_template = workdir + "/run-XXXXXX";

@@ -85,6 +85,14 @@ struct config {
     struct { std::string path; } sqlite;
     struct { std::string conninfo; std::string password_file; } postgres;
     struct {
+      std::string host;
+      std::int64_t port;
+      std::string socket;  // a Unix socket path; when set, host and port are not used
+      std::string user;
+      std::string database;
+      std::string password_file;
+    } mysql;
+    struct {
       std::string url;
       std::string format;
       std::map<std::string, std::string> headers;

@@ -314,7 +314,8 @@ std::vector<setting> make_settings() {
                                                                       {"file", "file"},
                                                                       {"sqlite", "sqlite"},
                                                                       {"http", "http"},
-                                                                      {"postgres", "postgres"}},
+                                                                      {"postgres", "postgres"},
+                                                                      {"mysql", "mysql"}},
                      "sqlite", "Where drained records go."));
   s.push_back(integer("sink.concurrency", WEIR_FIELD(sink.concurrency), 1, 1024, "4",
                       "Sink commits in flight at once."));
@@ -334,6 +335,18 @@ std::vector<setting> make_settings() {
   s.push_back(text("sink.postgres.password_file", WEIR_FIELD(sink.postgres.password_file),
                    tr::path, "\"\"",
                    "File holding the PostgreSQL password (or set WEIR_SINK_POSTGRES_PASSWORD)."));
+  s.push_back(text("sink.mysql.host", WEIR_FIELD(sink.mysql.host), tr::any, "127.0.0.1",
+                   "MariaDB/MySQL server host (TCP)."));
+  s.push_back(integer("sink.mysql.port", WEIR_FIELD(sink.mysql.port), 1, 65535, "3306",
+                      "MariaDB/MySQL server port."));
+  s.push_back(text("sink.mysql.socket", WEIR_FIELD(sink.mysql.socket), tr::path, "\"\"",
+                   "The server's Unix socket; when set, it is used instead of sink.mysql.host and port."));
+  s.push_back(text("sink.mysql.user", WEIR_FIELD(sink.mysql.user), tr::any, "weir",
+                   "MariaDB/MySQL user."));
+  s.push_back(text("sink.mysql.database", WEIR_FIELD(sink.mysql.database), tr::any, "\"\"",
+                   "Database that holds weir_records (required when sink.type is mysql)."));
+  s.push_back(text("sink.mysql.password_file", WEIR_FIELD(sink.mysql.password_file), tr::path, "\"\"",
+                   "File holding the MariaDB/MySQL password (or set WEIR_SINK_MYSQL_PASSWORD)."));
   s.push_back(text("sink.http.url", WEIR_FIELD(sink.http.url), tr::url_or_empty, "\"\"",
                    "Endpoint records are POSTed to."));
   s.push_back(choice("sink.http.format", WEIR_FIELD(sink.http.format),

@@ -101,6 +101,13 @@ void validate_config(const config& c) {
   if (conninfo_has_password(c.sink.postgres.conninfo))
     fail("sink.postgres.conninfo: a password must not be written in the configuration; use "
          "sink.postgres.password_file or WEIR_SINK_POSTGRES_PASSWORD");
+  if (c.sink.type == "mysql" && c.sink.mysql.database.empty())
+    fail("sink.mysql.database = \"\": expected the name of a database when sink.type is mysql");
+  if (c.sink.type == "mysql" && c.sink.mysql.user.empty())
+    fail("sink.mysql.user = \"\": expected a user name when sink.type is mysql");
+  if (c.sink.type == "mysql" && c.sink.mysql.socket.empty() && c.sink.mysql.host.empty())
+    fail("sink.mysql.host = \"\": expected a host name or address when sink.type is mysql and "
+         "sink.mysql.socket is not set");
   if (c.sink.type == "file" && c.sink.file.path.empty())
     fail("sink.file.path = \"\": expected a file path when sink.type is file");
   if (c.sink.type == "sqlite" && c.sink.sqlite.path.empty())

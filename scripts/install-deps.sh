@@ -6,10 +6,10 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libcaf-dev libboost-dev libyaml-cpp-dev prometheus-cpp-dev catch2
-  libssl-dev libsqlite3-dev libpq-dev zlib1g-dev
+  libssl-dev libsqlite3-dev libpq-dev libmariadb-dev zlib1g-dev
   nlohmann-json3-dev sqlite3 python3
   # real servers and tools the test suite starts itself, on private ports and directories
-  postgresql-15 nginx prometheus chromium fonts-dejavu-core
+  postgresql-15 mariadb-server-core nginx prometheus chromium fonts-dejavu-core
   # openssl: the cluster TLS test makes its own CAs and node certificates
   openssl
   # make fuzz: clang, and the libFuzzer runtime (clang only recommends it; recommends are skipped)

@@ -14,6 +14,7 @@ std::shared_ptr<sink_factory> make_noop_sink_factory();
 std::shared_ptr<sink_factory> make_file_sink_factory(const config& cfg);
 std::shared_ptr<sink_factory> make_sqlite_sink_factory(const config& cfg);
 std::shared_ptr<sink_factory> make_postgres_sink_factory(const config& cfg);
+std::shared_ptr<sink_factory> make_mysql_sink_factory(const config& cfg);
 std::shared_ptr<sink_factory> make_http_sink_factory(const config& cfg);
 
 /// Reads again each of `secrets` that comes from a file: a factory's reload_secrets.

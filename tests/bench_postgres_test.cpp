@@ -1,24 +1,32 @@
-// weir-bench's PostgreSQL scenarios and yardsticks work against a real
-// server (not how fast anything is: timing lives in weir-bench runs).
+// weir-bench's PostgreSQL and MariaDB scenarios and yardsticks work against
+// a real server (not how fast anything is: timing lives in weir-bench runs).
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support/daemon_process.hpp"
+#include "support/mariadb_server.hpp"
 #include "support/postgres_server.hpp"
 #include "support/test_paths.hpp"
 
 namespace {
 
-void check_bench_runs(const std::string& scenario, const std::string& baseline) {
-  weir::test::postgres_server pg;
+/// What the test asks of the server a round ran against.
+struct server_view {
+  std::vector<std::string> bench_args;           // how weir-bench is told of it
+  std::function<double()> sink_rows;             // rows in weir_records
+  std::function<double()> bench_tables;          // the bench's own tables left behind
+};
+
+void check_bench_runs(const std::string& scenario, const std::string& baseline, const server_view& server) {
   weir::test::temp_dir dir;
-  const auto r = weir::test::run_binary(
-      weir::test::binary("weir-bench"),
-      {"run", (weir::test::source_dir() / "bench/scenarios" / (scenario + ".yaml")).string(), "--seconds", "0.5",
-       "--repeat", "1", "--workdir", dir.path().string(), "--postgres", pg.conninfo()},
-      dir.path());
+  std::vector<std::string> args{"run", (weir::test::source_dir() / "bench/scenarios" / (scenario + ".yaml")).string(),
+                                "--seconds", "0.5", "--repeat", "1", "--workdir", dir.path().string()};
+  args.insert(args.end(), server.bench_args.begin(), server.bench_args.end());
+  const auto r = weir::test::run_binary(weir::test::binary("weir-bench"), args, dir.path());
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   const auto at = r.out.find("BENCH: ");
@@ -36,18 +44,39 @@ void check_bench_runs(const std::string& scenario, const std::string& baseline) 
   CHECK(j.at("records_per_commit").get<double>() >= 1);
   CHECK(j.at("records_per_fsync").get<double>() >= 1);
   // The rows equal the acked records at least (each acked record arrived).
-  CHECK(std::stod(pg.psql("SELECT count(*) FROM weir_records")) >= j.at("records").get<double>());
+  CHECK(server.sink_rows() >= j.at("records").get<double>());
   // The bench's own tables are gone; the sink's holds this round's rows.
-  CHECK(pg.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'weir_bench_%'") == "0\n");
+  CHECK(server.bench_tables() == 0);
+}
+
+server_view view_of(const weir::test::postgres_server& pg) {
+  return {{"--postgres", pg.conninfo()},
+          [&pg] { return std::stod(pg.psql("SELECT count(*) FROM weir_records")); },
+          [&pg] { return std::stod(pg.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'weir_bench_%'")); }};
 }
 
 }  // namespace
 
 TEST_CASE("weir-bench: PostgreSQL delivery against COPY runs against a real server", "[live][bench][postgres]") {
-  check_bench_runs("deliver-postgres-copy", "postgres_copy");
+  weir::test::postgres_server pg;
+  check_bench_runs("deliver-postgres-copy", "postgres_copy", view_of(pg));
 }
 
 TEST_CASE("weir-bench: 16 pipelined producers into PostgreSQL against autocommit INSERTs run against a real server",
           "[live][bench][postgres]") {
-  check_bench_runs("durable-16-postgres", "postgres_insert");
+  weir::test::postgres_server pg;
+  check_bench_runs("durable-16-postgres", "postgres_insert", view_of(pg));
+}
+
+TEST_CASE("weir-bench: MariaDB delivery against LOAD DATA runs against a real server", "[live][bench][mysql]") {
+  weir::test::mariadb_server db;
+  const std::string settings = "host=127.0.0.1 port=" + std::to_string(db.port()) +
+                               " user=weir database=weir password_file=" + db.password_file().string();
+  check_bench_runs("deliver-mysql-load", "mysql_load",
+                   {{"--mysql", settings},
+                    [&db] { return std::stod(db.scalar("SELECT count(*) FROM weir_records")); },
+                    [&db] {
+                      return std::stod(db.scalar("SELECT count(*) FROM information_schema.tables WHERE "
+                                                 "table_schema = 'weir' AND table_name LIKE 'weir_bench_%'"));
+                    }});
 }

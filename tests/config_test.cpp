@@ -176,7 +176,7 @@ TEST_CASE("enumerations list their choices", "[config][errors]") {
   CHECK(e.find("one of strict, ordered") != std::string::npos);
 
   f.sources.env = {"WEIR_SINK__TYPE=kafka"};
-  CHECK(f.error().find("noop, file, sqlite, http, postgres") != std::string::npos);
+  CHECK(f.error().find("noop, file, sqlite, http, postgres, mysql") != std::string::npos);
 }
 
 TEST_CASE("addresses must be host:port", "[config][errors]") {
@@ -210,6 +210,15 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   auto e = f.error();
   CHECK(e.find("password_file") != std::string::npos);
   CHECK(e.find("hunter2") == std::string::npos);
+
+  f.sources.overrides = {"sink.type=mysql"};
+  CHECK(f.error().find("sink.mysql.database = \"\": expected the name of a database") != std::string::npos);
+  f.sources.overrides = {"sink.type=mysql", "sink.mysql.database=events", "sink.mysql.host="};
+  CHECK(f.error().find("sink.mysql.host = \"\"") != std::string::npos);
+  f.sources.overrides = {"sink.type=mysql", "sink.mysql.database=events", "sink.mysql.host=", "sink.mysql.socket=/run/mysqld/mysqld.sock"};
+  CHECK(f.load().sink.mysql.socket == "/run/mysqld/mysqld.sock");
+  f.sources.overrides = {"sink.type=mysql", "sink.mysql.database=events", "sink.mysql.port=0"};
+  CHECK(f.error().find("sink.mysql.port") != std::string::npos);
 
   f.sources.overrides = {"cluster.tls.cert=a.pem"};
   CHECK(f.error().find("cluster.tls.key, cluster.tls.ca") != std::string::npos);

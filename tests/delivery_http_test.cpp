@@ -18,6 +18,7 @@
 #include "support/http_get.hpp"
 #include "support/http_test_server.hpp"
 #include "support/nginx_server.hpp"
+#include "support/sink_contents.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "weir/client.hpp"
@@ -38,25 +39,6 @@ std::set<std::string> bodies(const http_test_server& s) {
   std::set<std::string> out;
   for (const auto& r : s.accepted()) out.insert(r.body);
   return out;
-}
-
-std::size_t dead_letter_files(const std::filesystem::path& data_dir) {
-  std::size_t n = 0;
-  if (std::filesystem::exists(data_dir / "dead_letter"))
-    for (const auto& e : std::filesystem::directory_iterator(data_dir / "dead_letter"))
-      n += e.path().filename().string().rfind("dl_", 0) == 0 ? 1 : 0;
-  return n;
-}
-
-/// Whether `needle` occurs in any dead-letter file (the envelope keeps the payload bytes).
-bool dead_lettered(const std::filesystem::path& data_dir, const std::string& needle) {
-  if (!std::filesystem::exists(data_dir / "dead_letter")) return false;
-  for (const auto& e : std::filesystem::directory_iterator(data_dir / "dead_letter")) {
-    std::ifstream in(e.path(), std::ios::binary);
-    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (all.find(needle) != std::string::npos) return true;
-  }
-  return false;
 }
 
 }  // namespace

@@ -2,8 +2,11 @@
 // real daemon: SQLite (the default), PostgreSQL (a private server started by
 // the test) and NDJSON files. Every acked record arrives once, under the id
 // its AckTracked carried, each shard's records in order with one commit in
-// flight; PostgreSQL data errors dead-letter only the offending rows.
+// flight; PostgreSQL data errors dead-letter only the offending rows. MariaDB
+// (a private server too) is crashed mid-delivery together with the daemon,
+// and holds a lock the sink must wait out.
 #include <openssl/evp.h>
+#include <signal.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -16,7 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sinks/base64.hpp"
+#include "sinks/mysql_errors.hpp"
 #include "support/daemon_process.hpp"
+#include "support/mariadb_server.hpp"
 #include "support/postgres_server.hpp"
 #include "support/sink_contents.hpp"
 #include "support/test_helpers.hpp"
@@ -183,4 +188,158 @@ TEST_CASE("postgres: rows arrive once and survive a server restart and data erro
   CHECK(pg.psql("SELECT count(*) FROM weir_records WHERE encode(payload, 'escape') = 'poison-1'") == "0\n");
   CHECK(pg.psql("SELECT count(DISTINCT id) = count(*) FROM weir_records") == "t\n");
   CHECK(d.stop() == 0);
+}
+
+namespace {
+
+/// Each payload in weir_records with how many rows carry it.
+std::map<std::string, int> mysql_payload_counts(const mariadb_server& db) {
+  std::map<std::string, int> out;
+  for (const auto& row : db.rows("SELECT payload FROM weir_records")) ++out[row[0]];
+  return out;
+}
+
+/// Rows in weir_records; 0 until the sink has made the table.
+std::size_t mysql_row_count(const mariadb_server& db) {
+  if (db.scalar("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'weir' AND "
+                "table_name = 'weir_records'") == "0")
+    return 0;
+  return std::stoul(db.scalar("SELECT count(*) FROM weir_records"));
+}
+
+std::vector<std::string> with_args(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("mysql: every acked record arrives once across a server crash and a kill -9 of the daemon",
+          "[live][sink][mysql]") {
+  mariadb_server db;
+  temp_dir dir;
+  const auto args = with_args(db.sink_args(), {"--set", "ingest.shards=2", "--set", "drain.retry.initial_ms=50",
+                                               "--set", "drain.retry.max_ms=500"});
+  std::vector<std::string> all;
+  std::map<std::string, std::string> ids;
+  {
+    daemon_process d(dir.path(), args);
+    REQUIRE(d.wait_ready());
+    ids = push_mix(d.socket_path(), 3, 50, all);
+    REQUIRE(eventually([&] { return mysql_row_count(db) >= all.size(); }));
+    std::size_t checked = 0;
+    for (const auto& [payload, id] : ids) {
+      CHECK(db.scalar("SELECT payload FROM weir_records WHERE id = '" + id + "'") == payload);
+      ++checked;
+    }
+    CHECK(checked == ids.size());
+    CHECK(checked > 0);
+
+    // The server dies mid-delivery: pushes are still acked, delivery retries.
+    db.kill();
+    push_mix(d.socket_path(), 2, 30, all);
+    REQUIRE(eventually([&] { return d.log().find("sink commit failed; retrying") != std::string::npos; }));
+    // And so does the daemon, before anything of that reached the server.
+    ::kill(d.pid(), SIGKILL);
+    CHECK(d.wait_exit() == 128 + SIGKILL);
+  }
+  db.start();
+  daemon_process again(dir.path(), args);
+  REQUIRE(again.wait_ready());
+  REQUIRE(eventually([&] { return mysql_row_count(db) >= all.size(); }, 30s));
+  // push_mix names payloads by producer and position, so both rounds pushed
+  // some of the same bytes: each must be there exactly as often as acked.
+  std::map<std::string, int> acked;
+  for (const auto& p : all) ++acked[p];
+  const auto stored = mysql_payload_counts(db);
+  CHECK(stored.size() == acked.size());
+  std::size_t checked = 0;
+  for (const auto& [payload, n] : acked) {
+    const auto it = stored.find(payload);
+    INFO(payload);
+    CHECK((it != stored.end() && it->second == n));
+    ++checked;
+  }
+  CHECK(checked == acked.size());
+  CHECK(mysql_row_count(db) == all.size());
+  CHECK(db.scalar("SELECT count(DISTINCT id) = count(*) FROM weir_records") == "1");
+  CHECK(dead_letter_files(dir / "var") == 0);
+  CHECK(again.stop() == 0);
+}
+
+TEST_CASE("mysql: a lock wait is retried and refused values dead-letter only their rows", "[live][sink][mysql]") {
+  mariadb_server db;
+  // Lock waits end in error 1205 after a second instead of fifty; too-large
+  // payloads meet a 1 MiB max_allowed_packet. Both read by new connections.
+  db.execute("SET GLOBAL innodb_lock_wait_timeout = 1; SET GLOBAL max_allowed_packet = 1048576");
+  temp_dir dir;
+  daemon_process d(dir.path(), with_args(db.sink_args(), {"--set", "drain.retry.initial_ms=50", "--set",
+                                                          "drain.retry.max_ms=300"}));
+  REQUIRE(d.wait_ready());
+  auto c = client::connection::connect_unix(d.socket_path());
+  REQUIRE(c.push(as_bytes(std::string("first")), client::durability::durable).acked);
+  REQUIRE(eventually([&] { return mysql_row_count(db) == 1; }));
+
+  {
+    // Another transaction holds the table's rows and the gap after them.
+    mariadb_server::session holder(db);
+    holder.rows("START TRANSACTION");
+    holder.rows("SELECT * FROM weir_records FOR UPDATE");
+    REQUIRE(c.push(as_bytes(std::string("waited")), client::durability::durable).acked);
+    REQUIRE(eventually([&] { return d.log().find("error 1205") != std::string::npos; }));
+    holder.rows("COMMIT");
+  }
+  REQUIRE(eventually([&] { return mysql_row_count(db) == 2; }));
+  CHECK(dead_letter_files(dir / "var") == 0);
+
+  // A CHECK constraint refuses one value; a 2 MiB payload cannot fit a packet.
+  db.execute("ALTER TABLE weir_records ADD CONSTRAINT no_poison CHECK (LOCATE('poison', payload) = 0)");
+  std::vector<std::string> batch{"fine-1", "poison-1", std::string(2 * 1024 * 1024, 'x'), "fine-2"};
+  std::vector<std::span<const std::uint8_t>> spans;
+  for (auto& b : batch) spans.push_back(as_bytes(b));
+  REQUIRE(c.push_batch(spans, client::durability::durable).all_accepted());
+  REQUIRE(eventually([&] { return mysql_row_count(db) == 4; }));
+  // The rows commit first; the refused ones are stored in the dead letters
+  // before the batch is confirmed.
+  REQUIRE(eventually([&] {
+    return dead_lettered(dir / "var", "poison-1") && dead_lettered(dir / "var", "max_allowed_packet");
+  }));
+  const auto counts = mysql_payload_counts(db);
+  CHECK(counts.count("fine-1") == 1);
+  CHECK(counts.count("fine-2") == 1);
+  CHECK(counts.count("poison-1") == 0);
+  CHECK(counts.count(batch[2]) == 0);
+  CHECK(dead_lettered(dir / "var", "error 4025"));
+  CHECK(dead_letter_files(dir / "var") == 1);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("mysql: error numbers are transient unless they are about a row's data", "[sink][mysql]") {
+  struct expectation {
+    unsigned number;
+    mysql_error_class cls;
+  };
+  const std::vector<expectation> cases{
+      {1205, mysql_error_class::transient},  // lock wait timeout
+      {1213, mysql_error_class::transient},  // deadlock
+      {1290, mysql_error_class::transient},  // read-only server
+      {1045, mysql_error_class::transient},  // access denied: a configuration to fix, not data
+      {1146, mysql_error_class::transient},  // no such table
+      {1153, mysql_error_class::transient},  // packet too large: the sink keeps rows under it
+      {1969, mysql_error_class::transient},  // max_statement_time
+      {2002, mysql_error_class::transient},  // cannot connect
+      {2006, mysql_error_class::transient},  // server gone
+      {2013, mysql_error_class::transient},  // lost connection mid-query
+      {1048, mysql_error_class::row_data},   // null into NOT NULL
+      {1366, mysql_error_class::row_data},   // incorrect value
+      {1406, mysql_error_class::row_data},   // too long
+      {1452, mysql_error_class::row_data},   // foreign key
+      {1644, mysql_error_class::row_data},   // a trigger's SIGNAL
+      {3819, mysql_error_class::row_data},   // MySQL CHECK
+      {4025, mysql_error_class::row_data},   // MariaDB CHECK
+  };
+  for (const auto& e : cases) {
+    INFO("error " << e.number);
+    CHECK(classify_mysql_error(e.number) == e.cls);
+  }
 }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -167,6 +168,14 @@ int daemon_process::stop(int sig, std::chrono::milliseconds timeout) {
   }
   reaped_ = true;
   status_ = exit_code_of(status);
+  // A daemon asked to stop that does not exit 0 says why on its stderr
+  // (a sanitizer report, a failed final sync): the test's output carries it.
+  if (status_ != 0 && (sig == SIGTERM || sig == SIGINT)) {
+    const auto text = log();
+    constexpr std::size_t tail = 8192;
+    std::fprintf(stderr, "--- daemon in %s exited %d on signal %d; the end of its stderr:\n%s\n---\n",
+                 workdir_.c_str(), status_, sig, text.substr(text.size() > tail ? text.size() - tail : 0).c_str());
+  }
   return status_;
 }
 

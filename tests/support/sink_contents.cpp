@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <fstream>
+#include <iterator>
+
 namespace weir::test {
 
 std::vector<sink_row> sqlite_rows(const std::filesystem::path& db_path) {
@@ -31,6 +34,24 @@ std::vector<sink_row> sqlite_rows(const std::filesystem::path& db_path) {
   sqlite3_finalize(st);
   sqlite3_close(db);
   return out;
+}
+
+std::size_t dead_letter_files(const std::filesystem::path& data_dir) {
+  std::size_t n = 0;
+  if (std::filesystem::exists(data_dir / "dead_letter"))
+    for (const auto& e : std::filesystem::directory_iterator(data_dir / "dead_letter"))
+      n += e.path().filename().string().rfind("dl_", 0) == 0 ? 1 : 0;
+  return n;
+}
+
+bool dead_lettered(const std::filesystem::path& data_dir, const std::string& needle) {
+  if (!std::filesystem::exists(data_dir / "dead_letter")) return false;
+  for (const auto& e : std::filesystem::directory_iterator(data_dir / "dead_letter")) {
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (all.find(needle) != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace weir::test

@@ -20,4 +20,9 @@ struct sink_row {
 /// (empty when the database or the table does not exist yet).
 std::vector<sink_row> sqlite_rows(const std::filesystem::path& db);
 
+/// How many dead-letter files the daemon with this data_dir wrote.
+std::size_t dead_letter_files(const std::filesystem::path& data_dir);
+/// Whether `needle` occurs in any dead-letter file (the envelope keeps the payload bytes).
+bool dead_lettered(const std::filesystem::path& data_dir, const std::string& needle);
+
 }  // namespace weir::test

@@ -1,0 +1,44 @@
+#include "sinks/mysql_errors.hpp"
+
+#include <mysqld_error.h>
+
+#include <algorithm>
+#include <array>
+
+namespace weir {
+
+namespace {
+
+/// MySQL's number for a failed CHECK constraint (MariaDB's is ER_CONSTRAINT_FAILED).
+constexpr unsigned mysql_check_constraint_violated = 3819;
+
+/// Server errors about the values of one row: in strict SQL mode each fails
+/// only the statement that carried the row, never the transaction.
+constexpr std::array<unsigned, 16> row_data_errors{
+    ER_BAD_NULL_ERROR,
+    ER_DUP_ENTRY,  // on a unique key of the user's own: the coordinate key's duplicates are no error
+    ER_NO_REFERENCED_ROW,
+    ER_NO_REFERENCED_ROW_2,
+    ER_WARN_NULL_TO_NOTNULL,
+    ER_WARN_DATA_OUT_OF_RANGE,
+    ER_DATA_OUT_OF_RANGE,
+    WARN_DATA_TRUNCATED,
+    ER_TRUNCATED_WRONG_VALUE,
+    ER_TRUNCATED_WRONG_VALUE_FOR_FIELD,
+    ER_INVALID_CHARACTER_STRING,
+    ER_ILLEGAL_VALUE_FOR_TYPE,
+    ER_DATA_TOO_LONG,
+    ER_SIGNAL_EXCEPTION,  // a trigger of the user's refused the row
+    ER_CONSTRAINT_FAILED,
+    mysql_check_constraint_violated,
+};
+
+}  // namespace
+
+mysql_error_class classify_mysql_error(unsigned number) {
+  return std::find(row_data_errors.begin(), row_data_errors.end(), number) != row_data_errors.end()
+             ? mysql_error_class::row_data
+             : mysql_error_class::transient;
+}
+
+}  // namespace weir
