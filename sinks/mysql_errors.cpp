@@ -9,14 +9,16 @@ namespace weir {
 
 namespace {
 
-/// MySQL's number for a failed CHECK constraint (MariaDB's is ER_CONSTRAINT_FAILED).
+/// MySQL's numbers for a failed CHECK constraint (MariaDB's is
+/// ER_CONSTRAINT_FAILED) and for a value that is not valid JSON.
 constexpr unsigned mysql_check_constraint_violated = 3819;
+constexpr unsigned mysql_invalid_json_text = 3140;
 
 /// Server errors about the values of one row: in strict SQL mode each fails
 /// only the statement that carried the row, never the transaction.
-constexpr std::array<unsigned, 16> row_data_errors{
-    ER_BAD_NULL_ERROR,
-    ER_DUP_ENTRY,  // on a unique key of the user's own: the coordinate key's duplicates are no error
+constexpr std::array<unsigned, 20> row_data_errors{
+    ER_BAD_NULL_ERROR,  // also the sink's answer to a clash on a unique key of the user's own
+    ER_DUP_ENTRY,
     ER_NO_REFERENCED_ROW,
     ER_NO_REFERENCED_ROW_2,
     ER_WARN_NULL_TO_NOTNULL,
@@ -27,10 +29,14 @@ constexpr std::array<unsigned, 16> row_data_errors{
     ER_TRUNCATED_WRONG_VALUE_FOR_FIELD,
     ER_INVALID_CHARACTER_STRING,
     ER_ILLEGAL_VALUE_FOR_TYPE,
+    ER_WRONG_VALUE_FOR_TYPE,
+    ER_DIVISION_BY_ZERO,  // in a generated column or a CHECK of the user's
+    ER_CANNOT_CONVERT_CHARACTER,
     ER_DATA_TOO_LONG,
     ER_SIGNAL_EXCEPTION,  // a trigger of the user's refused the row
     ER_CONSTRAINT_FAILED,
     mysql_check_constraint_violated,
+    mysql_invalid_json_text,
 };
 
 }  // namespace

@@ -6,10 +6,14 @@
 //
 // A batch goes in as multi-row INSERTs (up to 1000 rows, and as many bytes
 // as the server's max_allowed_packet allows, per statement) with
-// ON DUPLICATE KEY UPDATE id = id: a record delivered again after a crash or
-// an ambiguous commit is a no-op, and unlike INSERT IGNORE no other error is
-// turned into a warning. The session runs in strict SQL mode for the same
-// reason: a value the table cannot hold is an error, never a silent change.
+// ON DUPLICATE KEY UPDATE: a record delivered again after a crash or an
+// ambiguous commit is a no-op on its key, and unlike INSERT IGNORE no other
+// error is turned into a warning. ON DUPLICATE KEY fires on a clash with any
+// unique key, though, and a key of the user's own must not swallow a
+// different record: the update sets id to NULL unless the row found is this
+// very record, which strict SQL mode refuses (error 1048), so that record
+// is dead-lettered instead of dropped. Strict mode also makes a value the
+// table cannot hold an error, never a silent change.
 //
 // Errors by number (sinks/mysql_errors.cpp): a refused value makes the sink
 // insert the batch row by row in one transaction (in strict mode such an
@@ -19,6 +23,9 @@
 #include <errmsg.h>
 #include <mysql.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 
@@ -36,13 +43,19 @@ constexpr const char* create_table =
     "segment VARCHAR(255) CHARACTER SET ascii NOT NULL, ts BIGINT, payload LONGBLOB, "
     "PRIMARY KEY (node, shard, seq, idx, id)) ENGINE=InnoDB";
 constexpr const char* insert_head = "INSERT INTO weir_records(node, shard, seq, idx, id, segment, ts, payload) VALUES ";
-constexpr const char* insert_tail = " ON DUPLICATE KEY UPDATE id = id";
+constexpr const char* insert_tail =
+    " ON DUPLICATE KEY UPDATE id = IF(node <=> VALUES(node) AND shard <=> VALUES(shard) AND seq <=> VALUES(seq) "
+    "AND idx <=> VALUES(idx) AND id <=> VALUES(id), id, NULL)";
 constexpr std::size_t rows_per_statement = 1000;
 /// Room left in a packet beside the statement itself.
 constexpr std::size_t packet_margin = 1024;
-/// Statements never grow past this, whatever max_allowed_packet allows:
-/// a bigger one gains nothing and holds more memory per slot.
+/// A statement of several rows stops growing here, whatever
+/// max_allowed_packet allows: a bigger one gains nothing and holds more
+/// memory per slot. A single row may take the whole packet.
 constexpr std::size_t statement_bytes_cap = 8 * 1024 * 1024;
+/// Beside its escaped strings, a row's text (numbers, quotes, commas) never
+/// takes more than this.
+constexpr std::size_t row_fixed_bytes = 128;
 
 struct connection_settings {
   std::string host, socket, user, database;
@@ -105,6 +118,9 @@ class mysql_sink final : public sink {
     mysql_options(conn_, MYSQL_SET_CHARSET_NAME, "binary");
     const unsigned no_local_infile = 0;
     mysql_options(conn_, MYSQL_OPT_LOCAL_INFILE, &no_local_infile);
+    // A silent reconnect would lose the session's autocommit and SQL mode.
+    const my_bool no_reconnect = 0;
+    mysql_options(conn_, MYSQL_OPT_RECONNECT, &no_reconnect);
     mysql_optionsv(conn_, MYSQL_OPT_CONNECT_ATTR_ADD, "program_name", "weir");
     const std::string password = password_->value();  // as of now: a reload may have rotated it
     const bool by_socket = !settings_.socket.empty();
@@ -116,16 +132,22 @@ class mysql_sink final : public sink {
       return false;
     }
     unsigned number = 0;
+    // A lock wait gives up before the client's read timeout does: an
+    // abandoned statement would go on holding its batch's locks, and the
+    // retry would wait on them.
+    const std::string lock_wait = std::to_string(std::max(1u, timeout_s - 1));
     if (!run("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'", number) ||
-        !run(create_table, number) || !read_packet_limit(number)) {
-      error_ = "mysql: cannot prepare weir_records: " + error_;
+        !run("SET SESSION innodb_lock_wait_timeout = " + lock_wait, number) || !run(create_table, number) ||
+        !read_packet_limit(number) || mysql_autocommit(conn_, 0) != 0) {
+      error_ = "mysql: cannot prepare the session and weir_records: " + describe(mysql_errno(conn_));
       disconnect();
       return false;
     }
-    // MariaDB bounds a statement on the server too; MySQL has no such
-    // setting for an INSERT (the client's read timeout still holds).
-    run("SET SESSION max_statement_time = " + std::to_string(std::max(1, settings_.timeout_ms / 1000)), number);
-    mysql_autocommit(conn_, 0);
+    // MariaDB bounds a statement on the server too, just under the client's
+    // read timeout; MySQL has no such setting for an INSERT.
+    char statement_time[32];
+    std::snprintf(statement_time, sizeof statement_time, "%.3f", 0.9 * timeout_s);
+    run(std::string("SET SESSION max_statement_time = ") + statement_time, number);
     return true;
   }
 
@@ -134,9 +156,9 @@ class mysql_sink final : public sink {
     MYSQL_RES* res = mysql_store_result(conn_);
     if (!res) return false;
     MYSQL_ROW row = mysql_fetch_row(res);
-    const std::size_t packet = row && row[0] ? std::stoull(row[0]) : 4 * 1024 * 1024;
+    packet_bytes_ = row && row[0] ? std::strtoull(row[0], nullptr, 10) : 0;
     mysql_free_result(res);
-    statement_budget_ = std::min(statement_bytes_cap, packet > 2 * packet_margin ? packet - packet_margin : packet / 2);
+    if (packet_bytes_ < 4 * packet_margin) packet_bytes_ = 4 * packet_margin;  // 1024 is the server's least
     return true;
   }
 
@@ -163,19 +185,29 @@ class mysql_sink final : public sink {
     if (conn_) mysql_rollback(conn_);
   }
 
-  /// The most a row can take in a statement: every payload byte escaped,
-  /// the other columns, and the statement around a single row.
+  /// How long `data` is once escaped: with the binary character set,
+  /// mysql_real_escape_string puts a backslash before exactly these bytes.
+  static std::size_t escaped_size(const void* data, std::size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    return size + static_cast<std::size_t>(std::count_if(p, p + size, [](unsigned char c) {
+             return c == 0 || c == '\n' || c == '\r' || c == '\\' || c == '\'' || c == '"' || c == 0x1a;
+           }));
+  }
+  /// A row's exact share of a statement, give or take row_fixed_bytes.
   static std::size_t row_bytes(const sink_record& r) {
-    return 2 * (r.payload.size() + r.id.size() + r.segment.size()) + 128;
+    return escaped_size(r.payload.data(), r.payload.size()) + escaped_size(r.id.data(), r.id.size()) +
+           escaped_size(r.segment.data(), r.segment.size()) + row_fixed_bytes;
+  }
+  static std::size_t statement_overhead() {
+    return std::char_traits<char>::length(insert_head) + std::char_traits<char>::length(insert_tail);
   }
   bool row_fits(const sink_record& r) const {
-    return row_bytes(r) + std::char_traits<char>::length(insert_head) + std::char_traits<char>::length(insert_tail) <=
-           statement_budget_;
+    return row_bytes(r) + statement_overhead() + packet_margin <= packet_bytes_;
   }
   std::string too_big_reason(const sink_record& r) const {
     return "mysql: a payload of " + std::to_string(r.payload.size()) +
-           " bytes cannot fit one statement under the server's max_allowed_packet (" +
-           std::to_string(statement_budget_ + packet_margin) + " bytes); raise it, then weir-ctl dl requeue";
+           " bytes cannot fit one statement under the server's max_allowed_packet (" + std::to_string(packet_bytes_) +
+           " bytes); raise it, then weir-ctl dl requeue";
   }
 
   void append_escaped(const void* data, std::size_t size) {
@@ -215,7 +247,9 @@ class mysql_sink final : public sink {
       std::size_t in_statement = 0;
       while (next < rows.size() && in_statement < rows_per_statement) {
         const auto& r = batch[rows[next]];
-        if (in_statement > 0 && sql_.size() + row_bytes(r) + 64 > statement_budget_) break;
+        const std::size_t budget = std::min(statement_bytes_cap, packet_bytes_ - packet_margin);
+        if (in_statement > 0 && sql_.size() + row_bytes(r) + std::char_traits<char>::length(insert_tail) > budget)
+          break;
         if (in_statement > 0) sql_ += ',';
         append_row(r);
         ++in_statement;
@@ -244,13 +278,19 @@ class mysql_sink final : public sink {
     return out;
   }
 
-  /// A transient failure: the transaction is gone; so is a connection that may be broken.
+  /// A transient failure: the transaction is gone, and so is the
+  /// connection (some server errors end the session too; the next attempt
+  /// starts from a fresh one either way).
   commit_result lost(unsigned number) {
-    const bool server_answered = number != 0 && (number < CR_MIN_ERROR || number > CR_MAX_ERROR);
-    auto r = commit_result::retry("mysql " + error_, server_answered);
-    if (server_answered) rollback();
-    else disconnect();
+    auto r = commit_result::retry("mysql " + error_, server_error(number));
+    disconnect();
     return r;
+  }
+
+  /// The server's own errors, as opposed to libmariadb's (2000-2999 and
+  /// 5000-5999: no connection, lost connection, timeout).
+  static bool server_error(unsigned number) {
+    return number != 0 && !(number >= CR_MIN_ERROR && number <= CR_MAX_ERROR) && !(number >= 5000 && number <= 5999);
   }
 
   std::string describe(unsigned number) const {
@@ -260,7 +300,7 @@ class mysql_sink final : public sink {
   connection_settings settings_;
   std::shared_ptr<const reloadable_secret> password_;
   MYSQL* conn_ = nullptr;
-  std::size_t statement_budget_ = statement_bytes_cap;
+  std::size_t packet_bytes_ = statement_bytes_cap;  // the server's max_allowed_packet
   std::string error_;
   std::string sql_;  // kept between batches: one allocation for the slot's life
 };
