@@ -4,8 +4,13 @@
 // certificate keeps every acked record in the WAB (retried, never
 // dead-lettered), with the reason in the status and on /readyz, and the
 // records arrive once the daemon trusts the endpoint; a client certificate
-// is presented to an endpoint that asks for one.
+// is presented to an endpoint that asks for one. Every acked record arrives
+// across a crash of the endpoint and a kill -9 of the daemon.
+#include <signal.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -14,6 +19,7 @@
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/nginx_server.hpp"
+#include "support/steady_producer.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "support/test_pki.hpp"
@@ -71,6 +77,44 @@ TEST_CASE("https: records reach an endpoint whose certificate chains to sink.htt
   for (const auto& line : nginx.logged()) CHECK(line.rfind("sha256:", 0) == 0);  // the Idempotency-Key
   CHECK(f.dead_letters() == 0);
   CHECK(d.stop() == 0);
+}
+
+TEST_CASE("https: every acked record arrives across an endpoint crash and a kill -9 of the daemon",
+          "[live][sink][http][tls]") {
+  https_fixture f;
+  f.pki.make_cert("endpoint", "endpoint-ca", {"IP:127.0.0.1"});
+  nginx_server nginx(nginx_tls{f.pki.pem("endpoint"), f.pki.key("endpoint"), ""});
+  const auto args = f.args(nginx.url(), f.pki.pem("endpoint-ca"));
+  std::vector<std::string> acked;
+  {
+    daemon_process d(f.dir.path(), args);
+    REQUIRE(d.wait_ready());
+    // A producer keeps pushing while the endpoint dies mid-delivery, and
+    // then the daemon dies too.
+    steady_producer producer(d.socket_path(), "crash-");
+    REQUIRE(eventually([&] { return nginx.logged().size() >= 100; }));
+    nginx.kill();
+    REQUIRE(eventually([&] { return d.log().find("sink commit failed; retrying") != std::string::npos; }));
+    ::kill(d.pid(), SIGKILL);
+    acked = producer.join();
+    CHECK(d.wait_exit() == 128 + SIGKILL);
+  }
+  nginx.start();
+  daemon_process again(f.dir.path(), args);
+  REQUIRE(again.wait_ready());
+  // At least once: a record whose POST was in flight at either crash may come twice.
+  auto received = [&] {
+    std::set<std::string> bodies;
+    for (const auto& line : nginx.logged()) bodies.insert(line.substr(line.find(' ') + 1));
+    return bodies;
+  };
+  REQUIRE(eventually([&] {
+    const auto bodies = received();
+    return std::all_of(acked.begin(), acked.end(), [&](const std::string& p) { return bodies.count(p) == 1; });
+  }, 60s));
+  CHECK(acked.size() > 100);
+  CHECK(f.dead_letters() == 0);
+  CHECK(again.stop() == 0);
 }
 
 TEST_CASE("https: a certificate that does not verify keeps the records in the WAB with the reason until it is trusted",

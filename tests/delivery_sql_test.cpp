@@ -13,7 +13,6 @@
 #include <fstream>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
@@ -26,6 +25,7 @@
 #include "support/mariadb_server.hpp"
 #include "support/postgres_server.hpp"
 #include "support/sink_contents.hpp"
+#include "support/steady_producer.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "weir/client.hpp"
@@ -225,7 +225,6 @@ TEST_CASE("mysql: every acked record arrives once with its bytes across a server
   const auto started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                               std::chrono::system_clock::now().time_since_epoch()).count();
   std::vector<std::string> all;
-  std::mutex all_mutex;
   {
     daemon_process d(dir.path(), args);
     REQUIRE(d.wait_ready());
@@ -268,25 +267,14 @@ TEST_CASE("mysql: every acked record arrives once with its bytes across a server
 
     // A producer keeps pushing while the server dies under delivery and then
     // the daemon dies too: no commit of those records can have finished.
-    std::thread producer([&] {
-      try {
-        auto c = client::connection::connect_unix(d.socket_path());
-        for (int i = 0;; ++i) {
-          const std::string p = "live-" + std::to_string(i);
-          if (!c.push(as_bytes(p), client::durability::durable).acked) break;
-          std::lock_guard<std::mutex> guard(all_mutex);
-          all.push_back(p);
-        }
-      } catch (const client::client_error&) {
-        // the daemon was killed: the push in flight was not acked
-      }
-    });
+    steady_producer producer(d.socket_path(), "live-");
     const auto before = mysql_row_count(db);
     REQUIRE(eventually([&] { return mysql_row_count(db) >= before + 200; }));
     db.kill();
     REQUIRE(eventually([&] { return d.log().find("sink commit failed; retrying") != std::string::npos; }));
     ::kill(d.pid(), SIGKILL);
-    producer.join();
+    const auto live = producer.join();
+    all.insert(all.end(), live.begin(), live.end());
     CHECK(d.wait_exit() == 128 + SIGKILL);
   }
   db.start();

@@ -27,16 +27,24 @@ bool accepts(int port) {
   return ok;
 }
 
+constexpr const char* nginx_binary = "/usr/sbin/nginx";
+
 }  // namespace
 
-nginx_server::nginx_server() { start(nullptr); }
+nginx_server::nginx_server() {
+  configure(nullptr);
+  start();
+}
 
-nginx_server::nginx_server(const nginx_tls& tls) { start(&tls); }
+nginx_server::nginx_server(const nginx_tls& tls) {
+  configure(&tls);
+  start();
+}
 
-void nginx_server::start(const nginx_tls* tls) {
+void nginx_server::configure(const nginx_tls* tls) {
   tls_ = tls != nullptr;
-  const std::string nginx = "/usr/sbin/nginx";
-  if (!std::filesystem::exists(nginx)) throw std::runtime_error("nginx not found (scripts/install-deps.sh installs it)");
+  if (!std::filesystem::exists(nginx_binary))
+    throw std::runtime_error("nginx not found (scripts/install-deps.sh installs it)");
   char tmpl[] = "/tmp/weir-nginx-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -60,13 +68,24 @@ void nginx_server::start(const nginx_tls* tls) {
       << "    location = /ingest { access_log " << d << "/bodies.log bodies; proxy_pass http://127.0.0.1:" << ok_port
       << "/ok; }\n  }\n"
       << "  server {\n    listen 127.0.0.1:" << ok_port << ";\n    location = /ok { return 200; }\n  }\n}\n";
+}
+
+void nginx_server::start() {
+  const std::string d = dir_.string();
   pid_ = ::fork();
   if (pid_ == 0) {
-    ::execl(nginx.c_str(), nginx.c_str(), "-p", d.c_str(), "-c", (d + "/nginx.conf").c_str(), nullptr);
+    ::execl(nginx_binary, nginx_binary, "-p", d.c_str(), "-c", (d + "/nginx.conf").c_str(), nullptr);
     _exit(127);
   }
   for (int i = 0; i < 500 && !accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (!accepts(port_)) throw std::runtime_error("nginx did not start; see " + d + "/error.log");
+}
+
+void nginx_server::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
 }
 
 nginx_server::~nginx_server() {

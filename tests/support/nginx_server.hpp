@@ -32,8 +32,13 @@ class nginx_server {
   /// One line per request received: "<idempotency key> <body, JSON-escaped>".
   std::vector<std::string> logged() const;
 
+  /// SIGKILL: the endpoint dies as in a crash, mid-request.
+  void kill();
+  /// Starts it again with the same configuration and port.
+  void start();
+
  private:
-  void start(const nginx_tls* tls);
+  void configure(const nginx_tls* tls);
 
   std::filesystem::path dir_;
   bool tls_ = false;
