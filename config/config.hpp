@@ -95,6 +95,7 @@ struct config {
     struct {
       std::string url;
       std::string format;
+      std::int64_t pipeline;  // raw: POSTs sent on a connection before their answers are read
       std::map<std::string, std::string> headers;
       std::string bearer_token_file;
       std::string ca_file;                     // "" : the system's CA store

@@ -353,6 +353,9 @@ std::vector<setting> make_settings() {
                      std::vector<std::pair<std::string, std::string>>{{"raw", "raw"},
                                                                       {"ndjson", "ndjson"}},
                      "raw", "raw: one POST per record; ndjson: one POST per batch."));
+  s.push_back(integer("sink.http.pipeline", WEIR_FIELD(sink.http.pipeline), 1, 256, "16",
+                      "raw: POSTs a commit slot sends on its connection before reading their answers "
+                      "(HTTP/1.1 pipelining, answered in order); 1 waits for each answer."));
   s.push_back(string_map("sink.http.headers", WEIR_FIELD(sink.http.headers), "{}",
                          "Extra request headers."));
   s.push_back(text("sink.http.bearer_token_file", WEIR_FIELD(sink.http.bearer_token_file),

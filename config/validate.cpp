@@ -1,6 +1,9 @@
 // Checks that involve more than one key, or a key and the platform.
 #include <sys/un.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "config/credentials.hpp"
 #include "config/loader.hpp"
 #include "config/value_parsing.hpp"
@@ -10,6 +13,26 @@ namespace weir {
 namespace {
 
 [[noreturn]] void fail(const std::string& message) { throw config_error("config error: " + message); }
+
+/// An extra request header must be one header: a token for a name, no line
+/// break in the value (either would let a value write headers of its own),
+/// and none of the fields that frame the request or name the record.
+void validate_header(const std::string& name, const std::string& value) {
+  static const std::string tchar = "!#$%&'*+-.^_`|~";
+  const bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char ch) {
+    return std::isalnum(ch) || tchar.find(static_cast<char>(ch)) != std::string::npos;
+  });
+  if (!token)
+    fail("sink.http.headers: \"" + name + "\": expected a header name (letters, digits and !#$%&'*+-.^_`|~)");
+  if (value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos)
+    fail("sink.http.headers." + name + ": expected a value without line breaks or NUL");
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  for (const char* reserved : {"content-length", "transfer-encoding", "connection", "idempotency-key", "expect", "te",
+                               "upgrade", "trailer"})
+    if (lower == reserved)
+      fail("sink.http.headers." + name + ": set by the sink itself; expected another header");
+}
 
 void require_all_or_none(const std::string& section,
                          std::initializer_list<std::pair<const char*, const std::string*>> keys) {
@@ -92,6 +115,7 @@ void validate_config(const config& c) {
   if (c.sink.type == "http" && c.sink.http.url.empty())
     fail("sink.http.url = \"\": expected an http:// or https:// URL when sink.type is http");
   require_all_or_none("sink.http.tls", {{"cert", &c.sink.http.tls.cert}, {"key", &c.sink.http.tls.key}});
+  for (const auto& [name, value] : c.sink.http.headers) validate_header(name, value);
   const bool https = c.sink.http.url.rfind("https://", 0) == 0;
   if (!https && !c.sink.http.url.empty() && (!c.sink.http.ca_file.empty() || !c.sink.http.tls.cert.empty()))
     fail("sink.http.url = \"" + c.sink.http.url +

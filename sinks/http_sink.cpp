@@ -4,7 +4,9 @@
 // host; SNI; a client certificate when configured).
 //
 //   format raw:    one POST per record, body = payload,
-//                  Idempotency-Key: sha256:<record id>
+//                  Idempotency-Key: sha256:<record id>; up to
+//                  sink.http.pipeline of them written on the connection
+//                  at once (HTTP/1.1 pipelining), their answers read in order
 //   format ndjson: one POST per batch, one payload per line,
 //                  Idempotency-Key: sha256:<SHA-256 of the batch's ids>;
 //                  a record containing a newline cannot be framed: dead letter
@@ -23,6 +25,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -50,6 +53,7 @@ using tcp = asio::ip::tcp;
 struct http_settings {
   http_url url;
   bool ndjson = false;
+  std::size_t pipeline = 16;
   std::map<std::string, std::string> headers;
   std::shared_ptr<reloadable_secret> bearer_token;
   int timeout_ms = 10000;
@@ -118,28 +122,85 @@ class http_sink final : public sink {
   }
 
  private:
+  /// A window of POSTs goes out in one write, and their answers come back
+  /// in order: the round trip is paid once per window, not per record. A
+  /// window cut short (the server closed after an answer, or the connection
+  /// broke after some) goes on from the first record left unanswered on a
+  /// new connection; a connection that answers nothing at all earns one
+  /// fresh try (a stale keep-alive connection), then the batch is retried.
   commit_result commit_raw(const std::vector<sink_record>& batch) {
     commit_result out;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      const auto& r = batch[i];
-      std::string body(r.payload.begin(), r.payload.end());
-      auto res = post(std::move(body), "application/octet-stream", "sha256:" + r.id);
-      if (!res) return commit_result::retry(res.error());
-      switch (classify(res.value().result_int())) {
-        case verdict::ok:
-          break;
-        case verdict::reject:
-          out.rejected.emplace_back(i, "HTTP " + std::to_string(res.value().result_int()));
-          break;
-        case verdict::retry: {
-          auto t = commit_result::retry("HTTP " + std::to_string(res.value().result_int()) + " from " + s_->url.display(),
-                                        true);
-          t.retry_after = retry_after_of(res.value());
+    const std::string head = raw_request_head();
+    bool fresh_try_used = false;
+    std::size_t next = 0;  // the first record not answered yet
+    while (next < batch.size()) {
+      const bool reused = lowest().socket().is_open();
+      if (auto failure = ensure_connected(); !failure.empty()) {
+        disconnect();
+        return commit_result::retry(failure);
+      }
+      const std::size_t end = std::min(batch.size(), next + s_->pipeline);
+      requests_.clear();
+      for (std::size_t i = next; i < end; ++i) append_raw_request(head, batch[i]);
+      auto ec = with_stream(
+          [&](auto& stream) { return run([&](auto handler) { asio::async_write(stream, asio::buffer(requests_), handler); }); });
+      std::size_t answered = 0;
+      bool closed_by_server = false;
+      for (std::size_t i = next; i < end && !ec && !closed_by_server; ++i) {
+        response res;
+        ec = with_stream(
+            [&](auto& stream) { return run([&](auto handler) { http::async_read(stream, buffer_, res, handler); }); });
+        if (ec) break;
+        ++answered;
+        const unsigned status = res.result_int();
+        const verdict v = classify(status);
+        if (v == verdict::retry) {
+          disconnect();  // answers to the rest of the window may still be on their way
+          auto t = commit_result::retry("HTTP " + std::to_string(status) + " from " + s_->url.display(), true);
+          t.retry_after = retry_after_of(res);
           return t;
         }
+        if (v == verdict::reject) out.rejected.emplace_back(i, "HTTP " + std::to_string(status));
+        closed_by_server = !res.keep_alive();
       }
+      next += answered;
+      if (closed_by_server) disconnect();
+      if (!ec) continue;
+      disconnect();
+      if (answered == 0 && (!reused || fresh_try_used))
+        return commit_result::retry("POST " + s_->url.display() + ": " + ec.message());
+      if (answered == 0) fresh_try_used = true;
     }
     return out;
+  }
+
+  /// The request line and the headers every raw POST of this commit shares
+  /// (read per commit: the bearer token may have been rotated). Extra
+  /// headers replace the sink's own of the same name.
+  std::string raw_request_head() const {
+    auto overridden = [&](const char* name) {
+      for (const auto& [k, v] : s_->headers)
+        if (boost::beast::iequals(k, name)) return true;
+      return false;
+    };
+    std::string head = "POST " + s_->url.target + " HTTP/1.1\r\n";
+    if (!overridden("Host")) head += "Host: " + s_->url.host + "\r\n";
+    if (!overridden("Content-Type")) head += "Content-Type: application/octet-stream\r\n";
+    if (!overridden("User-Agent")) head += "User-Agent: weir\r\n";
+    if (const auto token = s_->bearer_token->value(); !token.empty() && !overridden("Authorization"))
+      head += "Authorization: Bearer " + token + "\r\n";
+    for (const auto& [k, v] : s_->headers) head += k + ": " + v + "\r\n";
+    return head;
+  }
+
+  void append_raw_request(const std::string& head, const sink_record& r) {
+    requests_ += head;
+    requests_ += "Idempotency-Key: sha256:";
+    requests_ += r.id;
+    requests_ += "\r\nContent-Length: ";
+    requests_ += std::to_string(r.payload.size());
+    requests_ += "\r\n\r\n";
+    requests_.append(reinterpret_cast<const char*>(r.payload.data()), r.payload.size());
   }
 
   commit_result commit_ndjson(const std::vector<sink_record>& batch) {
@@ -220,7 +281,7 @@ class http_sink final : public sink {
 
   /// `f` on the stream requests go through: the TLS one, or the plain one.
   template <class F>
-  auto with_stream(F f) {
+  boost::system::error_code with_stream(F f) {
     return secure_ ? f(*secure_) : f(plain_);
   }
 
@@ -276,6 +337,7 @@ class http_sink final : public sink {
   boost::beast::tcp_stream plain_{io_};
   std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> secure_;  // https://, per connection
   boost::beast::flat_buffer buffer_;
+  std::string requests_;  // a raw window's requests, kept between commits: one allocation for the slot's life
 };
 
 class http_factory final : public sink_factory {
@@ -298,6 +360,7 @@ std::shared_ptr<sink_factory> make_http_sink_factory(const config& cfg) {
   if (!url) throw std::runtime_error("sink.http.url: " + why);
   s->url = *url;
   s->ndjson = cfg.sink.http.format == "ndjson";
+  s->pipeline = static_cast<std::size_t>(cfg.sink.http.pipeline);
   s->headers = cfg.sink.http.headers;
   s->bearer_token = std::make_shared<reloadable_secret>("sink.http.bearer_token_file", cfg.sink.http.bearer_token_file,
                                                         "WEIR_SINK_BEARER_TOKEN");

@@ -211,6 +211,18 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   CHECK(e.find("password_file") != std::string::npos);
   CHECK(e.find("hunter2") == std::string::npos);
 
+  // An extra HTTP header is one header, and not one the sink frames requests with.
+  f.sources.overrides = {};
+  f.yaml("sink:\n  http:\n    headers:\n      X-Ok: \"a\\r\\nInjected: yes\"\n");
+  CHECK(f.error().find("sink.http.headers.X-Ok: expected a value without line breaks") != std::string::npos);
+  f.yaml("sink:\n  http:\n    headers:\n      \"Bad Name\": v\n");
+  CHECK(f.error().find("expected a header name") != std::string::npos);
+  f.yaml("sink:\n  http:\n    headers:\n      content-length: \"5\"\n");
+  CHECK(f.error().find("sink.http.headers.content-length: set by the sink itself") != std::string::npos);
+  f.yaml("sink:\n  http:\n    headers:\n      X-Tenant: blue\n");
+  CHECK(f.load().sink.http.headers.at("X-Tenant") == "blue");
+  f.yaml("");
+
   f.sources.overrides = {"sink.type=mysql"};
   CHECK(f.error().find("sink.mysql.database = \"\": expected the name of a database") != std::string::npos);
   f.sources.overrides = {"sink.type=mysql", "sink.mysql.database=events", "sink.mysql.host="};

@@ -3,6 +3,7 @@
 // raw and ndjson, through 5xx, 429 + Retry-After, resets and an outage;
 // refused records land in the dead letters, and a full dead-letter space
 // stops delivery until room is made.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -146,6 +147,47 @@ TEST_CASE("http ndjson: one POST per batch and one JSON envelope per record what
   }
   CHECK(checked == static_cast<int>(sent.size()));
   CHECK(dead_letter_files(dir / "var") == 0);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("http raw: pipelined POSTs are answered in order through refusals and a server that closes or resets",
+          "[live][sink][http][faults]") {
+  http_test_server server([](const http_request_seen& r, std::size_t nth) {
+    http_answer a;
+    if (r.body.find("poison") != std::string::npos) a.status = 422;
+    if (nth % 9 == 4) a.close = true;  // answered, then the connection ends mid-window
+    if (nth == 13) a.reset = true;     // not answered: the connection breaks mid-window
+    return a;
+  });
+  temp_dir dir;
+  auto args = http_args(server);
+  args.insert(args.end(), {"--set", "sink.concurrency=1", "--set", "sink.http.pipeline=16"});
+  daemon_process d(dir.path(), args);
+  REQUIRE(d.wait_ready());
+  std::vector<std::string> good, poison;
+  {
+    std::vector<std::string> payloads;
+    for (int i = 0; i < 60; ++i) {
+      payloads.push_back((i % 10 == 7 ? "poison " : "pipe ") + std::to_string(i));
+      (i % 10 == 7 ? poison : good).push_back(payloads.back());
+    }
+    auto c = client::connection::connect_unix(d.socket_path());
+    std::vector<std::span<const std::uint8_t>> spans;
+    for (const auto& p : payloads) spans.push_back(as_bytes(p));
+    REQUIRE(c.push_batch(spans, client::durability::durable).all_accepted());
+  }
+  REQUIRE(eventually([&] {
+    const auto got = bodies(server);
+    return std::all_of(good.begin(), good.end(), [&](const std::string& p) { return got.count(p) == 1; });
+  }));
+  REQUIRE(eventually([&] {
+    return std::all_of(poison.begin(), poison.end(), [&](const std::string& p) { return dead_lettered(dir / "var", p); });
+  }));
+  CHECK(poison.size() == 6);
+  for (const auto& p : good) CHECK_FALSE(dead_lettered(dir / "var", p));
+  for (const auto& p : poison) CHECK(bodies(server).count(p) == 0);
+  // Requests went out ahead of their answers.
+  CHECK(server.pipelined() > 0);
   CHECK(d.stop() == 0);
 }
 

@@ -89,6 +89,7 @@ void http_test_server::serve(int fd) {
     boost::system::error_code ec;
     http::read(socket, buffer, req, ec);
     if (ec) break;
+    if (buffer.size() > 0) ++pipelined_;
     http_request_seen seen{std::string(req.target()), {}, req.body()};
     for (const auto& f : req) {
       std::string name(f.name_string());
@@ -109,10 +110,10 @@ void http_test_server::serve(int fd) {
     }
     http::response<http::string_body> res{static_cast<http::status>(a.status), 11};
     for (const auto& [k, v] : a.headers) res.set(k, v);
-    res.keep_alive(req.keep_alive());
+    res.keep_alive(req.keep_alive() && !a.close);
     res.prepare_payload();
     http::write(socket, res, ec);
-    if (ec || !req.keep_alive()) break;
+    if (ec || !res.keep_alive()) break;
   }
   boost::system::error_code ignored;
   socket.close(ignored);

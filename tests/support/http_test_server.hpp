@@ -27,6 +27,7 @@ struct http_answer {
   std::map<std::string, std::string> headers;
   std::chrono::milliseconds delay{0};
   bool reset = false;  // close the connection instead of answering
+  bool close = false;  // answer with Connection: close, then close the connection
 };
 
 class http_test_server {
@@ -42,6 +43,9 @@ class http_test_server {
   /// Requests answered 2xx, in arrival order.
   std::vector<http_request_seen> accepted() const;
   std::size_t requests() const { return count_.load(); }
+  /// Requests whose next request had already arrived when they were read
+  /// (the client pipelines: it did not wait for the answer).
+  std::size_t pipelined() const { return pipelined_.load(); }
   void set_rule(rule r);
   /// Stops listening and drops every connection (an outage); start() resumes on the same port.
   void stop();
@@ -60,6 +64,7 @@ class http_test_server {
   std::vector<int> connections_;
   std::vector<std::thread> workers_;
   std::atomic<std::size_t> count_{0};
+  std::atomic<std::size_t> pipelined_{0};
   std::atomic<bool> running_{false};
 };
 
