@@ -59,11 +59,12 @@ scenario load_scenario(const std::string& path) {
     else if (b == "postgres_insert") s.baseline = baseline_kind::postgres_insert;
     else if (b == "postgres_copy") s.baseline = baseline_kind::postgres_copy;
     else if (b == "mysql_load") s.baseline = baseline_kind::mysql_load;
+    else if (b == "http_post") s.baseline = baseline_kind::http_post;
     else if (b == "durable_tier") s.baseline = baseline_kind::durable_tier;
     else if (b == "none") s.baseline = baseline_kind::none;
     else throw bad(path, "baseline",
                    "expected fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, sqlite_bulk, "
-                   "postgres_insert, postgres_copy, mysql_load, durable_tier or none");
+                   "postgres_insert, postgres_copy, mysql_load, http_post, durable_tier or none");
     if (auto c = root["cluster"]) {
       s.cluster_nodes = c["nodes"] ? c["nodes"].as<int>() : 3;
       s.cluster_replicas = c["replicas"] ? c["replicas"].as<int>() : 2;
@@ -106,6 +107,7 @@ const char* name_of(baseline_kind b) {
     case baseline_kind::postgres_insert: return "postgres_insert";
     case baseline_kind::postgres_copy: return "postgres_copy";
     case baseline_kind::mysql_load: return "mysql_load";
+    case baseline_kind::http_post: return "http_post";
     case baseline_kind::durable_tier: return "durable_tier";
     case baseline_kind::none: return "none";
   }
@@ -129,6 +131,16 @@ bool scenario::sinks_to_postgres() const {
 bool scenario::sinks_to_mysql() const {
   auto it = daemon_settings.find("sink.type");
   return it != daemon_settings.end() && it->second == "mysql";
+}
+
+bool scenario::sinks_to_http() const {
+  auto it = daemon_settings.find("sink.type");
+  return it != daemon_settings.end() && it->second == "http";
+}
+
+int scenario::sink_concurrency() const {
+  auto it = daemon_settings.find("sink.concurrency");
+  return it == daemon_settings.end() ? 4 : std::stoi(it->second);
 }
 
 }  // namespace weir::bench

@@ -35,6 +35,8 @@
 //                                #   postgres_copy: COPY of 10,000 rows at a time (needs --postgres)
 //                                #   mysql_load: LOAD DATA LOCAL INFILE of 10,000 rows at a
 //                                #     time (needs --mysql)
+//                                #   http_post: sink.concurrency keep-alive connections, each
+//                                #     POSTing and waiting for the answer, as wrk does (needs --http)
 //                                #   durable_tier: the same load at Durable on the same
 //                                #     kind of cluster (what Replicated costs over Durable)
 //                                #   none: no reference (recovery)
@@ -55,6 +57,7 @@ enum class baseline_kind {
   postgres_insert,
   postgres_copy,
   mysql_load,
+  http_post,
   durable_tier,
   none
 };
@@ -87,9 +90,15 @@ struct scenario {
   /// The MariaDB/MySQL server of a scenario whose sink is mysql, and of the
   /// mysql_load baseline (weir-bench --mysql, parsed); empty otherwise.
   std::map<std::string, std::string> mysql;
+  /// The endpoint of a scenario whose sink is http, and of the http_post
+  /// baseline (weir-bench --http); empty otherwise.
+  std::string http;
 
   bool sinks_to_postgres() const;
   bool sinks_to_mysql() const;
+  bool sinks_to_http() const;
+  /// sink.concurrency as the scenario sets it (the daemon's default otherwise).
+  int sink_concurrency() const;
 };
 
 const char* name_of(baseline_kind b);

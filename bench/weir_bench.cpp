@@ -28,7 +28,7 @@ namespace {
 
 constexpr const char* usage = R"(Usage:
   weir-bench run SCENARIO.yaml [--socket PATH] [--workdir DIR] [--seconds S] [--warmup S] [--repeat N]
-                               [--postgres CONNINFO] [--mysql SETTINGS] [--deadline S]
+                               [--postgres CONNINFO] [--mysql SETTINGS] [--http URL] [--deadline S]
   weir-bench report [FILE...]
 
 run      Starts weir-server (next to this binary) in a fresh directory under
@@ -58,6 +58,9 @@ Options:
                 database=D" (or socket=PATH; password_file=FILE, else
                 $WEIR_SINK_MYSQL_PASSWORD; default: $WEIR_BENCH_MYSQL); its
                 weir_records table and the bench's own are dropped and made again
+  --http URL    the endpoint (http://) of a scenario with sink.type http and
+                of the http_post baseline, e.g. nginx answering "return 200"
+                (default: $WEIR_BENCH_HTTP)
   --deadline S  give up after S seconds in all: say which step the run was
                 in, show the end of each running daemon's log, kill those
                 daemons and exit 1 (default: no deadline)
@@ -99,7 +102,7 @@ void progress(const std::string& what) {
 int run(const std::vector<std::string>& args) {
   std::string scenario_path, socket, workdir = "var/bench";
   double seconds = 0, warmup = -1, deadline = 0;
-  std::string postgres, mysql;
+  std::string postgres, mysql, http;
   int repeats = 3;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto value = [&](const char* flag) {
@@ -112,6 +115,7 @@ int run(const std::vector<std::string>& args) {
     else if (args[i] == "--warmup") warmup = std::stod(value("--warmup"));
     else if (args[i] == "--postgres") postgres = value("--postgres");
     else if (args[i] == "--mysql") mysql = value("--mysql");
+    else if (args[i] == "--http") http = value("--http");
     else if (args[i] == "--deadline") deadline = std::stod(value("--deadline"));
     else if (args[i] == "--repeat") repeats = std::stoi(value("--repeat"));
     else if (scenario_path.empty()) scenario_path = args[i];
@@ -138,6 +142,12 @@ int run(const std::vector<std::string>& args) {
   if (!mysql.empty()) sc.mysql = weir::bench::parse_mysql_settings(mysql);
   if (sc.sinks_to_mysql())
     for (const auto& [key, value] : sc.mysql) sc.daemon_settings["sink.mysql." + key] = value;
+  if (http.empty())
+    if (const char* env = std::getenv("WEIR_BENCH_HTTP")) http = env;
+  if ((sc.sinks_to_http() || sc.baseline == weir::bench::baseline_kind::http_post) && http.empty())
+    throw std::runtime_error(sc.name + " needs an HTTP endpoint: --http URL (or WEIR_BENCH_HTTP)");
+  sc.http = http;
+  if (sc.sinks_to_http()) sc.daemon_settings["sink.http.url"] = http;
 
   std::filesystem::create_directories(workdir);
   std::string dir_template = workdir + "/run-XXXXXX";

@@ -1,5 +1,6 @@
-// weir-bench's PostgreSQL and MariaDB scenarios and yardsticks work against
-// a real server (not how fast anything is: timing lives in weir-bench runs).
+// weir-bench's PostgreSQL, MariaDB and HTTP scenarios and yardsticks work
+// against a real server (not how fast anything is: timing lives in
+// weir-bench runs).
 #include <functional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 
 #include "support/daemon_process.hpp"
 #include "support/mariadb_server.hpp"
+#include "support/nginx_server.hpp"
 #include "support/postgres_server.hpp"
 #include "support/test_paths.hpp"
 
@@ -79,4 +81,13 @@ TEST_CASE("weir-bench: MariaDB delivery against LOAD DATA runs against a real se
                       return std::stod(db.scalar("SELECT count(*) FROM information_schema.tables WHERE "
                                                  "table_schema = 'weir' AND table_name LIKE 'weir_bench_%'"));
                     }});
+}
+
+TEST_CASE("weir-bench: HTTP raw delivery against keep-alive POSTs runs against nginx", "[live][bench][http]") {
+  weir::test::nginx_server nginx;
+  // Every POST to /fast is counted, the baseline's too: at least the acked records.
+  check_bench_runs("deliver-http-raw", "http_post",
+                   {{"--http", nginx.fast_url()},
+                    [&nginx] { return static_cast<double>(nginx.fast_requests()); },
+                    [] { return 0.0; }});
 }

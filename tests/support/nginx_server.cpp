@@ -64,9 +64,11 @@ void nginx_server::configure(const nginx_tls* tls) {
       << "  proxy_temp_path " << d << "/proxy;\n  fastcgi_temp_path " << d << "/fastcgi;\n"
       << "  uwsgi_temp_path " << d << "/uwsgi;\n  scgi_temp_path " << d << "/scgi;\n"
       << "  log_format bodies escape=json '$http_idempotency_key $request_body';\n"
+      << "  log_format fast '$status';\n  keepalive_requests 100000;\n"
       << "  server {\n" << listen
       << "    location = /ingest { access_log " << d << "/bodies.log bodies; proxy_pass http://127.0.0.1:" << ok_port
-      << "/ok; }\n  }\n"
+      << "/ok; }\n"
+      << "    location = /fast { access_log " << d << "/fast.log fast; return 200; }\n  }\n"
       << "  server {\n    listen 127.0.0.1:" << ok_port << ";\n    location = /ok { return 200; }\n  }\n}\n";
 }
 
@@ -95,6 +97,14 @@ nginx_server::~nginx_server() {
   }
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
+}
+
+std::size_t nginx_server::fast_requests() const {
+  std::ifstream in(dir_ / "fast.log");
+  std::size_t n = 0;
+  std::string line;
+  while (std::getline(in, line)) ++n;
+  return n;
 }
 
 std::vector<std::string> nginx_server::logged() const {

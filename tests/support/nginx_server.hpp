@@ -2,7 +2,7 @@
 // A private nginx for one test: a generated config in a temporary directory,
 // one port on 127.0.0.1, plain HTTP or TLS. POST /ingest is answered 200 and
 // its Idempotency-Key and body are written to a log, one request per line,
-// for the test to read.
+// for the test to read; POST /fast is answered 200 at once.
 #include <sys/types.h>
 
 #include <filesystem>
@@ -29,6 +29,12 @@ class nginx_server {
     return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) + "/ingest";
   }
   int port() const { return port_; }
+  /// Answers every POST with 200 straight away (`return 200`), logging
+  /// only that it came: the endpoint of the HTTP benchmark.
+  std::string fast_url() const {
+    return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) + "/fast";
+  }
+  std::size_t fast_requests() const;
   /// One line per request received: "<idempotency key> <body, JSON-escaped>".
   std::vector<std::string> logged() const;
 
