@@ -144,10 +144,13 @@ int run(const std::vector<std::string>& args) {
     for (const auto& [key, value] : sc.mysql) sc.daemon_settings["sink.mysql." + key] = value;
   if (http.empty())
     if (const char* env = std::getenv("WEIR_BENCH_HTTP")) http = env;
-  if ((sc.sinks_to_http() || sc.baseline == weir::bench::baseline_kind::http_post) && http.empty())
+  // A scenario may name its own endpoint (recovery's, where nothing listens).
+  const bool names_endpoint = sc.daemon_settings.count("sink.http.url") > 0;
+  if (((sc.sinks_to_http() && !names_endpoint) || sc.baseline == weir::bench::baseline_kind::http_post) &&
+      http.empty())
     throw std::runtime_error(sc.name + " needs an HTTP endpoint: --http URL (or WEIR_BENCH_HTTP)");
   sc.http = http;
-  if (sc.sinks_to_http()) sc.daemon_settings["sink.http.url"] = http;
+  if (sc.sinks_to_http() && !http.empty()) sc.daemon_settings["sink.http.url"] = http;
 
   std::filesystem::create_directories(workdir);
   std::string dir_template = workdir + "/run-XXXXXX";
