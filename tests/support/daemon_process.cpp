@@ -134,6 +134,12 @@ bool daemon_process::wait_ready(std::chrono::milliseconds timeout) {
       auto c = weir::client::connection::connect_unix(socket_path());
       c.set_timeout(std::chrono::seconds(5));
       c.health_check();
+      // The socket answers before the admin server starts and the ready
+      // line is written; tests read both right after this.
+      while (log().find("weir-server ready") == std::string::npos) {
+        if (!running() || std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
       return true;
     } catch (const weir::client::client_error&) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
