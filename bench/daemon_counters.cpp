@@ -36,6 +36,9 @@ daemon_counters read_daemon_counters(const std::string& admin) {
   const std::string committed = "weir_sink_commit_records_total{outcome=\"committed\"}";
   c.committed_records = metric_total(text, committed);
   c.sink_commits = metric_total(text, "weir_sink_commit_duration_seconds_count");
+  c.acked_records = metric_total(text, "weir_records_ack_total");
+  c.fsync_seconds = metric_total(text, "weir_wab_fsync_duration_seconds_sum");
+  c.fsync_count = metric_total(text, "weir_wab_fsync_duration_seconds_count");
   return c;
 }
 

@@ -11,6 +11,8 @@ namespace weir::bench {
 struct daemon_counters {
   double synced_records = 0, fsyncs = 0;           // weir_wab_group_commit_records, every shard
   double committed_records = 0, sink_commits = 0;  // weir_sink_commit_records_total / _duration_seconds
+  double acked_records = 0;                        // weir_records_ack_total, every tier
+  double fsync_seconds = 0, fsync_count = 0;       // weir_wab_fsync_duration_seconds _sum / _count
 };
 
 /// Sum of every sample of `name` (all label sets) in a Prometheus text exposition.

@@ -26,6 +26,9 @@ class daemon_runner {
   const std::string& socket_path() const { return socket_.path(); }
   /// "127.0.0.1:PORT" of its admin server (metrics), on a port free at start.
   const std::string& admin_address() const { return admin_; }
+  pid_t pid() const { return pid_; }
+  /// Its resident memory now (VmRSS), in MiB; 0 when it is not running.
+  double rss_mib() const;
   /// From exec to the socket accepting its first connection.
   double startup_seconds() const { return startup_s_; }
   /// SIGTERM, then wait; returns the exit status. Throws when the daemon

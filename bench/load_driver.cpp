@@ -55,12 +55,18 @@ bool write_all(int fd, const byte_buffer& b) {
 }
 
 /// The frame one producer sends over and over (the payload content does not
-/// matter to the daemon; each copy is a distinct record).
+/// matter to the daemon; each copy is a distinct record). Stamped, each
+/// payload begins with the time it is sent.
 byte_buffer make_frame(const load_spec& spec) {
   const auto dur = spec.replicated ? wire::durability::replicated
                    : spec.durable  ? wire::durability::durable
                                    : wire::durability::buffered;
-  const byte_buffer payload(spec.payload_bytes, 'w');
+  byte_buffer payload(spec.payload_bytes, 'w');
+  if (spec.stamp) {
+    const auto stamp = std::to_string(clock::now().time_since_epoch().count()) + ";";
+    payload.assign(stamp.begin(), stamp.end());
+    if (payload.size() < spec.payload_bytes) payload.resize(spec.payload_bytes, 'w');
+  }
   if (spec.batch == 0) return wire::encode_frame(wire::message_type::push, dur, payload);
   std::vector<byte_span> records(spec.batch, byte_span(payload));
   return wire::encode_frame(wire::message_type::push_batch, dur, wire::encode_batch_body(records));
@@ -75,20 +81,41 @@ std::uint64_t acked_in(const wire::stream_frame& f, std::uint32_t batch) {
   return static_cast<std::uint64_t>(std::count(bits.value().begin(), bits.value().end(), true));
 }
 
-void produce(const std::string& socket_path, const load_spec& spec, clock::time_point stop_at, load_result& out,
+/// What the producers share: when to stop, and how many records went out.
+struct load_plan {
+  clock::time_point start, stop_at;
+  std::atomic<std::uint64_t> sent{0};
+  /// The time between one producer's frames at spec.rate; zero: unpaced.
+  clock::duration interval{};
+};
+
+/// Whether another frame may go now; a paced producer sleeps until its slot.
+bool may_send(const load_spec& spec, load_plan& plan, clock::time_point& next_slot, std::uint64_t per_frame) {
+  if (clock::now() >= plan.stop_at) return false;
+  if (plan.interval.count() > 0) {
+    std::this_thread::sleep_until(next_slot);
+    next_slot += plan.interval;
+    if (clock::now() >= plan.stop_at) return false;
+  }
+  if (spec.max_records == 0) return true;
+  return plan.sent.fetch_add(per_frame) + per_frame <= spec.max_records;
+}
+
+void produce(const std::string& socket_path, const load_spec& spec, load_plan& plan, load_result& out,
              std::mutex& merge) {
   load_result mine;
   const int fd = connect_unix(socket_path);
-  const byte_buffer frame = make_frame(spec);
+  byte_buffer frame = make_frame(spec);
   const std::uint64_t per_frame = spec.batch == 0 ? 1 : spec.batch;
+  auto next_slot = clock::now();
   std::deque<clock::time_point> sent;
   wire::frame_reader reader(16u * 1024 * 1024);
   std::vector<std::uint8_t> buf(64 * 1024);
   mine.latency_us.reserve(1 << 16);
   bool open = true;
   while (open) {
-    const bool sending = clock::now() < stop_at;
-    while (sending && sent.size() < spec.pipeline) {
+    while (sent.size() < spec.pipeline && may_send(spec, plan, next_slot, per_frame)) {
+      if (spec.stamp) frame = make_frame(spec);
       if (!write_all(fd, frame)) {
         open = false;
         break;
@@ -131,20 +158,24 @@ void produce(const std::string& socket_path, const load_spec& spec, clock::time_
 load_result run_load(const std::string& socket_path, const load_spec& spec) {
   load_result out;
   std::mutex merge;
-  const auto start = clock::now();
-  const auto stop_at = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(spec.seconds));
+  load_plan plan;
+  plan.start = clock::now();
+  plan.stop_at = plan.start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(spec.seconds));
+  if (spec.rate > 0)
+    plan.interval = std::chrono::duration_cast<clock::duration>(
+        std::chrono::duration<double>(spec.producers * (spec.batch == 0 ? 1.0 : spec.batch) / spec.rate));
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int p = 0; p < spec.producers; ++p)
     threads.emplace_back([&] {
       try {
-        produce(socket_path, spec, stop_at, out, merge);
+        produce(socket_path, spec, plan, out, merge);
       } catch (const std::exception&) {
         ++failures;
       }
     });
   for (auto& t : threads) t.join();
-  out.seconds = std::chrono::duration<double>(clock::now() - start).count();
+  out.seconds = std::chrono::duration<double>(clock::now() - plan.start).count();
   if (failures > 0) throw std::runtime_error(std::to_string(failures.load()) + " producers could not connect");
   return out;
 }

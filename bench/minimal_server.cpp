@@ -67,6 +67,7 @@ struct owed {
 }  // namespace
 
 struct minimal_server::impl {
+  std::shared_ptr<wab::file_io> io;
   socket_place socket;
   std::string data_path;
   int listen_fd = -1, data_fd = -1, epoll_fd = -1, stop_fd = -1;
@@ -80,10 +81,10 @@ struct minimal_server::impl {
   std::atomic<bool> failed{false};  // a write or sync failed: nothing more is acked
   std::atomic<std::uint64_t> synced_records{0}, fsyncs{0};
 
-  explicit impl(const std::string& dir)
-      : socket(dir, "minimal.sock"), data_path(dir + "/minimal.wab") {
+  impl(const std::string& dir, std::shared_ptr<wab::file_io> file_io)
+      : io(std::move(file_io)), socket(dir, "minimal.sock"), data_path(dir + "/minimal.wab") {
     const sockaddr_un addr = unix_address(socket.path());
-    data_fd = ::open(data_path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    data_fd = io->create_exclusive(data_path);
     listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (data_fd < 0 || listen_fd < 0 || ::bind(listen_fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
         ::listen(listen_fd, 1024) != 0)
@@ -107,7 +108,8 @@ struct minimal_server::impl {
     reader.join();
     syncer.join();
     for (auto& [fd, c] : connections) ::close(fd);
-    for (int fd : {listen_fd, data_fd, epoll_fd, stop_fd}) ::close(fd);
+    for (int fd : {listen_fd, epoll_fd, stop_fd}) ::close(fd);
+    io->close(data_fd);
     ::unlink(socket.path().c_str());
   }
 
@@ -180,8 +182,7 @@ struct minimal_server::impl {
         }
       }
       if (records.empty() || failed) continue;
-      if (::pwrite(data_fd, records.data(), records.size(), static_cast<off_t>(offset)) !=
-          static_cast<ssize_t>(records.size())) {
+      if (wab::pwrite_all(*io, data_fd, byte_span(records.data(), records.size()), offset) != 0) {
         fail();
         continue;
       }
@@ -207,7 +208,7 @@ struct minimal_server::impl {
         if (stopping) return;
         batch.swap(waiting);
       }
-      if (failed || ::fdatasync(data_fd) != 0) {
+      if (failed || io->fdatasync(data_fd) != 0) {
         fail();
         continue;
       }
@@ -220,7 +221,8 @@ struct minimal_server::impl {
   }
 };
 
-minimal_server::minimal_server(const std::string& dir) : impl_(std::make_unique<impl>(dir)) {}
+minimal_server::minimal_server(const std::string& dir, std::shared_ptr<wab::file_io> io)
+    : impl_(std::make_unique<impl>(dir, std::move(io))) {}
 minimal_server::~minimal_server() = default;
 const std::string& minimal_server::socket_path() const { return impl_->socket.path(); }
 bool minimal_server::failed() const { return impl_->failed; }

@@ -10,12 +10,15 @@
 #include <memory>
 #include <string>
 
+#include "wab/file_io.hpp"
+
 namespace weir::bench {
 
 class minimal_server {
  public:
   /// Listens on `dir`/minimal.sock (a short path under /tmp when that is too long) and appends to `dir`/minimal.wab.
-  explicit minimal_server(const std::string& dir);
+  /// Writes and syncs through `io` (a test's seam; the real files otherwise).
+  explicit minimal_server(const std::string& dir, std::shared_ptr<wab::file_io> io = wab::default_file_io());
   ~minimal_server();
   minimal_server(const minimal_server&) = delete;
   minimal_server& operator=(const minimal_server&) = delete;

@@ -139,6 +139,56 @@ baseline_result measure_postgres_copy(const std::string& conninfo, std::size_t p
   return {static_cast<double>(rows) / elapsed, quantile(lat, 0.5)};
 }
 
+baseline_result measure_postgres_bulk(const std::string& conninfo, std::size_t payload_bytes, double seconds) {
+  constexpr int rows_per_transaction = 1000;
+  connection db(conninfo);
+  db.exec("DROP TABLE IF EXISTS weir_bench_bulk");
+  db.exec("CREATE TABLE weir_bench_bulk(id TEXT PRIMARY KEY, ts BIGINT, payload BYTEA)");
+  std::unique_ptr<PGresult, decltype(&PQclear)> prepared(
+      PQprepare(db.conn, "bulk_row", "INSERT INTO weir_bench_bulk(id, ts, payload) VALUES($1, $2, $3)", 3, nullptr),
+      PQclear);
+  if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK)
+    throw std::runtime_error(std::string("postgres bulk baseline: ") + PQerrorMessage(db.conn));
+  const std::string payload(payload_bytes, 'p');
+  std::vector<double> lat;
+  std::uint64_t rows = 0;
+  const auto start = clock::now();
+  const auto deadline = start + std::chrono::duration<double>(seconds);
+  while (clock::now() < deadline) {
+    const auto t0 = clock::now();
+    db.exec("BEGIN");
+    for (int i = 0; i < rows_per_transaction; ++i, ++rows) {
+      char id[40], ts[24];
+      std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>((rows + 1) * 0x9E3779B97F4A7C15ull));
+      std::snprintf(ts, sizeof ts, "%llu", static_cast<unsigned long long>(rows));
+      const char* values[3] = {id, ts, payload.data()};
+      const int lengths[3] = {0, 0, static_cast<int>(payload.size())};
+      const int formats[3] = {0, 0, 1};
+      std::unique_ptr<PGresult, decltype(&PQclear)> r(
+          PQexecPrepared(db.conn, "bulk_row", 3, values, lengths, formats, 0), PQclear);
+      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
+        throw std::runtime_error(std::string("postgres bulk baseline: ") + PQerrorMessage(db.conn));
+    }
+    db.exec("COMMIT");
+    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+  }
+  const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+  db.exec("DROP TABLE weir_bench_bulk");
+  return {static_cast<double>(rows) / elapsed, quantile(lat, 0.5)};
+}
+
+double postgres_commits(const std::string& conninfo) {
+  connection db(conninfo);
+  // Another backend's counts reach the shared stats when it goes idle (at
+  // most a second later); a fresh snapshot sees what has been flushed.
+  db.exec("SELECT pg_stat_clear_snapshot()");
+  std::unique_ptr<PGresult, decltype(&PQclear)> r(
+      PQexec(db.conn, "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"), PQclear);
+  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != 1)
+    throw std::runtime_error(std::string("postgres: cannot read pg_stat_database: ") + PQerrorMessage(db.conn));
+  return std::stod(PQgetvalue(r.get(), 0, 0));
+}
+
 std::uint64_t postgres_row_count(const std::string& conninfo) {
   connection db(conninfo);
   std::unique_ptr<PGresult, decltype(&PQclear)> r(

@@ -19,6 +19,15 @@ baseline_result measure_postgres_insert(const std::string& conninfo, int clients
 /// into a table with a sequential key, one connection; rows per second.
 baseline_result measure_postgres_copy(const std::string& conninfo, std::size_t payload_bytes, double seconds);
 
+/// 1000-row transactions of single-row INSERTs (prepared, one round trip
+/// each) into a table keyed by a text id, one connection: what batching
+/// commits buys an application without COPY; rows per second.
+baseline_result measure_postgres_bulk(const std::string& conninfo, std::size_t payload_bytes, double seconds);
+
+/// Transactions the server committed in the current database so far
+/// (pg_stat_database.xact_commit, after the stats a backend holds are flushed).
+double postgres_commits(const std::string& conninfo);
+
 /// Rows in weir_records (0 while the table does not exist).
 std::uint64_t postgres_row_count(const std::string& conninfo);
 

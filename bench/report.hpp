@@ -1,12 +1,20 @@
 #pragma once
-// Turns BENCH lines (from any number of weir-bench outputs) into a Markdown table.
+// Turns weir-bench results (BENCH lines of its output, or the JSON lines of
+// --out) into Markdown tables: every result against its baseline, then what
+// only some measures have (delivery latency, outages, sustained runs,
+// startup and recovery).
 #include <istream>
 #include <ostream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace weir::bench {
 
-/// Reads every "BENCH: {json}" line of `in`; writes one table row per result.
-/// Returns the number of results.
-int write_report(std::istream& in, std::ostream& out);
+/// Every result in `in`: lines "BENCH: {json}" or a bare JSON object; other lines are skipped.
+std::vector<nlohmann::json> read_results(std::istream& in);
+
+/// The tables of `results`; returns how many results they show.
+int write_report(const std::vector<nlohmann::json>& results, std::ostream& out);
 
 }  // namespace weir::bench

@@ -1,22 +1,28 @@
 #include "bench/run_once.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include "bench/baselines.hpp"
 #include "bench/cluster_runner.hpp"
-#include "bench/watchdog.hpp"
 #include "bench/daemon_counters.hpp"
 #include "bench/daemon_runner.hpp"
+#include "bench/http_baselines.hpp"
+#include "bench/http_endpoint.hpp"
 #include "bench/load_driver.hpp"
 #include "bench/minimal_server.hpp"
-#include "bench/http_baselines.hpp"
 #include "bench/mysql_baselines.hpp"
 #include "bench/postgres_baselines.hpp"
+#include "bench/redis_baselines.hpp"
+#include "bench/watchdog.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
 
@@ -24,7 +30,10 @@ namespace weir::bench {
 
 namespace {
 
+using clock = std::chrono::steady_clock;
+
 std::uint64_t records_per_frame(const load_spec& spec) { return spec.batch == 0 ? 1 : spec.batch; }
+
 
 sample from_load(load_result& load, double seconds) {
   sample s;
@@ -41,6 +50,7 @@ sample from_load(load_result& load, double seconds) {
 void warm_up(const std::string& socket_path, load_spec spec) {
   if (spec.warmup_seconds <= 0) return;
   spec.seconds = spec.warmup_seconds;
+  spec.max_records = 0;
   run_load(socket_path, spec);
 }
 
@@ -57,32 +67,148 @@ std::uint64_t wab_bytes(const std::string& wab_dir) {
   return total;
 }
 
+/// Waits until `arrived()`, polling; throws past `limit` after `since`.
+template <typename F>
+void wait_until(F&& arrived, clock::time_point since, const char* what,
+                std::chrono::seconds limit = std::chrono::minutes(5)) {
+  while (!arrived()) {
+    if (clock::now() - since > limit) throw std::runtime_error(what);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+/// The endpoint of a scenario whose sink POSTs to weir-bench's own.
+std::unique_ptr<http_endpoint> own_endpoint(const scenario& sc) {
+  if (!sc.own_endpoint) return nullptr;
+  return std::make_unique<http_endpoint>(
+      std::chrono::microseconds(static_cast<std::int64_t>(sc.endpoint_delay_ms * 1000)));
+}
+
+/// Samples a sustained run every `every` until stopped: what the daemon
+/// acked, how long its fdatasyncs took, how much memory it holds.
+class sampler {
+ public:
+  sampler(const daemon_runner& daemon, double every) : daemon_(daemon), every_(every) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~sampler() { stop(); }
+  std::vector<series_point> stop() {
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return points_;
+  }
+
+ private:
+  void loop() {
+    const auto start = clock::now();
+    auto last = read_daemon_counters(daemon_.admin_address());
+    auto last_at = start;
+    for (int n = 1;; ++n) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto due = start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(every_ * n));
+      if (wake_.wait_until(lock, due, [&] { return stopping_; })) return;
+      lock.unlock();
+      const auto now_counts = read_daemon_counters(daemon_.admin_address());
+      const auto now = clock::now();
+      const double span = std::chrono::duration<double>(now - last_at).count();
+      series_point p;
+      p.t_s = std::chrono::duration<double>(now - start).count();
+      p.records_per_s = (now_counts.acked_records - last.acked_records) / span;
+      p.fsync_ms = 1000 * per(now_counts.fsync_seconds - last.fsync_seconds, now_counts.fsync_count - last.fsync_count);
+      p.rss_mib = daemon_.rss_mib();
+      points_.push_back(p);
+      last = now_counts;
+      last_at = now;
+    }
+  }
+
+  const daemon_runner& daemon_;
+  double every_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::vector<series_point> points_;
+  std::thread thread_;
+};
+
+sample startup_round(const scenario& sc, const load_spec& spec, const std::string& dir,
+                     const std::string& server_binary) {
+  daemon_runner daemon(server_binary, dir, sc.daemon_settings);
+  sample s;
+  s.startup_s = daemon.startup_seconds();
+  note_step("idle");
+  std::this_thread::sleep_for(std::chrono::duration<double>(spec.seconds));
+  s.idle_rss_mib = daemon.rss_mib();
+  daemon.stop();
+  return s;
+}
+
+/// The backlog the load left (the scenario's sink cannot take it), a
+/// crash, and a restart on it.
+sample recovery_round(const scenario& sc, load_result& load, daemon_runner& daemon, const std::string& dir,
+                      const std::string& server_binary) {
+  daemon.kill_hard();
+  auto s = from_load(load, load.seconds);
+  daemon_runner restarted(server_binary, dir, sc.daemon_settings);
+  s.startup_s = restarted.startup_seconds();
+  restarted.stop();
+  // Counted once recovery has sealed the segments the crash left open.
+  s.backlog_bytes = wab_bytes(dir + "/var/wab");
+  return s;
+}
+
 }  // namespace
+
+double round_ratio(const scenario& sc, const sample& run, const sample& base) {
+  if (sc.measure == measure_kind::latency)
+    return run.delivery_p50_us > 0 ? base.p50_us / run.delivery_p50_us : 0;
+  return base.records_per_s > 0 ? run.records_per_s / base.records_per_s : 0;
+}
 
 sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::string& dir,
                          const std::string& server_binary, const std::string& socket) {
+  if (sc.measure == measure_kind::startup) return startup_round(sc, spec, dir, server_binary);
   // A delivery round counts its own rows: the table starts empty.
   if (sc.sinks_to_postgres() && socket.empty()) postgres_reset(sc.postgres);
   if (sc.sinks_to_mysql() && socket.empty()) mysql_reset(sc.mysql);
+  auto endpoint = own_endpoint(sc);
+  auto settings = sc.daemon_settings;
+  if (endpoint) settings["sink.http.url"] = endpoint->url();
   std::unique_ptr<daemon_runner> single;
   std::unique_ptr<cluster_runner> cluster;
   if (socket.empty() && sc.cluster_nodes > 0)
-    cluster = std::make_unique<cluster_runner>(server_binary, dir, sc.daemon_settings, sc.cluster_nodes,
-                                               sc.cluster_replicas);
+    cluster = std::make_unique<cluster_runner>(server_binary, dir, settings, sc.cluster_nodes, sc.cluster_replicas);
   else if (socket.empty())
-    single = std::make_unique<daemon_runner>(server_binary, dir, sc.daemon_settings);
+    single = std::make_unique<daemon_runner>(server_binary, dir, settings);
   daemon_runner* daemon = cluster ? &cluster->first() : single.get();
-  // Delivery and recovery measure from the first push: no warm-up there.
+  if (!daemon && sc.measure != measure_kind::ingest)
+    throw std::runtime_error(std::string("measure: ") + name_of(sc.measure) +
+                             " needs the daemon weir-bench starts (no --socket)");
+  const std::string target = daemon ? daemon->socket_path() : socket;
+  // Delivery, recovery, outage and latency measure from the first push: no warm-up there.
   note_step("warming up");
-  if (sc.measure == measure_kind::ingest) warm_up(socket.empty() ? daemon->socket_path() : socket, spec);
+  if (sc.measure == measure_kind::ingest || sc.measure == measure_kind::sustained) warm_up(target, spec);
   note_step("reading the daemon's counters before the load");
   const daemon_counters before = daemon ? read_daemon_counters(daemon->admin_address()) : daemon_counters{};
-  const auto started = std::chrono::steady_clock::now();
+  const double db_commits_before = sc.sinks_to_postgres() ? postgres_commits(sc.postgres) : 0;
+  std::optional<sampler> samples;
+  if (sc.measure == measure_kind::sustained) samples.emplace(*daemon, sc.sample_seconds);
+  if (sc.measure == measure_kind::outage && sc.outage_seconds > 0)
+    endpoint->refuse_for(std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(sc.outage_seconds)));
+  const auto started = clock::now();
   note_step("driving the load");
-  auto load = run_load(socket.empty() ? daemon->socket_path() : socket, spec);
+  auto load = run_load(target, spec);
   note_step("after the load");
-  if (sc.measure == measure_kind::ingest) {
+  if (sc.measure == measure_kind::ingest || sc.measure == measure_kind::sustained) {
     auto s = from_load(load, load.seconds);
+    if (samples) {
+      s.series = samples->stop();
+      for (const auto& p : s.series) s.peak_rss_mib = std::max(s.peak_rss_mib, p.rss_mib);
+    }
     if (daemon) {
       const auto after = read_daemon_counters(daemon->admin_address());
       s.records_per_fsync = per(after.synced_records - before.synced_records, after.fsyncs - before.fsyncs);
@@ -91,23 +217,21 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
     }
     return s;
   }
-  if (!daemon) throw std::runtime_error("measure: delivery or recovery needs the daemon weir-bench starts (no --socket)");
-  if (sc.measure == measure_kind::recovery) {
-    // The backlog the load left (the scenario's sink cannot take it), a
-    // crash, and a restart on it.
-    daemon->kill_hard();
+  if (sc.measure == measure_kind::recovery) return recovery_round(sc, load, *daemon, dir, server_binary);
+  const auto load_ended = clock::now();
+  if (sc.measure == measure_kind::latency) {
+    wait_until([&] { return endpoint->accepted() >= load.records; }, load_ended,
+               "the endpoint did not receive every acked record within 5 minutes");
+    daemon->stop();
     auto s = from_load(load, load.seconds);
-    daemon_runner restarted(server_binary, dir, sc.daemon_settings);
-    s.startup_s = restarted.startup_seconds();
-    restarted.stop();
-    // Counted once recovery has sealed the segments the crash left open.
-    s.backlog_bytes = wab_bytes(dir + "/var/wab");
+    auto delivered = endpoint->stamped_latencies_us();
+    s.delivery_p50_us = quantile(delivered, 0.5);
+    s.delivery_p99_us = quantile(delivered, 0.99);
     return s;
   }
-  const auto load_ended = std::chrono::steady_clock::now();
-  // The daemon's count of committed records says when to look; the sink's
-  // own rows confirm it. Counting rows all along would load the database
-  // under test (a full scan every poll).
+  // Delivery and outage: the daemon's count of committed records says when
+  // to look; the sink's own rows confirm it. Counting rows all along would
+  // load the database under test (a full scan every poll).
   const std::string db = dir + "/var/sink.db";
   auto sink_rows = [&] {
     if (sc.sinks_to_postgres()) return postgres_row_count(sc.postgres);
@@ -115,28 +239,35 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
     return sqlite_row_count(db);
   };
   daemon_counters counts;
-  auto poll = [&](auto&& arrived) {
-    while (!arrived()) {
-      if (std::chrono::steady_clock::now() - load_ended > std::chrono::minutes(5))
-        throw std::runtime_error("the sink did not receive every acked record within 5 minutes");
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  };
-  poll([&] {
-    counts = read_daemon_counters(daemon->admin_address());
-    return counts.committed_records >= static_cast<double>(load.records);
-  });
+  wait_until(
+      [&] {
+        counts = read_daemon_counters(daemon->admin_address());
+        return counts.committed_records >= static_cast<double>(load.records);
+      },
+      load_ended, "the sink did not receive every acked record within 5 minutes");
   // An HTTP endpoint keeps no rows to count: its 2xx answers, which the
   // committed count already is, are all there is.
-  if (!sc.sinks_to_http()) poll([&] { return sink_rows() >= load.records; });
-  const auto done = std::chrono::steady_clock::now();
+  if (!sc.sinks_to_http())
+    wait_until([&] { return sink_rows() >= load.records; }, load_ended,
+               "the sink's table did not hold every acked record within 5 minutes");
+  const auto done = clock::now();
   daemon->stop();
-  // Delivery counts records per second from the first push until the sink holds them all.
   auto s = from_load(load, std::chrono::duration<double>(done - started).count());
-  s.catch_up_s = std::chrono::duration<double>(done - load_ended).count();
   s.acked_per_s = load.seconds > 0 ? static_cast<double>(load.records) / load.seconds : 0;
+  s.catch_up_s = std::chrono::duration<double>(done - load_ended).count();
+  if (sc.measure == measure_kind::outage) {
+    // Ingest is what an outage must not slow; the catch-up runs from when
+    // the endpoint answers again (or the load's end, if later).
+    s.records_per_s = s.acked_per_s;
+    s.catch_up_s = std::chrono::duration<double>(done - std::max(load_ended, endpoint->refusing_until())).count();
+  }
   s.records_per_fsync = per(counts.synced_records, counts.fsyncs);
   s.records_per_commit = per(counts.committed_records, counts.sink_commits);
+  if (sc.sinks_to_postgres()) {
+    // The bench's own row counts commit too; flushed stats may lag by a second.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    s.records_per_db_commit = per(static_cast<double>(load.records), postgres_commits(sc.postgres) - db_commits_before);
+  }
   return s;
 }
 
@@ -144,44 +275,56 @@ sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::s
                          const std::string& server_binary) {
   const double seconds = std::min(spec.seconds, 3.0);
   const std::uint64_t per_frame = records_per_frame(spec);
+  const std::size_t frame_bytes = per_frame * (spec.payload_bytes + 16);
+  auto endpoint = own_endpoint(sc);
+  const std::string url = endpoint ? endpoint->url() : sc.http;
   baseline_result base;
-  std::uint64_t records_per_op = per_frame;
+  std::uint64_t records_per_op = 1;  // the database and HTTP yardsticks count rows or POSTs
   switch (sc.baseline) {
     case baseline_kind::fsync:
-      base = measure_fsync(dir, per_frame * (spec.payload_bytes + 16), seconds);
+      base = measure_fsync(dir, frame_bytes, seconds);
+      records_per_op = per_frame;
       break;
     case baseline_kind::overwrite_fsync:
-      base = measure_overwrite_fsync(dir, per_frame * (spec.payload_bytes + 16), seconds);
+      base = measure_overwrite_fsync(dir, frame_bytes, seconds);
+      records_per_op = per_frame;
       break;
     case baseline_kind::socket:
       base = measure_socket_round_trip(per_frame * (spec.payload_bytes + 4) + 24, seconds);
+      records_per_op = per_frame;
       break;
-    case baseline_kind::sqlite_insert:
-      base = measure_sqlite_insert(dir, spec.payload_bytes, seconds);
-      records_per_op = 1;
-      break;
-    case baseline_kind::sqlite_bulk:
-      base = measure_sqlite_bulk(dir, spec.payload_bytes, seconds);
-      records_per_op = 1;  // it counts rows
-      break;
+    case baseline_kind::sqlite_insert: base = measure_sqlite_insert(dir, spec.payload_bytes, seconds); break;
+    case baseline_kind::sqlite_bulk: base = measure_sqlite_bulk(dir, spec.payload_bytes, seconds); break;
     case baseline_kind::postgres_insert:
       base = measure_postgres_insert(sc.postgres, spec.producers, spec.payload_bytes, seconds);
-      records_per_op = 1;  // it counts rows
       break;
-    case baseline_kind::postgres_copy:
-      base = measure_postgres_copy(sc.postgres, spec.payload_bytes, seconds);
-      records_per_op = 1;
-      break;
-    case baseline_kind::mysql_load:
-      base = measure_mysql_load(sc.mysql, spec.payload_bytes, seconds);
-      records_per_op = 1;
-      break;
+    case baseline_kind::postgres_bulk: base = measure_postgres_bulk(sc.postgres, spec.payload_bytes, seconds); break;
+    case baseline_kind::postgres_copy: base = measure_postgres_copy(sc.postgres, spec.payload_bytes, seconds); break;
+    case baseline_kind::mysql_load: base = measure_mysql_load(sc.mysql, spec.payload_bytes, seconds); break;
     case baseline_kind::http_post:
-      base = measure_http_post(sc.http, sc.sink_concurrency(), spec.payload_bytes, seconds);
-      records_per_op = 1;  // one record per POST, as the raw sink sends them
+      base = measure_http_post(url, sc.sink_concurrency(), spec.payload_bytes, seconds);
+      break;
+    case baseline_kind::fsync_post: {
+      // The least one delivered record waits: its fdatasync, then one POST.
+      const auto synced = measure_fsync(dir, spec.payload_bytes + 16, seconds / 2);
+      const auto posted = measure_http_post(url, 1, spec.payload_bytes, seconds / 2);
+      base = {posted.ops_per_s, synced.p50_us + posted.p50_us};
+      break;
+    }
+    case baseline_kind::redis_lpush:
+      if (!redis_available()) throw std::runtime_error("the redis_lpush baseline needs redis-server (make bench installs it)");
+      base = measure_redis_lpush(dir, spec.producers, spec.pipeline, spec.payload_bytes, seconds);
+      records_per_op = 1;
       break;
     case baseline_kind::none:
       return {};
+    case baseline_kind::no_outage: {
+      scenario steady = sc;
+      steady.outage_seconds = 0;  // the same round with an endpoint that never refuses
+      const std::string own = dir + "/no-outage";
+      std::filesystem::create_directories(own);
+      return run_scenario_once(steady, spec, own, server_binary, "");
+    }
     case baseline_kind::durable_tier: {
       // The same load at Durable, on a cluster like the scenario's.
       load_spec durable = spec;

@@ -4,10 +4,19 @@
 // reference. weir-bench alternates them and repeats both.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench/scenario.hpp"
 
 namespace weir::bench {
+
+/// One point of a sustained run: the interval that ended at t_s.
+struct series_point {
+  double t_s = 0;
+  double records_per_s = 0;  // acked in the interval
+  double fsync_ms = 0;       // mean WAB fdatasync in the interval
+  double rss_mib = 0;        // the daemon's resident memory at t_s
+};
 
 struct sample {
   double records_per_s = 0;  // for a baseline: its operations per second x records per operation
@@ -19,7 +28,17 @@ struct sample {
   std::uint64_t backlog_bytes = 0;  // recovery: WAB bytes the restart found
   double records_per_fsync = 0;   // Durable records each WAB fdatasync released (weir-server only)
   double records_per_commit = 0;  // delivery: records each sink commit stored
+  double records_per_db_commit = 0;  // PostgreSQL delivery: rows over pg_stat_database commits
+  double delivery_p50_us = 0, delivery_p99_us = 0;  // latency: push to arrival at the endpoint
+  double idle_rss_mib = 0;  // startup: resident memory after load.seconds idle
+  double peak_rss_mib = 0;  // sustained: the highest sample
+  std::vector<series_point> series;  // sustained
 };
+
+/// One round's ratio: the scenario over the baseline measured next to it
+/// (for latency, the baseline's time over the scenario's: 1 is the floor);
+/// 0 where the measure has no baseline.
+double round_ratio(const scenario& sc, const sample& run, const sample& base);
 
 /// `socket` empty: start weir-server (`server_binary`) in `dir`.
 sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::string& dir,

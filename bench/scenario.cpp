@@ -1,5 +1,8 @@
 #include "bench/scenario.hpp"
 
+#include <algorithm>
+#include <initializer_list>
+#include <utility>
 #include <stdexcept>
 
 #include <yaml-cpp/yaml.h>
@@ -12,11 +15,77 @@ std::runtime_error bad(const std::string& path, const std::string& key, const st
   return std::runtime_error(path + ": " + key + ": " + why);
 }
 
-std::vector<std::uint32_t> one_or_many(const YAML::Node& n, std::uint32_t fallback) {
-  if (!n) return {fallback};
-  if (n.IsSequence()) return n.as<std::vector<std::uint32_t>>();
-  return {n.as<std::uint32_t>()};
+/// Reads `parent[key]` into `out` when present; a value of the wrong kind
+/// is refused naming the key (`dotted`) and what it should be.
+template <typename T>
+void read(const std::string& path, const YAML::Node& parent, const char* key, const std::string& dotted, T& out,
+          const char* expected) {
+  const auto n = parent[key];
+  if (!n) return;
+  try {
+    out = n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw bad(path, dotted, std::string("expected ") + expected + ", got " + YAML::Dump(n));
+  }
 }
+
+std::vector<std::uint32_t> one_or_many(const std::string& path, const YAML::Node& parent, const char* key,
+                                       std::uint32_t fallback) {
+  const auto n = parent[key];
+  if (!n) return {fallback};
+  try {
+    if (n.IsSequence() && n.size() > 0) return n.as<std::vector<std::uint32_t>>();
+    if (n.IsScalar()) return {n.as<std::uint32_t>()};
+  } catch (const YAML::Exception&) {
+  }
+  throw bad(path, std::string("load.") + key, "expected a whole number or a list of them, got " + YAML::Dump(n));
+}
+
+/// Refuses a key that is not one of `known` (a typo would silently leave a default).
+void only_known(const std::string& path, const YAML::Node& map, const std::string& prefix,
+                std::initializer_list<const char*> known) {
+  for (auto kv : map) {
+    const auto key = kv.first.as<std::string>();
+    if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) != known.end()) continue;
+    std::string list;
+    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    throw bad(path, prefix + key, "not a key here (expected one of " + list + ")");
+  }
+}
+
+/// The enum value whose name is `value`, or a refusal listing the names.
+template <typename E, std::size_t N>
+E one_of(const std::string& path, const std::string& key, const std::string& value, const std::pair<const char*, E> (&names)[N]) {
+  std::string list;
+  for (const auto& [name, kind] : names) {
+    if (value == name) return kind;
+    list += (list.empty() ? "" : ", ") + std::string(name);
+  }
+  throw bad(path, key, "'" + value + "' is not one of " + list);
+}
+
+constexpr std::pair<const char*, baseline_kind> baseline_names[] = {
+    {"fsync", baseline_kind::fsync},
+    {"overwrite_fsync", baseline_kind::overwrite_fsync},
+    {"socket", baseline_kind::socket},
+    {"minimal_server", baseline_kind::minimal_server},
+    {"sqlite_insert", baseline_kind::sqlite_insert},
+    {"sqlite_bulk", baseline_kind::sqlite_bulk},
+    {"postgres_insert", baseline_kind::postgres_insert},
+    {"postgres_bulk", baseline_kind::postgres_bulk},
+    {"postgres_copy", baseline_kind::postgres_copy},
+    {"mysql_load", baseline_kind::mysql_load},
+    {"http_post", baseline_kind::http_post},
+    {"fsync_post", baseline_kind::fsync_post},
+    {"redis_lpush", baseline_kind::redis_lpush},
+    {"no_outage", baseline_kind::no_outage},
+    {"durable_tier", baseline_kind::durable_tier},
+    {"none", baseline_kind::none}};
+
+constexpr std::pair<const char*, measure_kind> measure_names[] = {
+    {"ingest", measure_kind::ingest},       {"delivery", measure_kind::delivery}, {"recovery", measure_kind::recovery},
+    {"sustained", measure_kind::sustained}, {"outage", measure_kind::outage},     {"latency", measure_kind::latency},
+    {"startup", measure_kind::startup}};
 
 }  // namespace
 
@@ -27,56 +96,61 @@ scenario load_scenario(const std::string& path) {
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
+  if (!root.IsMap()) throw std::runtime_error(path + ": expected a scenario (a YAML map with name and load)");
+  only_known(path, root, "",
+             {"name", "description", "daemon", "load", "cluster", "measure", "baseline", "endpoint", "outage_seconds",
+              "sample_seconds"});
   scenario s;
-  try {
-    s.name = root["name"].as<std::string>();
-    s.description = root["description"] ? root["description"].as<std::string>() : "";
-    if (auto d = root["daemon"])
-      for (auto kv : d) s.daemon_settings[kv.first.as<std::string>()] = kv.second.as<std::string>();
-    const auto load = root["load"];
-    if (!load) throw bad(path, "load", "missing");
-    if (load["producers"]) s.load.producers = load["producers"].as<int>();
-    if (load["durability"]) {
-      const auto d = load["durability"].as<std::string>();
-      if (d != "durable" && d != "buffered" && d != "replicated")
-        throw bad(path, "load.durability", "expected durable, buffered or replicated");
-      s.load.durable = d != "buffered";
-      s.load.replicated = d == "replicated";
+  read(path, root, "name", "name", s.name, "a name");
+  if (s.name.empty()) throw bad(path, "name", "missing");
+  read(path, root, "description", "description", s.description, "a line of text");
+  if (auto d = root["daemon"]) {
+    if (!d.IsMap()) throw bad(path, "daemon", "expected a map of config keys to values");
+    for (auto kv : d) {
+      if (!kv.second.IsScalar()) throw bad(path, "daemon." + kv.first.as<std::string>(), "expected a single value");
+      s.daemon_settings[kv.first.as<std::string>()] = kv.second.as<std::string>();
     }
-    s.payload_sizes = one_or_many(load["payload_bytes"], 64);
-    s.batches = one_or_many(load["batch"], 0);
-    if (load["pipeline"]) s.load.pipeline = load["pipeline"].as<std::uint32_t>();
-    if (load["seconds"]) s.load.seconds = load["seconds"].as<double>();
-    if (load["warmup_seconds"]) s.load.warmup_seconds = load["warmup_seconds"].as<double>();
-    if (s.load.warmup_seconds < 0) throw bad(path, "load.warmup_seconds", "expected 0 or more");
-    const auto b = root["baseline"] ? root["baseline"].as<std::string>() : "fsync";
-    if (b == "fsync") s.baseline = baseline_kind::fsync;
-    else if (b == "overwrite_fsync") s.baseline = baseline_kind::overwrite_fsync;
-    else if (b == "socket") s.baseline = baseline_kind::socket;
-    else if (b == "minimal_server") s.baseline = baseline_kind::minimal_server;
-    else if (b == "sqlite_insert") s.baseline = baseline_kind::sqlite_insert;
-    else if (b == "sqlite_bulk") s.baseline = baseline_kind::sqlite_bulk;
-    else if (b == "postgres_insert") s.baseline = baseline_kind::postgres_insert;
-    else if (b == "postgres_copy") s.baseline = baseline_kind::postgres_copy;
-    else if (b == "mysql_load") s.baseline = baseline_kind::mysql_load;
-    else if (b == "http_post") s.baseline = baseline_kind::http_post;
-    else if (b == "durable_tier") s.baseline = baseline_kind::durable_tier;
-    else if (b == "none") s.baseline = baseline_kind::none;
-    else throw bad(path, "baseline",
-                   "expected fsync, overwrite_fsync, socket, minimal_server, sqlite_insert, sqlite_bulk, "
-                   "postgres_insert, postgres_copy, mysql_load, http_post, durable_tier or none");
-    if (auto c = root["cluster"]) {
-      s.cluster_nodes = c["nodes"] ? c["nodes"].as<int>() : 3;
-      s.cluster_replicas = c["replicas"] ? c["replicas"].as<int>() : 2;
-    }
-    const auto m = root["measure"] ? root["measure"].as<std::string>() : "ingest";
-    if (m == "ingest") s.measure = measure_kind::ingest;
-    else if (m == "delivery") s.measure = measure_kind::delivery;
-    else if (m == "recovery") s.measure = measure_kind::recovery;
-    else throw bad(path, "measure", "expected ingest, delivery or recovery");
-  } catch (const YAML::Exception& e) {
-    throw std::runtime_error(path + ": " + e.what());
   }
+  const auto load = root["load"];
+  if (!load || !load.IsMap()) throw bad(path, "load", "missing (producers, durability, payload_bytes, ...)");
+  only_known(path, load, "load.",
+             {"producers", "durability", "payload_bytes", "batch", "pipeline", "seconds", "warmup_seconds", "rate",
+              "backlog_mib"});
+  read(path, load, "producers", "load.producers", s.load.producers, "a whole number");
+  std::string durability = "durable";
+  read(path, load, "durability", "load.durability", durability, "a tier");
+  if (durability != "durable" && durability != "buffered" && durability != "replicated")
+    throw bad(path, "load.durability", "'" + durability + "' is not one of durable, buffered, replicated");
+  s.load.durable = durability != "buffered";
+  s.load.replicated = durability == "replicated";
+  s.payload_sizes = one_or_many(path, load, "payload_bytes", 64);
+  s.batches = one_or_many(path, load, "batch", 0);
+  s.backlogs_mib = one_or_many(path, load, "backlog_mib", 0);
+  read(path, load, "pipeline", "load.pipeline", s.load.pipeline, "a whole number");
+  read(path, load, "seconds", "load.seconds", s.load.seconds, "a number of seconds");
+  read(path, load, "warmup_seconds", "load.warmup_seconds", s.load.warmup_seconds, "a number of seconds");
+  read(path, load, "rate", "load.rate", s.load.rate, "records per second");
+  if (auto e = root["endpoint"]) {
+    if (!e.IsMap()) throw bad(path, "endpoint", "expected a map (delay_ms)");
+    only_known(path, e, "endpoint.", {"delay_ms"});
+    s.own_endpoint = true;
+    read(path, e, "delay_ms", "endpoint.delay_ms", s.endpoint_delay_ms, "milliseconds");
+  }
+  read(path, root, "outage_seconds", "outage_seconds", s.outage_seconds, "a number of seconds");
+  read(path, root, "sample_seconds", "sample_seconds", s.sample_seconds, "a number of seconds");
+  std::string baseline = "fsync", measure = "ingest";
+  read(path, root, "baseline", "baseline", baseline, "a baseline name");
+  read(path, root, "measure", "measure", measure, "a measure name");
+  s.baseline = one_of(path, "baseline", baseline, baseline_names);
+  s.measure = one_of(path, "measure", measure, measure_names);
+  if (auto c = root["cluster"]) {
+    if (!c.IsMap()) throw bad(path, "cluster", "expected a map (nodes, replicas)");
+    only_known(path, c, "cluster.", {"nodes", "replicas"});
+    s.cluster_nodes = 3;
+    read(path, c, "nodes", "cluster.nodes", s.cluster_nodes, "a whole number");
+    read(path, c, "replicas", "cluster.replicas", s.cluster_replicas, "a whole number");
+  }
+  if (s.load.warmup_seconds < 0) throw bad(path, "load.warmup_seconds", "expected 0 or more");
   if (s.cluster_nodes != 0 && (s.cluster_nodes < 2 || s.cluster_nodes > 9))
     throw bad(path, "cluster.nodes", "expected 2 to 9");
   if (s.cluster_nodes != 0 && (s.cluster_replicas < 1 || s.cluster_replicas > s.cluster_nodes))
@@ -91,35 +165,41 @@ scenario load_scenario(const std::string& path) {
     if (p < 1) throw bad(path, "load.payload_bytes", "expected at least 1");
   for (auto b : s.batches)
     if (b > 2048) throw bad(path, "load.batch", "expected 0 to 2048");
+  if (s.load.rate < 0) throw bad(path, "load.rate", "expected 0 (unpaced) or more records per second");
+  if (s.load.seconds <= 0) throw bad(path, "load.seconds", "expected more than 0");
+  for (auto m : s.backlogs_mib)
+    if (m > 65536) throw bad(path, "load.backlog_mib", "expected 0 to 65536");
+  if (s.backlogs_mib != std::vector<std::uint32_t>{0} && s.measure != measure_kind::recovery)
+    throw bad(path, "load.backlog_mib", "only a recovery scenario builds a backlog");
+  if (s.endpoint_delay_ms < 0 || s.endpoint_delay_ms > 10000)
+    throw bad(path, "endpoint.delay_ms", "expected 0 to 10000");
+  if (s.outage_seconds <= 0) throw bad(path, "outage_seconds", "expected more than 0");
+  if (s.sample_seconds < 0.1) throw bad(path, "sample_seconds", "expected 0.1 or more");
+  const bool needs_endpoint = s.measure == measure_kind::outage || s.measure == measure_kind::latency;
+  if (needs_endpoint) s.own_endpoint = true;
+  if (s.own_endpoint && !s.sinks_to_http())
+    throw bad(path, "daemon.sink.type", "an endpoint (and measure outage or latency) needs sink.type http");
+  if (s.measure == measure_kind::latency && s.load.rate <= 0)
+    throw bad(path, "load.rate", "measure latency needs a rate (records per second)");
+  if (s.baseline == baseline_kind::no_outage && s.measure != measure_kind::outage)
+    throw bad(path, "baseline", "no_outage is the baseline of measure outage");
+  if (s.baseline == baseline_kind::fsync_post && !s.sinks_to_http())
+    throw bad(path, "baseline", "fsync_post needs sink.type http");
+  s.load.stamp = s.measure == measure_kind::latency;
   s.load.payload_bytes = s.payload_sizes.front();
   s.load.batch = s.batches.front();
   return s;
 }
 
 const char* name_of(baseline_kind b) {
-  switch (b) {
-    case baseline_kind::fsync: return "fsync";
-    case baseline_kind::overwrite_fsync: return "overwrite_fsync";
-    case baseline_kind::minimal_server: return "minimal_server";
-    case baseline_kind::socket: return "socket";
-    case baseline_kind::sqlite_insert: return "sqlite_insert";
-    case baseline_kind::sqlite_bulk: return "sqlite_bulk";
-    case baseline_kind::postgres_insert: return "postgres_insert";
-    case baseline_kind::postgres_copy: return "postgres_copy";
-    case baseline_kind::mysql_load: return "mysql_load";
-    case baseline_kind::http_post: return "http_post";
-    case baseline_kind::durable_tier: return "durable_tier";
-    case baseline_kind::none: return "none";
-  }
+  for (const auto& [name, kind] : baseline_names)
+    if (kind == b) return name;
   return "?";
 }
 
 const char* name_of(measure_kind m) {
-  switch (m) {
-    case measure_kind::ingest: return "ingest";
-    case measure_kind::delivery: return "delivery";
-    case measure_kind::recovery: return "recovery";
-  }
+  for (const auto& [name, kind] : measure_names)
+    if (kind == m) return name;
   return "?";
 }
 
@@ -136,6 +216,11 @@ bool scenario::sinks_to_mysql() const {
 bool scenario::sinks_to_http() const {
   auto it = daemon_settings.find("sink.type");
   return it != daemon_settings.end() && it->second == "http";
+}
+
+bool scenario::baseline_needs_postgres() const {
+  return baseline == baseline_kind::postgres_insert || baseline == baseline_kind::postgres_bulk ||
+         baseline == baseline_kind::postgres_copy;
 }
 
 int scenario::sink_concurrency() const {

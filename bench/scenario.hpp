@@ -18,10 +18,24 @@
 //   cluster:                     # optional: that many daemons on loopback ports, one
 //     nodes: 3                   #   cluster; the load goes to the first
 //     replicas: 2                #   (cluster.replicas)
-//   measure: ingest              # ingest (acked records/s) | delivery (records/s until the
-//                                #   SQLite sink holds every acked record) | recovery (the load
-//                                #   builds a backlog the sink cannot take, kill -9, then the
-//                                #   time from exec to the socket accepting again)
+//   measure: ingest              # ingest: acked records/s
+//                                # delivery: records/s until the sink holds every acked record
+//                                # recovery: the load builds a backlog the sink cannot take
+//                                #   (load.backlog_mib, else for load.seconds), kill -9, then
+//                                #   the time from exec to the socket accepting again
+//                                # sustained: ingest for load.seconds, sampling every
+//                                #   sample_seconds: throughput, mean fdatasync time, RSS
+//                                # outage: ingest while the sink answers 503 for
+//                                #   outage_seconds, then the catch-up once it answers again
+//                                # latency: load.rate stamped records/s, push to arrival at
+//                                #   the bench's own endpoint
+//                                # startup: exec to accepting on an empty data dir, then the
+//                                #   resident memory after load.seconds idle
+//   endpoint:                    # optional: the sink POSTs to weir-bench's own endpoint
+//     delay_ms: 1                #   answering each request after this long (outage and
+//                                #   latency always use it)
+//   outage_seconds: 10           # outage: how long the endpoint refuses, from the first push
+//   sample_seconds: 5            # sustained: the sampling interval
 //   baseline: fsync              # the physical reference, measured in the same run,
 //                                #   interleaved with the scenario:
 //                                #   fsync: append + fdatasync of a frame's records
@@ -32,14 +46,26 @@
 //                                #   sqlite_bulk: 1000-row transactions, sequential key
 //                                #   postgres_insert: load.producers clients, one INSERT per
 //                                #     transaction (needs --postgres)
+//                                #   postgres_bulk: 1000-row transactions of INSERTs, one
+//                                #     client (needs --postgres)
 //                                #   postgres_copy: COPY of 10,000 rows at a time (needs --postgres)
 //                                #   mysql_load: LOAD DATA LOCAL INFILE of 10,000 rows at a
 //                                #     time (needs --mysql)
 //                                #   http_post: sink.concurrency keep-alive connections, each
-//                                #     POSTing and waiting for the answer, as wrk does (needs --http)
+//                                #     POSTing and waiting for the answer, as wrk does (needs
+//                                #     --http, or an endpoint)
+//                                #   fsync_post: one fdatasync plus one POST to the same
+//                                #     endpoint, the least a delivered record waits (latency)
+//                                #   redis_lpush: a peer: redis-server with appendfsync
+//                                #     always, load.producers clients with load.pipeline
+//                                #     LPUSHes in flight (needs redis-server)
+//                                #   no_outage: the same scenario with a sink that never refuses
 //                                #   durable_tier: the same load at Durable on the same
 //                                #     kind of cluster (what Replicated costs over Durable)
-//                                #   none: no reference (recovery)
+//                                #   none: no reference (recovery, startup)
+//
+// load also takes rate (records/s over all producers; 0: unpaced) and
+// backlog_mib (recovery: [100, 512, 2048], one run per size).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -58,10 +84,14 @@ enum class baseline_kind {
   postgres_copy,
   mysql_load,
   http_post,
+  fsync_post,
+  postgres_bulk,
+  redis_lpush,
+  no_outage,
   durable_tier,
   none
 };
-enum class measure_kind { ingest, delivery, recovery };
+enum class measure_kind { ingest, delivery, recovery, sustained, outage, latency, startup };
 
 struct load_spec {
   int producers = 1;
@@ -72,6 +102,13 @@ struct load_spec {
   std::uint32_t pipeline = 1;
   double seconds = 5;
   double warmup_seconds = 1;
+  /// Records per second over all producers; 0: as fast as replies allow.
+  double rate = 0;
+  /// Each payload starts with its send time (steady clock, ns, decimal and
+  /// a ';'), which the bench's own endpoint reads back: delivery latency.
+  bool stamp = false;
+  /// Stop sending once this many records were sent in all (0: no limit).
+  std::uint64_t max_records = 0;
 };
 
 struct scenario {
@@ -80,6 +117,12 @@ struct scenario {
   load_spec load;                          // with the first size and batch
   std::vector<std::uint32_t> payload_sizes;
   std::vector<std::uint32_t> batches;
+  std::vector<std::uint32_t> backlogs_mib;  // recovery; {0}: the backlog load.seconds builds
+  /// The sink's endpoint is weir-bench's own, answering after this long.
+  bool own_endpoint = false;
+  double endpoint_delay_ms = 0;
+  double outage_seconds = 10;
+  double sample_seconds = 5;
   baseline_kind baseline = baseline_kind::fsync;
   measure_kind measure = measure_kind::ingest;
   int cluster_nodes = 0;  // 0: one daemon, no cluster
@@ -97,6 +140,8 @@ struct scenario {
   bool sinks_to_postgres() const;
   bool sinks_to_mysql() const;
   bool sinks_to_http() const;
+  /// The baseline needs a PostgreSQL server (--postgres).
+  bool baseline_needs_postgres() const;
   /// sink.concurrency as the scenario sets it (the daemon's default otherwise).
   int sink_concurrency() const;
 };

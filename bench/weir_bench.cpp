@@ -3,35 +3,42 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <memory>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/chart.hpp"
 #include "bench/mysql_baselines.hpp"
-#include "bench/run_once.hpp"
 #include "bench/report.hpp"
 #include "bench/scenario.hpp"
+#include "bench/suite.hpp"
 #include "bench/watchdog.hpp"
 #include "observability/version.hpp"
+
+#ifndef WEIR_SCENARIO_DIR
+#define WEIR_SCENARIO_DIR "bench/scenarios"
+#endif
 
 namespace {
 
 constexpr const char* usage = R"(Usage:
-  weir-bench run SCENARIO.yaml [--socket PATH] [--workdir DIR] [--seconds S] [--warmup S] [--repeat N]
-                               [--postgres CONNINFO] [--mysql SETTINGS] [--http URL] [--deadline S]
-  weir-bench report [FILE...]
+  weir-bench list [--scenarios DIR]
+  weir-bench run SCENARIO... [--out FILE] [--seconds S] [--warmup S] [--repeat N] [--workdir DIR]
+                 [--socket PATH] [--postgres CONNINFO] [--mysql SETTINGS] [--http URL] [--deadline S]
+                 [--scenarios DIR]
+  weir-bench report [FILE...] [--md FILE] [--png FILE]
 
-run      Starts weir-server (next to this binary) in a fresh directory under
+list     Names every scenario with its one-line description.
+run      Runs each SCENARIO (a name from list, or a .yaml file) in turn.
+         Starts weir-server (next to this binary) in a fresh directory under
          --workdir (default var/bench; put it on the filesystem you want to
          measure), drives the scenario's producers, and measures the
          scenario's physical reference in the same directory: baseline and
@@ -40,9 +47,16 @@ run      Starts weir-server (next to this binary) in a fresh directory under
          line per result and a summary; progress on stderr. With --socket it
          targets a running daemon instead (the scenario's daemon settings are
          then not applied).
-report   Reads BENCH lines (files, or standard input) and prints a Markdown table.
+report   Reads results (BENCH lines or --out JSON lines, from files or
+         standard input) and writes Markdown tables (stdout, or --md FILE)
+         and, with --png FILE, a chart: ratio to baseline per result, and the
+         time series of sustained runs (needs gnuplot).
 
 Options:
+  --out FILE    also append each result, one JSON object per line, to FILE
+  --scenarios DIR
+                where scenario names are looked up (default: the source
+                tree's bench/scenarios)
   --seconds S   override the scenario's duration per round
   --warmup S    override the scenario's warm-up: load before measuring an
                 ingest round (default 1 s), results dropped
@@ -60,7 +74,8 @@ Options:
                 weir_records table and the bench's own are dropped and made again
   --http URL    the endpoint (http://) of a scenario with sink.type http and
                 of the http_post baseline, e.g. nginx answering "return 200"
-                (default: $WEIR_BENCH_HTTP)
+                (default: $WEIR_BENCH_HTTP); scenarios with an endpoint:
+                section use weir-bench's own instead
   --deadline S  give up after S seconds in all: say which step the run was
                 in, show the end of each running daemon's log, kill those
                 daemons and exit 1 (default: no deadline)
@@ -68,17 +83,22 @@ Options:
 
 JSON fields (medians over the rounds, with _min/_max): records_per_s (acked
 records per second; with "measure: delivery", per second from the first push
-until the sink holds every acked record), catch_up_s (delivery: time after
-the last ack until then), acked_per_s (delivery: records acked per second
-while the load ran), records_per_fsync (Durable records each WAB fdatasync
-released, from the daemon's metrics; baseline_records_per_fsync: the
-minimal server's), records_per_commit (delivery: records
-each sink commit stored), p50_us/p99_us/p999_us (send to reply, per
-frame), baseline_records_per_s and baseline_p50_us (fsync: one write of a
-frame's records plus fdatasync, append or overwrite; socket: one round trip;
-minimal_server: the same load against bench/minimal_server; sqlite_insert:
-one INSERT committed on its own), ratio (per round, the scenario over the
-baseline measured next to it).
+until the sink holds every acked record; outage: acked per second while the
+sink refused), catch_up_s (delivery: time after the last ack until then;
+outage: after the sink answers again), acked_per_s (delivery: records acked
+per second while the load ran), records_per_fsync (Durable records each WAB
+fdatasync released, from the daemon's metrics; baseline_records_per_fsync:
+the minimal server's), records_per_commit (delivery: records each sink
+commit stored), records_per_db_commit (PostgreSQL: records over the
+server's own commit count), p50_us/p99_us/p999_us (send to reply, per
+frame), delivery_p50_us/delivery_p99_us (latency: push to arrival at the
+sink), startup_s (exec to accepting; recovery: on the backlog_bytes the
+crash left), idle_rss_mib, peak_rss_mib, series (sustained: per interval
+t_s, records_per_s, fsync_ms, rss_mib, per round), baseline_records_per_s
+and baseline_p50_us, ratio (per round, the scenario over the baseline
+measured next to it; latency: the baseline's time over the scenario's),
+machine (git_commit, cpu_model, cores, kernel, wab_filesystem, wab_device,
+cpus_allowed, placement).
 )";
 
 std::string self_dir() {
@@ -87,200 +107,158 @@ std::string self_dir() {
   return ec ? "." : p.parent_path().string();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-double lowest(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
-double highest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+struct catalog_entry {
+  std::string name, description, path;
+};
 
-void progress(const std::string& what) {
-  std::cerr << "weir-bench: " << what << "\n";
-  weir::bench::note_step(what);
+/// Every scenario file in `dir`, by name.
+std::vector<catalog_entry> catalog(const std::string& dir) {
+  std::vector<catalog_entry> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".yaml") {
+      const auto sc = weir::bench::load_scenario(e.path().string());
+      out.push_back({sc.name, sc.description, e.path().string()});
+    }
+  if (ec) throw std::runtime_error("cannot list scenarios in " + dir + ": " + ec.message());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
 }
 
-int run(const std::vector<std::string>& args) {
-  std::string scenario_path, socket, workdir = "var/bench";
-  double seconds = 0, warmup = -1, deadline = 0;
-  std::string postgres, mysql, http;
-  int repeats = 3;
+/// A path to a scenario file, or the name of one in `dir`.
+std::string resolve(const std::string& scenario, const std::string& dir) {
+  if (std::filesystem::is_regular_file(scenario)) return scenario;
+  const auto named = std::filesystem::path(dir) / (scenario + ".yaml");
+  if (std::filesystem::is_regular_file(named)) return named.string();
+  throw std::runtime_error("no scenario " + scenario + " (weir-bench list names them)");
+}
+
+int list(const std::vector<std::string>& args) {
+  std::string dir = WEIR_SCENARIO_DIR;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    auto value = [&](const char* flag) {
-      if (i + 1 >= args.size()) throw std::runtime_error(std::string(flag) + " needs a value");
-      return args[++i];
-    };
-    if (args[i] == "--socket") socket = value("--socket");
-    else if (args[i] == "--workdir") workdir = value("--workdir");
-    else if (args[i] == "--seconds") seconds = std::stod(value("--seconds"));
-    else if (args[i] == "--warmup") warmup = std::stod(value("--warmup"));
-    else if (args[i] == "--postgres") postgres = value("--postgres");
-    else if (args[i] == "--mysql") mysql = value("--mysql");
-    else if (args[i] == "--http") http = value("--http");
-    else if (args[i] == "--deadline") deadline = std::stod(value("--deadline"));
-    else if (args[i] == "--repeat") repeats = std::stoi(value("--repeat"));
-    else if (scenario_path.empty()) scenario_path = args[i];
+    if (args[i] == "--scenarios" && i + 1 < args.size()) dir = args[++i];
     else throw std::runtime_error("unexpected argument " + args[i]);
   }
-  if (scenario_path.empty()) throw std::runtime_error("run needs a scenario file");
-  if (repeats < 1 || repeats > 100) throw std::runtime_error("--repeat must be 1 to 100");
-  weir::bench::arm_deadline(deadline);
-  auto sc = weir::bench::load_scenario(scenario_path);
-  if (seconds > 0) sc.load.seconds = seconds;
-  if (warmup >= 0) sc.load.warmup_seconds = warmup;
+  const auto all = catalog(dir);
+  std::size_t width = 0;
+  for (const auto& e : all) width = std::max(width, e.name.size());
+  for (const auto& e : all) std::printf("%-*s  %s\n", static_cast<int>(width), e.name.c_str(), e.description.c_str());
+  return all.empty() ? 1 : 0;
+}
+
+/// The servers a scenario needs, from the flags or the environment; refuses
+/// to start a scenario whose server was not named.
+void attach_servers(weir::bench::scenario& sc, std::string postgres, std::string mysql, std::string http) {
+  using weir::bench::baseline_kind;
   if (postgres.empty())
     if (const char* env = std::getenv("WEIR_BENCH_POSTGRES")) postgres = env;
-  const bool needs_postgres = sc.sinks_to_postgres() || sc.baseline == weir::bench::baseline_kind::postgres_insert ||
-                              sc.baseline == weir::bench::baseline_kind::postgres_copy;
-  if (needs_postgres && postgres.empty())
+  if ((sc.sinks_to_postgres() || sc.baseline_needs_postgres()) && postgres.empty())
     throw std::runtime_error(sc.name + " needs a PostgreSQL server: --postgres CONNINFO (or WEIR_BENCH_POSTGRES)");
   sc.postgres = postgres;
   if (sc.sinks_to_postgres()) sc.daemon_settings["sink.postgres.conninfo"] = postgres;
   if (mysql.empty())
     if (const char* env = std::getenv("WEIR_BENCH_MYSQL")) mysql = env;
-  if ((sc.sinks_to_mysql() || sc.baseline == weir::bench::baseline_kind::mysql_load) && mysql.empty())
+  if ((sc.sinks_to_mysql() || sc.baseline == baseline_kind::mysql_load) && mysql.empty())
     throw std::runtime_error(sc.name + " needs a MariaDB/MySQL server: --mysql SETTINGS (or WEIR_BENCH_MYSQL)");
   if (!mysql.empty()) sc.mysql = weir::bench::parse_mysql_settings(mysql);
   if (sc.sinks_to_mysql())
     for (const auto& [key, value] : sc.mysql) sc.daemon_settings["sink.mysql." + key] = value;
   if (http.empty())
     if (const char* env = std::getenv("WEIR_BENCH_HTTP")) http = env;
-  // A scenario may name its own endpoint (recovery's, where nothing listens).
-  const bool names_endpoint = sc.daemon_settings.count("sink.http.url") > 0;
-  if (((sc.sinks_to_http() && !names_endpoint) || sc.baseline == weir::bench::baseline_kind::http_post) &&
+  // A scenario may name its own endpoint (recovery's, where nothing listens),
+  // or use weir-bench's.
+  const bool has_endpoint = sc.own_endpoint || sc.daemon_settings.count("sink.http.url") > 0;
+  if (((sc.sinks_to_http() && !has_endpoint) || (sc.baseline == baseline_kind::http_post && !sc.own_endpoint)) &&
       http.empty())
     throw std::runtime_error(sc.name + " needs an HTTP endpoint: --http URL (or WEIR_BENCH_HTTP)");
   sc.http = http;
-  if (sc.sinks_to_http() && !http.empty()) sc.daemon_settings["sink.http.url"] = http;
+  if (sc.sinks_to_http() && !has_endpoint) sc.daemon_settings["sink.http.url"] = http;
+}
 
-  std::filesystem::create_directories(workdir);
-  std::string dir_template = workdir + "/run-XXXXXX";
-  if (!::mkdtemp(dir_template.data())) throw std::runtime_error("cannot create a directory under " + workdir);
-  const std::string dir = std::filesystem::absolute(dir_template).string();
-
-  std::cerr << "weir-bench: " << sc.name << " — " << sc.description << "\n";
-  for (auto payload : sc.payload_sizes)
-    for (auto batch : sc.batches) {
-      auto spec = sc.load;
-      spec.payload_bytes = payload;
-      spec.batch = batch;
-      // Baseline and scenario alternate, and the order flips each round, so
-      // that a machine drifting over minutes moves both alike.
-      std::vector<weir::bench::sample> runs, bases;
-      for (int r = 0; r < repeats; ++r) {
-        const std::string round_dir =
-            dir + "/p" + std::to_string(payload) + "-b" + std::to_string(batch) + "-r" + std::to_string(r);
-        std::filesystem::create_directories(round_dir);
-        const std::string round = "payload " + std::to_string(payload) + " B, batch " + std::to_string(batch) +
-                                  ", round " + std::to_string(r + 1) + "/" + std::to_string(repeats);
-        for (int step = 0; step < 2; ++step) {
-          if ((step == 0) == (r % 2 == 0)) {
-            progress(round + ": baseline (" + weir::bench::name_of(sc.baseline) + ")");
-            bases.push_back(weir::bench::run_baseline_once(sc, spec, round_dir, self_dir() + "/weir-server"));
-          } else {
-            std::ostringstream what;
-            what << round << ": scenario, " << spec.seconds << " s";
-            progress(what.str());
-            runs.push_back(weir::bench::run_scenario_once(sc, spec, round_dir, self_dir() + "/weir-server", socket));
-          }
-        }
-        std::filesystem::remove_all(round_dir);
-      }
-      auto field = [](const std::vector<weir::bench::sample>& v, double weir::bench::sample::*f) {
-        std::vector<double> out;
-        for (const auto& s : v) out.push_back(s.*f);
-        return out;
-      };
-      using weir::bench::sample;
-      const auto rate = field(runs, &sample::records_per_s), base_rate = field(bases, &sample::records_per_s);
-      std::vector<double> ratios;  // per round: the scenario over the baseline measured next to it
-      for (std::size_t r = 0; r < runs.size(); ++r)
-        if (base_rate[r] > 0) ratios.push_back(rate[r] / base_rate[r]);
-      std::vector<double> backlog;
-      for (const auto& s : runs) backlog.push_back(static_cast<double>(s.backlog_bytes));
-      std::uint64_t records = 0, refused = 0;
-      for (const auto& s : runs) {
-        records += s.records;
-        refused += s.refused;
-      }
-      nlohmann::json j{{"scenario", sc.name},
-                       {"durability", spec.replicated ? "replicated" : spec.durable ? "durable" : "buffered"},
-                       {"cluster_nodes", sc.cluster_nodes},
-                       {"producers", spec.producers},
-                       {"pipeline", spec.pipeline},
-                       {"batch", batch},
-                       {"payload_bytes", payload},
-                       {"seconds", spec.seconds},
-                       {"repeats", repeats},
-                       {"records", records},
-                       {"refused", refused},
-                       {"records_per_s", median(rate)},
-                       {"records_per_s_min", lowest(rate)},
-                       {"records_per_s_max", highest(rate)},
-                       {"p50_us", median(field(runs, &sample::p50_us))},
-                       {"p99_us", median(field(runs, &sample::p99_us))},
-                       {"p999_us", median(field(runs, &sample::p999_us))},
-                       {"measure", weir::bench::name_of(sc.measure)},
-                       {"catch_up_s", median(field(runs, &sample::catch_up_s))},
-                       {"acked_per_s", median(field(runs, &sample::acked_per_s))},
-                       {"records_per_fsync", median(field(runs, &sample::records_per_fsync))},
-                       {"records_per_commit", median(field(runs, &sample::records_per_commit))},
-                       {"startup_s", median(field(runs, &sample::startup_s))},
-                       {"startup_s_min", lowest(field(runs, &sample::startup_s))},
-                       {"startup_s_max", highest(field(runs, &sample::startup_s))},
-                       {"backlog_bytes", median(backlog)},
-                       {"baseline", weir::bench::name_of(sc.baseline)},
-                       {"baseline_records_per_s", median(base_rate)},
-                       {"baseline_records_per_s_min", lowest(base_rate)},
-                       {"baseline_records_per_s_max", highest(base_rate)},
-                       {"baseline_p50_us", median(field(bases, &sample::p50_us))},
-                       {"baseline_records_per_fsync", median(field(bases, &sample::records_per_fsync))},
-                       {"ratio", median(ratios)},
-                       {"ratio_min", lowest(ratios)},
-                       {"ratio_max", highest(ratios)}};
-      std::cout << "BENCH: " << j.dump() << "\n";
-      std::printf("%s: %.0f records/s (p50 %.1f us, p99 %.1f us), %s baseline %.0f records/s (p50 %.1f us), "
-                  "ratio %.2f (%.2f to %.2f over %d rounds)\n",
-                  sc.name.c_str(), median(rate), j["p50_us"].get<double>(), j["p99_us"].get<double>(),
-                  j["baseline"].get<std::string>().c_str(), median(base_rate), j["baseline_p50_us"].get<double>(),
-                  median(ratios), lowest(ratios), highest(ratios), repeats);
-      if (sc.measure == weir::bench::measure_kind::delivery)
-        std::printf("%s: acked %.0f records/s while the load ran (%.2f of the baseline), then %.2f s to catch up; "
-                    "%.0f records per sink commit\n",
-                    sc.name.c_str(), j["acked_per_s"].get<double>(),
-                    median(base_rate) > 0 ? j["acked_per_s"].get<double>() / median(base_rate) : 0.0,
-                    j["catch_up_s"].get<double>(), j["records_per_commit"].get<double>());
-      if (const double per_sync = j["records_per_fsync"], base_per_sync = j["baseline_records_per_fsync"];
-          per_sync > 0 && base_per_sync > 0)
-        std::printf("%s: %.1f Durable records per WAB fdatasync (%.1f in the baseline)\n", sc.name.c_str(), per_sync,
-                    base_per_sync);
-      else if (per_sync > 0)
-        std::printf("%s: %.1f Durable records per WAB fdatasync\n", sc.name.c_str(), per_sync);
-      if (sc.measure == weir::bench::measure_kind::recovery)
-        std::printf("%s: restart after kill -9 on %.0f MiB of backlog: %.3f s (%.3f to %.3f), %.2f s per GiB\n",
-                    sc.name.c_str(), median(backlog) / (1 << 20), j["startup_s"].get<double>(),
-                    j["startup_s_min"].get<double>(), j["startup_s_max"].get<double>(),
-                    median(backlog) > 0 ? j["startup_s"].get<double>() / (median(backlog) / (1 << 30)) : 0.0);
-      std::fflush(stdout);
-      if (refused > 0) std::cerr << "weir-bench: warning: " << refused << " records were not acked\n";
-    }
-  std::filesystem::remove_all(dir);
+int run(const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  std::string scenario_dir = WEIR_SCENARIO_DIR, out_path, postgres, mysql, http;
+  double seconds = 0, warmup = -1, deadline = 0;
+  weir::bench::suite_options options;
+  options.server_binary = self_dir() + "/weir-server";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto value = [&](const char* flag) {
+      if (i + 1 >= args.size()) throw std::runtime_error(std::string(flag) + " needs a value");
+      return args[++i];
+    };
+    if (args[i] == "--socket") options.socket = value("--socket");
+    else if (args[i] == "--workdir") options.workdir = value("--workdir");
+    else if (args[i] == "--seconds") seconds = std::stod(value("--seconds"));
+    else if (args[i] == "--warmup") warmup = std::stod(value("--warmup"));
+    else if (args[i] == "--postgres") postgres = value("--postgres");
+    else if (args[i] == "--mysql") mysql = value("--mysql");
+    else if (args[i] == "--http") http = value("--http");
+    else if (args[i] == "--deadline") deadline = std::stod(value("--deadline"));
+    else if (args[i] == "--repeat") options.repeats = std::stoi(value("--repeat"));
+    else if (args[i] == "--out") out_path = value("--out");
+    else if (args[i] == "--scenarios") scenario_dir = value("--scenarios");
+    else if (!args[i].empty() && args[i][0] == '-') throw std::runtime_error("unknown option " + args[i]);
+    else names.push_back(args[i]);
+  }
+  if (names.empty()) throw std::runtime_error("run needs a scenario (weir-bench list names them)");
+  if (options.repeats < 1 || options.repeats > 100) throw std::runtime_error("--repeat must be 1 to 100");
+  // Every scenario is read and checked before the first one runs: a
+  // mistake in the fifth should not surface after an hour of the first four.
+  std::vector<weir::bench::scenario> scenarios;
+  for (const auto& name : names) {
+    auto sc = weir::bench::load_scenario(resolve(name, scenario_dir));
+    if (seconds > 0) sc.load.seconds = seconds;
+    if (warmup >= 0) sc.load.warmup_seconds = warmup;
+    attach_servers(sc, postgres, mysql, http);
+    scenarios.push_back(std::move(sc));
+  }
+  std::ofstream out;
+  if (!out_path.empty()) {
+    out.open(out_path, std::ios::app);
+    if (!out) throw std::runtime_error("cannot write " + out_path);
+  }
+  weir::bench::arm_deadline(deadline);
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    if (scenarios.size() > 1)
+      std::cerr << "weir-bench: scenario " << i + 1 << " of " << scenarios.size() << "\n";
+    weir::bench::run_scenario(scenarios[i], options, [&](const nlohmann::json& result) {
+      std::cout << "BENCH: " << result.dump() << "\n" << weir::bench::summarise(result) << std::flush;
+      if (out.is_open()) out << result.dump() << "\n" << std::flush;
+    });
+  }
   return 0;
 }
 
-int report(const std::vector<std::string>& files) {
-  int rows = 0;
+int report(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  std::string md_path, png_path;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--md" && i + 1 < args.size()) md_path = args[++i];
+    else if (args[i] == "--png" && i + 1 < args.size()) png_path = args[++i];
+    else if (!args[i].empty() && args[i][0] == '-') throw std::runtime_error("unknown option " + args[i]);
+    else files.push_back(args[i]);
+  }
+  std::vector<nlohmann::json> results;
   if (files.empty()) {
-    rows = weir::bench::write_report(std::cin, std::cout);
+    results = weir::bench::read_results(std::cin);
   } else {
-    std::stringstream all;
     for (const auto& f : files) {
       std::ifstream in(f);
       if (!in) throw std::runtime_error("cannot read " + f);
-      all << in.rdbuf() << "\n";
+      auto more = weir::bench::read_results(in);
+      results.insert(results.end(), more.begin(), more.end());
     }
-    rows = weir::bench::write_report(all, std::cout);
   }
-  return rows > 0 ? 0 : 1;
+  if (results.empty()) throw std::runtime_error("no results (BENCH lines or JSON lines) to report");
+  if (md_path.empty()) {
+    weir::bench::write_report(results, std::cout);
+  } else {
+    std::ofstream md(md_path);
+    if (!md) throw std::runtime_error("cannot write " + md_path);
+    weir::bench::write_report(results, md);
+  }
+  if (!png_path.empty()) weir::bench::write_chart(results, png_path);
+  return 0;
 }
 
 }  // namespace
@@ -303,6 +281,7 @@ int main(int argc, char** argv) {
   }
   try {
     const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] == "list") return list(rest);
     if (args[0] == "run") return run(rest);
     if (args[0] == "report") return report(rest);
     std::fprintf(stderr, "weir-bench: unknown command %s (see --help)\n", args[0].c_str());

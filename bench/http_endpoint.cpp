@@ -1,0 +1,159 @@
+#include "bench/http_endpoint.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+
+namespace weir::bench {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+/// Content-Length of a request head, or 0 (the sink always sends one).
+std::size_t content_length(std::string_view head) {
+  static constexpr std::string_view field = "\r\ncontent-length:";
+  for (std::size_t at = 0; at + field.size() <= head.size(); ++at) {
+    bool match = true;
+    for (std::size_t i = 0; i < field.size() && match; ++i)
+      match = std::tolower(static_cast<unsigned char>(head[at + i])) == field[i];
+    if (match) return std::strtoull(std::string(head.substr(at + field.size(), 24)).c_str(), nullptr, 10);
+  }
+  return 0;
+}
+
+bool send_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+struct http_endpoint::impl {
+  std::chrono::microseconds delay;
+  int listen_fd = -1;
+  std::uint16_t port = 0;
+  std::thread acceptor;
+  mutable std::mutex mutex;
+  std::vector<std::thread> connections;
+  std::vector<int> connection_fds;
+  std::vector<double> latencies_us;
+  std::atomic<clock::rep> refuse_until{0};
+  std::atomic<std::uint64_t> accepted{0};
+  std::atomic<bool> stopping{false};
+
+  explicit impl(std::chrono::microseconds d) : delay(d) {
+    listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (listen_fd < 0 || ::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::listen(listen_fd, 256) != 0 || ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+      throw std::runtime_error(std::string("bench HTTP endpoint: cannot listen: ") + std::strerror(errno));
+    port = ntohs(addr.sin_port);
+    acceptor = std::thread([this] { accept_loop(); });
+  }
+
+  ~impl() {
+    stopping = true;
+    ::shutdown(listen_fd, SHUT_RDWR);
+    acceptor.join();
+    {
+      std::lock_guard<std::mutex> guard(mutex);
+      for (int fd : connection_fds) ::shutdown(fd, SHUT_RDWR);
+    }
+    for (auto& t : connections) t.join();
+    for (int fd : connection_fds) ::close(fd);
+    ::close(listen_fd);
+  }
+
+  void accept_loop() {
+    for (;;) {
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (stopping) return;
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        return;
+      }
+      std::lock_guard<std::mutex> guard(mutex);
+      connection_fds.push_back(fd);
+      connections.emplace_back([this, fd] { serve(fd); });
+    }
+  }
+
+  /// Requests as they come, pipelined ones too, each answered in turn.
+  void serve(int fd) {
+    std::string in;
+    char buf[64 * 1024];
+    for (;;) {
+      const auto head_end = in.find("\r\n\r\n");
+      if (head_end != std::string::npos) {
+        const std::size_t body_at = head_end + 4;
+        const std::size_t body_size = content_length(std::string_view(in).substr(0, body_at));
+        if (in.size() >= body_at + body_size) {
+          const auto arrived = clock::now();
+          if (!answer(fd, std::string_view(in).substr(body_at, body_size), arrived)) break;
+          in.erase(0, body_at + body_size);
+          continue;
+        }
+      }
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      in.append(buf, static_cast<std::size_t>(n));
+    }
+    ::shutdown(fd, SHUT_RDWR);  // closed with the endpoint, so the fd is not reused under it
+  }
+
+  bool answer(int fd, std::string_view body, clock::time_point arrived) {
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    if (clock::now().time_since_epoch().count() < refuse_until.load())
+      return send_all(fd, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
+    const auto semicolon = body.find(';');
+    if (semicolon != std::string_view::npos && semicolon > 0 && semicolon < 24) {
+      const clock::rep sent = std::strtoll(std::string(body.substr(0, semicolon)).c_str(), nullptr, 10);
+      if (sent > 0) {
+        std::lock_guard<std::mutex> guard(mutex);
+        latencies_us.push_back(static_cast<double>(arrived.time_since_epoch().count() - sent) / 1000.0);
+      }
+    }
+    ++accepted;
+    return send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  }
+};
+
+http_endpoint::http_endpoint(std::chrono::microseconds delay) : impl_(std::make_unique<impl>(delay)) {}
+http_endpoint::~http_endpoint() = default;
+
+std::string http_endpoint::url() const { return "http://127.0.0.1:" + std::to_string(impl_->port) + "/"; }
+
+void http_endpoint::refuse_for(clock::duration span) {
+  impl_->refuse_until = (clock::now() + span).time_since_epoch().count();
+}
+
+clock::time_point http_endpoint::refusing_until() const {
+  return clock::time_point(clock::duration(impl_->refuse_until.load()));
+}
+
+std::uint64_t http_endpoint::accepted() const { return impl_->accepted; }
+
+std::vector<double> http_endpoint::stamped_latencies_us() const {
+  std::lock_guard<std::mutex> guard(impl_->mutex);
+  return impl_->latencies_us;
+}
+
+}  // namespace weir::bench
