@@ -191,6 +191,10 @@ std::string summarise(const nlohmann::json& j) {
                       j.value("ratio_min", 0.0), j.value("ratio_max", 0.0)));
     return out;
   }
+  if (j.value("baseline", "?") == "none")
+    add(std::snprintf(line, sizeof line, "%s: %.0f records/s (p50 %.1f us, p99 %.1f us), no baseline\n", name.c_str(),
+                      rate, j.value("p50_us", 0.0), j.value("p99_us", 0.0)));
+  else
   add(std::snprintf(line, sizeof line,
                     "%s: %.0f records/s (p50 %.1f us, p99 %.1f us), %s baseline %.0f records/s (p50 %.1f us), "
                     "ratio %.2f (%.2f to %.2f over %d rounds)\n",
