@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # Extra arguments for ctest in `make test` (test-asan passes an exclusion).
 CTEST_FLAGS ?=
 
-.PHONY: all deps configure build run test test-asan test-tsan soak clean
+.PHONY: all deps configure build run test test-asan test-tsan soak bench clean
 
 all: build
 
@@ -69,6 +69,11 @@ SIM_SEEDS ?= 20000
 soak: build
 	$(BUILD_DIR)/bin/weir-soak --cycles $(CYCLES) $(if $(SEED),--seed $(SEED))
 	$(BUILD_DIR)/bin/weir-sim --seeds 1..$(SIM_SEEDS) --jobs $(JOBS)
+
+# The quick benchmark suite (scripts/bench.sh): bench/results/latest.jsonl,
+# the tables in docs/benchmarks.md and the chart docs/benchmarks.png.
+bench: build
+	@bash scripts/bench.sh
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan build-tsan

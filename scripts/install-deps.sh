@@ -10,6 +10,8 @@ packages=(
   nlohmann-json3-dev sqlite3 python3
   # real servers and tools the test suite starts itself, on private ports and directories
   postgresql-15 mariadb-server-core nginx prometheus chromium fonts-dejavu-core
+  # weir-bench: Redis (a peer, appendfsync always) and gnuplot (report --png)
+  redis-server gnuplot-nox
   # openssl: the cluster TLS test makes its own CAs and node certificates
   openssl
   # make fuzz: clang, and the libFuzzer runtime (clang only recommends it; recommends are skipped)

@@ -32,7 +32,7 @@ std::string find_bin() {
 
 }  // namespace
 
-postgres_server::postgres_server() : bin_(find_bin()) {
+postgres_server::postgres_server(bool durable) : bin_(find_bin()), durable_(durable) {
   as_postgres_ = ::geteuid() == 0;
   char tmpl[] = "/tmp/weir-pg-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
@@ -70,7 +70,7 @@ std::string postgres_server::run_as_owner(const std::string& command) const {
 void postgres_server::start() {
   run_as_owner(bin_ + "/pg_ctl -D " + dir_.string() + "/data -w -s -l " + dir_.string() +
                "/server.log -o \"-k " + dir_.string() + " -p " + std::to_string(port_) +
-               " -c listen_addresses= -c fsync=off\" start");
+               " -c listen_addresses=" + (durable_ ? "" : " -c fsync=off") + "\" start");
 }
 
 void postgres_server::stop() {

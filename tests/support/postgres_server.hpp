@@ -11,7 +11,9 @@ namespace weir::test {
 
 class postgres_server {
  public:
-  postgres_server();
+  /// Tests run it with fsync off (nothing they check needs the disk);
+  /// `durable` keeps PostgreSQL's own fsync, as a benchmark must.
+  explicit postgres_server(bool durable = false);
   ~postgres_server();
   postgres_server(const postgres_server&) = delete;
   postgres_server& operator=(const postgres_server&) = delete;
@@ -30,6 +32,7 @@ class postgres_server {
 
   std::filesystem::path dir_;
   std::string bin_;
+  bool durable_ = false;
   int port_ = 0;
   bool as_postgres_ = false;
 };

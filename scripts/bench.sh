@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# make bench: the quick suite (under 10 minutes on 2 cores) into
+# bench/results/latest.jsonl, then its tables into docs/benchmarks.md
+# (between the "make bench" markers) and its chart into docs/benchmarks.png.
+# PostgreSQL (fsync on), MariaDB and nginx are private instances that
+# bench-services starts and stops; redis-server is run by weir-bench itself.
+# BENCH_SCENARIOS="a b" runs only those (quick settings), for a look at one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+bin=$BUILD_DIR/bin
+results=bench/results/latest.jsonl
+partial=$results.partial
+mkdir -p bench/results var/bench
+: > "$partial"
+
+coproc services { "$bin/bench-services"; }
+services_in=${services[1]}
+while IFS= read -r line <&"${services[0]}"; do
+  [ "$line" = ready ] && break
+  export "${line?}"
+done
+[ -n "${WEIR_BENCH_POSTGRES:-}" ] || { echo "bench: bench-services did not start its servers" >&2; exit 1; }
+
+# Each group: scenarios and the settings that keep the suite short; every
+# result still has its baseline measured beside it, over 2 rounds.
+run() {
+  "$bin/weir-bench" run "$@" --workdir var/bench --out "$partial" --deadline 1500 >/dev/null
+}
+if [ -n "${BENCH_SCENARIOS:-}" ]; then
+  # shellcheck disable=SC2086
+  run $BENCH_SCENARIOS --seconds 1.5 --warmup 0.5 --repeat 2
+else
+  run durable-single durable-single-ordered durable-single-overwrite buffered-single buffered-single-ordered \
+      durable-16 durable-64 durable-16-minimal durable-64-minimal pipelined \
+      batch-sizes batch-sizes-buffered payload-sweep \
+      durable-single-redis durable-16-redis pipelined-redis \
+      deliver-sqlite deliver-sqlite-batched deliver-sqlite-bulk \
+      durable-16-postgres deliver-postgres-bulk deliver-postgres-copy deliver-mysql-load \
+      deliver-http-raw deliver-http-ndjson deliver-http-slow \
+      delivery-latency delivery-latency-no-linger replicated-3 recovery startup-idle \
+      --seconds 1.5 --warmup 0.5 --repeat 2
+  run sink-outage --seconds 12 --repeat 2            # the outage itself lasts 10 s
+  run recovery-backlog --repeat 2                     # 100 MiB, 512 MiB, 2 GiB
+  run sustained --seconds 60 --repeat 1               # 10 minutes without --seconds
+fi
+mv "$partial" "$results"
+exec {services_in}>&-
+wait "$services_PID" 2>/dev/null || true
+
+"$bin/weir-bench" report "$results" --md bench/results/latest.md --png docs/benchmarks.png
+# The tables go between the markers in docs/benchmarks.md; the rest of the
+# page (what each scenario can and cannot say) is written by hand.
+python3 - "$results" <<'PY'
+import pathlib, subprocess, sys
+doc = pathlib.Path("docs/benchmarks.md")
+text = doc.read_text()
+begin, end = "<!-- make bench: begin -->", "<!-- make bench: end -->"
+tables = pathlib.Path("bench/results/latest.md").read_text()
+if begin not in text or end not in text:
+    sys.exit("bench: docs/benchmarks.md has no make bench markers")
+head, rest = text.split(begin, 1)
+_, tail = rest.split(end, 1)
+command = "make bench  # scripts/bench.sh: the quick suite, 2 rounds each"
+block = f"{begin}\n\n```sh\n{command}\n```\n\n{tables}\n{end}"
+doc.write_text(head + block + tail)
+PY
+echo "bench: $(wc -l < "$results") results in $results; tables in docs/benchmarks.md, chart in docs/benchmarks.png"
