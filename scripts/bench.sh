@@ -51,18 +51,28 @@ wait "$services_PID" 2>/dev/null || true
 "$bin/weir-bench" report "$results" --md bench/results/latest.md --png docs/benchmarks.png
 # The tables go between the markers in docs/benchmarks.md; the rest of the
 # page (what each scenario can and cannot say) is written by hand.
-python3 - "$results" <<'PY'
-import pathlib, subprocess, sys
+"$bin/weir-bench" list > bench/results/scenarios.txt
+python3 - <<'PY'
+import pathlib, sys
 doc = pathlib.Path("docs/benchmarks.md")
 text = doc.read_text()
-begin, end = "<!-- make bench: begin -->", "<!-- make bench: end -->"
+
+def put(text, name, block):
+    begin, end = f"<!-- {name}: begin -->", f"<!-- {name}: end -->"
+    if begin not in text or end not in text:
+        sys.exit(f"bench: docs/benchmarks.md has no {name} markers")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return head + begin + "\n" + block + "\n" + end + tail
+
 tables = pathlib.Path("bench/results/latest.md").read_text()
-if begin not in text or end not in text:
-    sys.exit("bench: docs/benchmarks.md has no make bench markers")
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
 command = "make bench  # scripts/bench.sh: the quick suite, 2 rounds each"
-block = f"{begin}\n\n```sh\n{command}\n```\n\n{tables}\n{end}"
-doc.write_text(head + block + tail)
+text = put(text, "make bench", f"\n```sh\n{command}\n```\n\n{tables}")
+rows = ["| scenario | what it runs, and against what |", "|---|---|"]
+for line in pathlib.Path("bench/results/scenarios.txt").read_text().splitlines():
+    name, _, description = line.partition(" ")
+    rows.append(f"| `{name}` | {description.strip()} |")
+text = put(text, "scenarios", "\n" + "\n".join(rows) + "\n")
+doc.write_text(text)
 PY
 echo "bench: $(wc -l < "$results") results in $results; tables in docs/benchmarks.md, chart in docs/benchmarks.png"
