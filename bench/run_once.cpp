@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -88,7 +89,8 @@ std::unique_ptr<http_endpoint> own_endpoint(const scenario& sc) {
 /// acked, how long its fdatasyncs took, how much memory it holds.
 class sampler {
  public:
-  sampler(const daemon_runner& daemon, double every) : daemon_(daemon), every_(every) {
+  sampler(const daemon_runner& daemon, double every, double planned_s)
+      : daemon_(daemon), every_(every), planned_s_(planned_s) {
     thread_ = std::thread([this] { loop(); });
   }
   ~sampler() { stop(); }
@@ -121,13 +123,16 @@ class sampler {
       p.fsync_ms = 1000 * per(now_counts.fsync_seconds - last.fsync_seconds, now_counts.fsync_count - last.fsync_count);
       p.rss_mib = daemon_.rss_mib();
       points_.push_back(p);
+      // A long run says how it goes as it goes.
+      std::fprintf(stderr, "weir-bench: %.0f of %.0f s: %.0f records/s, fdatasync %.2f ms, RSS %.1f MiB\n", p.t_s,
+                   planned_s_, p.records_per_s, p.fsync_ms, p.rss_mib);
       last = now_counts;
       last_at = now;
     }
   }
 
   const daemon_runner& daemon_;
-  double every_;
+  double every_, planned_s_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
@@ -196,7 +201,7 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   const daemon_counters before = daemon ? read_daemon_counters(daemon->admin_address()) : daemon_counters{};
   const double db_commits_before = sc.sinks_to_postgres() ? postgres_commits(sc.postgres) : 0;
   std::optional<sampler> samples;
-  if (sc.measure == measure_kind::sustained) samples.emplace(*daemon, sc.sample_seconds);
+  if (sc.measure == measure_kind::sustained) samples.emplace(*daemon, sc.sample_seconds, spec.seconds);
   if (sc.measure == measure_kind::outage && sc.outage_seconds > 0)
     endpoint->refuse_for(std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(sc.outage_seconds)));
   const auto started = clock::now();
