@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
@@ -43,16 +44,23 @@ bool send_all(int fd, std::string_view data) {
 }  // namespace
 
 struct http_endpoint::impl {
+  /// One connection's thread; reaped (joined, closed) once it has ended, so
+  /// a sink reconnecting after every 503 does not pile up threads.
+  struct connection {
+    int fd = -1;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+
   std::chrono::microseconds delay;
   int listen_fd = -1;
   std::uint16_t port = 0;
   std::thread acceptor;
   mutable std::mutex mutex;
-  std::vector<std::thread> connections;
-  std::vector<int> connection_fds;
+  std::list<connection> connections;
   std::vector<double> latencies_us;
   std::atomic<clock::rep> refuse_until{0};
-  std::atomic<std::uint64_t> accepted{0};
+  std::atomic<std::uint64_t> accepted{0}, refused{0};
   std::atomic<bool> stopping{false};
 
   explicit impl(std::chrono::microseconds d) : delay(d) {
@@ -74,24 +82,48 @@ struct http_endpoint::impl {
     acceptor.join();
     {
       std::lock_guard<std::mutex> guard(mutex);
-      for (int fd : connection_fds) ::shutdown(fd, SHUT_RDWR);
+      for (auto& c : connections) ::shutdown(c.fd, SHUT_RDWR);
     }
-    for (auto& t : connections) t.join();
-    for (int fd : connection_fds) ::close(fd);
+    for (auto& c : connections) {
+      c.thread.join();
+      ::close(c.fd);
+    }
     ::close(listen_fd);
+  }
+
+  void reap_finished() {
+    std::lock_guard<std::mutex> guard(mutex);
+    for (auto it = connections.begin(); it != connections.end();) {
+      if (!it->done) {
+        ++it;
+        continue;
+      }
+      it->thread.join();
+      ::close(it->fd);
+      it = connections.erase(it);
+    }
   }
 
   void accept_loop() {
     for (;;) {
       const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (stopping) return;
-        if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (stopping) {
+        if (fd >= 0) ::close(fd);
         return;
       }
+      if (fd < 0) {
+        if (errno != EINTR && errno != ECONNABORTED)  // out of fds or memory: the sink retries, so must we
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      reap_finished();
       std::lock_guard<std::mutex> guard(mutex);
-      connection_fds.push_back(fd);
-      connections.emplace_back([this, fd] { serve(fd); });
+      auto& c = connections.emplace_back();
+      c.fd = fd;
+      c.thread = std::thread([this, &c] {
+        serve(c.fd);
+        c.done = true;
+      });
     }
   }
 
@@ -116,13 +148,15 @@ struct http_endpoint::impl {
       if (n <= 0) break;
       in.append(buf, static_cast<std::size_t>(n));
     }
-    ::shutdown(fd, SHUT_RDWR);  // closed with the endpoint, so the fd is not reused under it
+    ::shutdown(fd, SHUT_RDWR);  // closed when reaped, so the fd is not reused under its thread
   }
 
   bool answer(int fd, std::string_view body, clock::time_point arrived) {
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
-    if (clock::now().time_since_epoch().count() < refuse_until.load())
+    if (clock::now().time_since_epoch().count() < refuse_until.load()) {
+      ++refused;
       return send_all(fd, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
+    }
     const auto semicolon = body.find(';');
     if (semicolon != std::string_view::npos && semicolon > 0 && semicolon < 24) {
       const clock::rep sent = std::strtoll(std::string(body.substr(0, semicolon)).c_str(), nullptr, 10);
@@ -150,6 +184,7 @@ clock::time_point http_endpoint::refusing_until() const {
 }
 
 std::uint64_t http_endpoint::accepted() const { return impl_->accepted; }
+std::uint64_t http_endpoint::refused() const { return impl_->refused; }
 
 std::vector<double> http_endpoint::stamped_latencies_us() const {
   std::lock_guard<std::mutex> guard(impl_->mutex);

@@ -28,6 +28,8 @@ class http_endpoint {
   std::chrono::steady_clock::time_point refusing_until() const;
   /// Requests answered 2xx so far.
   std::uint64_t accepted() const;
+  /// Requests answered 503 so far.
+  std::uint64_t refused() const;
   /// Microseconds from each stamped record's send to its arrival here, for
   /// every stamped body answered 2xx so far (see load_spec::stamp).
   std::vector<double> stamped_latencies_us() const;

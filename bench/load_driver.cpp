@@ -93,7 +93,7 @@ struct load_plan {
 bool may_send(const load_spec& spec, load_plan& plan, clock::time_point& next_slot, std::uint64_t per_frame) {
   if (clock::now() >= plan.stop_at) return false;
   if (plan.interval.count() > 0) {
-    std::this_thread::sleep_until(next_slot);
+    std::this_thread::sleep_until(std::min(next_slot, plan.stop_at));
     next_slot += plan.interval;
     if (clock::now() >= plan.stop_at) return false;
   }

@@ -1,5 +1,6 @@
 #include "bench/redis_baselines.hpp"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -20,6 +21,7 @@
 
 #include "bench/daemon_runner.hpp"
 #include "bench/load_driver.hpp"
+#include "bench/watchdog.hpp"
 
 extern char** environ;
 
@@ -54,8 +56,15 @@ class redis_process {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (::posix_spawnp(&pid_, "redis-server", nullptr, nullptr, argv.data(), environ) != 0)
-      throw std::runtime_error("cannot start redis-server (make bench installs it)");
+    // Its output goes to its log file, not into weir-bench's results.
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    const int spawned = ::posix_spawnp(&pid_, "redis-server", &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) throw std::runtime_error("cannot start redis-server (make bench installs it)");
+    track_daemon(pid_, dir + "/redis.log");  // killed too when --deadline ends the run
     for (auto deadline = clock::now() + std::chrono::seconds(20); clock::now() < deadline;) {
       const int fd = connect_loopback(port_);
       if (fd >= 0) {
@@ -83,6 +92,7 @@ class redis_process {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGKILL);  // its append-only file is this round's, thrown away with it
     ::waitpid(pid_, nullptr, 0);
+    untrack_daemon(pid_);
     pid_ = -1;
   }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -93,7 +94,14 @@ class sampler {
       : daemon_(daemon), every_(every), planned_s_(planned_s) {
     thread_ = std::thread([this] { loop(); });
   }
-  ~sampler() { stop(); }
+  ~sampler() {
+    try {
+      stop();
+    } catch (...) {
+    }
+  }
+  /// The samples; rethrows what stopped the sampling early (the daemon
+  /// did not answer its /metrics).
   std::vector<series_point> stop() {
     {
       std::lock_guard<std::mutex> guard(mutex_);
@@ -101,11 +109,20 @@ class sampler {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
+    if (failure_) std::rethrow_exception(failure_);
     return points_;
   }
 
  private:
   void loop() {
+    try {
+      sample_until_stopped();
+    } catch (...) {
+      failure_ = std::current_exception();
+    }
+  }
+
+  void sample_until_stopped() {
     const auto start = clock::now();
     auto last = read_daemon_counters(daemon_.admin_address());
     auto last_at = start;
@@ -137,6 +154,7 @@ class sampler {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::vector<series_point> points_;
+  std::exception_ptr failure_;
   std::thread thread_;
 };
 
@@ -238,8 +256,12 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   // to look; the sink's own rows confirm it. Counting rows all along would
   // load the database under test (a full scan every poll).
   const std::string db = dir + "/var/sink.db";
+  int own_postgres_queries = 0;  // each is a transaction pg_stat_database counts
   auto sink_rows = [&] {
-    if (sc.sinks_to_postgres()) return postgres_row_count(sc.postgres);
+    if (sc.sinks_to_postgres()) {
+      ++own_postgres_queries;
+      return postgres_row_count(sc.postgres);
+    }
     if (sc.sinks_to_mysql()) return mysql_row_count(sc.mysql);
     return sqlite_row_count(db);
   };
@@ -265,20 +287,25 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
     // the endpoint answers again (or the load's end, if later).
     s.records_per_s = s.acked_per_s;
     s.catch_up_s = std::chrono::duration<double>(done - std::max(load_ended, endpoint->refusing_until())).count();
+    s.sink_refusals = endpoint->refused();
   }
   s.records_per_fsync = per(counts.synced_records, counts.fsyncs);
   s.records_per_commit = per(counts.committed_records, counts.sink_commits);
   if (sc.sinks_to_postgres()) {
     // The bench's own row counts commit too; flushed stats may lag by a second.
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-    s.records_per_db_commit = per(static_cast<double>(load.records), postgres_commits(sc.postgres) - db_commits_before);
+    // Not the daemon's: the two statements of each postgres_commits() and the row counts.
+    const double own = 4 + own_postgres_queries;
+    s.records_per_db_commit =
+        per(static_cast<double>(load.records), postgres_commits(sc.postgres) - db_commits_before - own);
   }
   return s;
 }
 
 sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::string& dir,
                          const std::string& server_binary) {
-  const double seconds = std::min(spec.seconds, 3.0);
+  // A sustained run's reference is sustained too: a short one overstates the disk.
+  const double seconds = sc.measure == measure_kind::sustained ? spec.seconds : std::min(spec.seconds, 3.0);
   const std::uint64_t per_frame = records_per_frame(spec);
   const std::size_t frame_bytes = per_frame * (spec.payload_bytes + 16);
   auto endpoint = own_endpoint(sc);

@@ -32,6 +32,7 @@ struct sample {
   double delivery_p50_us = 0, delivery_p99_us = 0;  // latency: push to arrival at the endpoint
   double idle_rss_mib = 0;  // startup: resident memory after load.seconds idle
   double peak_rss_mib = 0;  // sustained: the highest sample
+  std::uint64_t sink_refusals = 0;  // outage: requests the endpoint answered 503
   std::vector<series_point> series;  // sustained
 };
 

@@ -181,6 +181,15 @@ scenario load_scenario(const std::string& path) {
     throw bad(path, "daemon.sink.type", "an endpoint (and measure outage or latency) needs sink.type http");
   if (s.measure == measure_kind::latency && s.load.rate <= 0)
     throw bad(path, "load.rate", "measure latency needs a rate (records per second)");
+  if (s.measure == measure_kind::latency) {
+    // The endpoint times one record per POST.
+    const auto format = s.daemon_settings.find("sink.http.format");
+    if (format != s.daemon_settings.end() && format->second != "raw")
+      throw bad(path, "daemon.sink.http.format", "measure latency needs raw (one record per POST)");
+    if (s.batches != std::vector<std::uint32_t>{0}) throw bad(path, "load.batch", "measure latency sends single pushes");
+  }
+  if (s.load.rate > 0 && s.load.pipeline != 1)
+    throw bad(path, "load.pipeline", "a paced load (load.rate) keeps one frame in flight");
   if (s.baseline == baseline_kind::no_outage && s.measure != measure_kind::outage)
     throw bad(path, "baseline", "no_outage is the baseline of measure outage");
   if (s.baseline == baseline_kind::fsync_post && !s.sinks_to_http())

@@ -59,8 +59,9 @@ nlohmann::json result_of(const scenario& sc, const load_spec& spec, std::uint32_
   for (std::size_t r = 0; r < runs.size() && r < bases.size(); ++r)
     if (const double q = round_ratio(sc, runs[r], bases[r]); q > 0) ratios.push_back(q);
   std::vector<double> backlog;
-  std::uint64_t records = 0, refused = 0;
+  std::uint64_t records = 0, refused = 0, refusals = 0;
   for (const auto& s : runs) {
+    refusals += s.sink_refusals;
     backlog.push_back(static_cast<double>(s.backlog_bytes));
     records += s.records;
     refused += s.refused;
@@ -98,6 +99,7 @@ nlohmann::json result_of(const scenario& sc, const load_spec& spec, std::uint32_
                    {"startup_s_max", highest(startup)},
                    {"idle_rss_mib", median(field(runs, &sample::idle_rss_mib))},
                    {"peak_rss_mib", median(field(runs, &sample::peak_rss_mib))},
+                   {"sink_refusals", refusals},
                    {"backlog_mib_target", backlog_mib},
                    {"backlog_bytes", median(backlog)},
                    {"baseline", name_of(sc.baseline)},
@@ -211,8 +213,11 @@ std::string summarise(const nlohmann::json& j) {
     add(std::snprintf(line, sizeof line, "%s: %.0f records per PostgreSQL commit (pg_stat_database)\n", name.c_str(),
                       per_db));
   if (measure == "outage")
-    add(std::snprintf(line, sizeof line, "%s: ingest went on at %.0f records/s through the outage; caught up %.2f s after it\n",
-                      name.c_str(), rate, j.value("catch_up_s", 0.0)));
+    add(std::snprintf(line, sizeof line,
+                      "%s: ingest went on at %.0f records/s through the outage (%llu requests refused); caught up "
+                      "%.2f s after it\n",
+                      name.c_str(), rate, static_cast<unsigned long long>(j.value("sink_refusals", 0ull)),
+                      j.value("catch_up_s", 0.0)));
   if (const double per_sync = j.value("records_per_fsync", 0.0), base_sync = j.value("baseline_records_per_fsync", 0.0);
       per_sync > 0 && base_sync > 0)
     add(std::snprintf(line, sizeof line, "%s: %.1f Durable records per WAB fdatasync (%.1f in the baseline)\n",

@@ -4,18 +4,31 @@
 # (between the "make bench" markers) and its chart into docs/benchmarks.png.
 # PostgreSQL (fsync on), MariaDB and nginx are private instances that
 # bench-services starts and stops; redis-server is run by weir-bench itself.
-# BENCH_SCENARIOS="a b" runs only those (quick settings), for a look at one.
+# BENCH_SCENARIOS="a b" runs only those (quick settings) into
+# bench/results/look.jsonl and look.md, leaving the docs alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 bin=$BUILD_DIR/bin
-results=bench/results/latest.jsonl
-partial=$results.partial
 mkdir -p bench/results var/bench
+if [ -n "${BENCH_SCENARIOS:-}" ]; then results=bench/results/look.jsonl; else results=bench/results/latest.jsonl; fi
+partial=$results.partial
 : > "$partial"
+if [ "$(stat -f -c %T /tmp)" = tmpfs ]; then
+  echo "bench: warning: /tmp is tmpfs: the PostgreSQL and MariaDB data (under /tmp) do not pay for their fsync" >&2
+fi
 
-coproc services { "$bin/bench-services"; }
+coproc services { exec "$bin/bench-services"; }
+services_pid=$services_PID
 services_in=${services[1]}
+# Whatever ends the run, the servers stop and a round's directory (a
+# backlog can be 2 GiB) does not stay behind.
+cleanup() {
+  kill -TERM "$services_pid" 2>/dev/null || true
+  wait "$services_pid" 2>/dev/null || true
+  rm -rf var/bench/run-*
+}
+trap cleanup EXIT
 while IFS= read -r line <&"${services[0]}"; do
   [ "$line" = ready ] && break
   export "${line?}"
@@ -46,13 +59,18 @@ else
 fi
 mv "$partial" "$results"
 exec {services_in}>&-
-wait "$services_PID" 2>/dev/null || true
 
-"$bin/weir-bench" report "$results" --md bench/results/latest.md --png docs/benchmarks.png
+report=${results%.jsonl}.md
+if [ -n "${BENCH_SCENARIOS:-}" ]; then
+  "$bin/weir-bench" report "$results" --md "$report"
+  echo "bench: $(wc -l < "$results") results in $results, tables in $report"
+  exit 0
+fi
+"$bin/weir-bench" report "$results" --md "$report" --png docs/benchmarks.png
+"$bin/weir-bench" list > bench/results/scenarios.txt
 # The tables go between the markers in docs/benchmarks.md; the rest of the
 # page (what each scenario can and cannot say) is written by hand.
-"$bin/weir-bench" list > bench/results/scenarios.txt
-python3 - <<'PY'
+python3 - "$report" <<'PY'
 import pathlib, sys
 doc = pathlib.Path("docs/benchmarks.md")
 text = doc.read_text()
@@ -65,7 +83,7 @@ def put(text, name, block):
     _, tail = rest.split(end, 1)
     return head + begin + "\n" + block + "\n" + end + tail
 
-tables = pathlib.Path("bench/results/latest.md").read_text()
+tables = pathlib.Path(sys.argv[1]).read_text()
 command = "make bench  # scripts/bench.sh: the quick suite, 2 rounds each"
 text = put(text, "make bench", f"\n```sh\n{command}\n```\n\n{tables}")
 rows = ["| scenario | what it runs, and against what |", "|---|---|"]

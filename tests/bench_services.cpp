@@ -3,7 +3,11 @@
 // on: a PostgreSQL on a Unix socket, a MariaDB and an nginx on loopback
 // ports, each in its own temporary directory. Prints one NAME=VALUE line per
 // server for weir-bench's environment, then "ready"; stops them all and
-// removes their directories when its standard input closes.
+// removes their directories when its standard input closes (or on SIGINT or
+// SIGTERM).
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -11,6 +15,14 @@
 #include "support/mariadb_server.hpp"
 #include "support/nginx_server.hpp"
 #include "support/postgres_server.hpp"
+
+namespace {
+
+/// SIGINT or SIGTERM ends it as a closed input does: the servers' destructors
+/// stop them and remove their directories.
+void end_input(int) { ::close(0); }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1) {
@@ -21,6 +33,10 @@ int main(int argc, char** argv) {
                argc == 2 && std::string(argv[1]) == "--help" ? stdout : stderr);
     return argc == 2 && std::string(argv[1]) == "--help" ? 0 : 2;
   }
+  struct sigaction on_signal {};
+  on_signal.sa_handler = end_input;
+  ::sigaction(SIGINT, &on_signal, nullptr);
+  ::sigaction(SIGTERM, &on_signal, nullptr);
   try {
     weir::test::postgres_server postgres(true);
     weir::test::mariadb_server mariadb;
