@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -63,6 +64,8 @@ std::string chart_script(const std::vector<nlohmann::json>& results, const std::
      << "set output " << quoted(png_path) << "\n"
      << "set multiplot\n";
   if (!bars.empty()) {
+    double x_max = 1.2;  // the line at 1 always shows
+    for (const auto* r : bars) x_max = std::max(x_max, 1.15 * r->value("ratio_max", r->value("ratio", 0.0)));
     gp << "$bars << EOD\n";
     for (std::size_t i = 0; i < bars.size(); ++i) {
       const auto& r = *bars[i];
@@ -81,14 +84,16 @@ std::string chart_script(const std::vector<nlohmann::json>& results, const std::
     for (std::size_t i = 0; i < bars.size(); ++i)
       gp << (i ? ", " : "") << quoted(label_of(*bars[i], per_scenario)) << " " << i;
     gp << ") nomirror\n"
-       << "set xrange [0:*]\nset xtics nomirror\nset grid xtics\n"
+       << "set xrange [0:" << x_max << "]\nset xtics nomirror\nset grid xtics\n"
        << "set xlabel 'ratio to the baseline (1 = as fast as the baseline)'\n"
        << "set key outside right top\n"
        << "set arrow 1 from 1, graph 0 to 1, graph 1 nohead dashtype 2 lc rgb 'black'\n"
        << "plot $bars using (0):1:(0):2:($1-0.38):($1+0.38):3 with boxxyerror lc variable notitle, \\\n"
        << "     $bars using 2:1:4:5 with xerrorbars pt 0 lc rgb 'black' notitle, \\\n"
        << "     $bars using 5:1:(sprintf('%.2f', $2)) with labels left offset 0.7,0 notitle";
-    for (const char* m : measures) gp << ", \\\n     NaN with boxes lt " << colour_of(m) << " title '" << m << "'";
+    for (const char* m : measures)
+      if (std::any_of(bars.begin(), bars.end(), [&](const auto* r) { return r->value("measure", "ingest") == m; }))
+        gp << ", \\\n     NaN with boxes lt " << colour_of(m) << " title '" << m << "'";
     gp << "\nunset arrow 1\nunset ytics\nunset yrange\nset ytics\nset yrange [*:*]\n";
   }
   if (!sustained.empty()) {

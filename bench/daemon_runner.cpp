@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -46,6 +47,50 @@ std::uint16_t unused_loopback_port() {
   ::close(fd);
   if (!ok) throw std::runtime_error("no free loopback port for the daemon's admin server");
   return ntohs(addr.sin_port);
+}
+
+std::string refused_settings(const std::string& server_binary, const std::string& workdir,
+                             const std::map<std::string, std::string>& settings) {
+  std::filesystem::create_directories(workdir);
+  std::string scratch = workdir + "/check-XXXXXX";
+  if (!::mkdtemp(scratch.data())) throw std::runtime_error("cannot create a directory under " + workdir);
+  std::vector<std::string> args{server_binary, "--check-config"};
+  for (const auto& [k, v] : settings) {
+    args.push_back("--set");
+    args.push_back(k + "=" + v);
+  }
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (::chdir(scratch.c_str()) != 0) _exit(127);
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ::close(out[1]);
+  std::string said;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    said.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(scratch, ec);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return "cannot run " + server_binary;
+  while (!said.empty() && said.back() == '\n') said.pop_back();
+  return said.empty() ? "weir-server --check-config failed" : said;
 }
 
 daemon_runner::daemon_runner(const std::string& server_binary, const std::string& workdir,

@@ -14,6 +14,12 @@ namespace weir::bench {
 /// A loopback port nobody listens on now (the kernel's pick for port 0).
 std::uint16_t unused_loopback_port();
 
+/// Asks `server_binary --check-config` about `settings` (in a scratch
+/// directory under `workdir`, as a round's daemon would start): the
+/// daemon's one-line refusal, or "" when it would start.
+std::string refused_settings(const std::string& server_binary, const std::string& workdir,
+                             const std::map<std::string, std::string>& settings);
+
 class daemon_runner {
  public:
   /// `workdir` must exist; the daemon's data lands in `<workdir>/var`.

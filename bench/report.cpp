@@ -117,12 +117,15 @@ void restart_table(const std::vector<nlohmann::json>& results, std::ostream& out
 std::vector<nlohmann::json> read_results(std::istream& in) {
   std::vector<nlohmann::json> results;
   std::string line;
-  while (std::getline(in, line)) {
+  for (int number = 1; std::getline(in, line); ++number) {
     const auto at = line.find("BENCH: ");
     const auto text = at != std::string::npos ? line.substr(at + 7) : line;
     if (text.empty() || text.front() != '{') continue;
     auto j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_discarded() && j.is_object()) results.push_back(std::move(j));
+    // A cut-off result is a damaged file, not a line to skip quietly.
+    if (j.is_discarded() || !j.is_object() || !j.contains("scenario"))
+      throw std::runtime_error("line " + std::to_string(number) + ": not a weir-bench result: " + text.substr(0, 80));
+    results.push_back(std::move(j));
   }
   return results;
 }

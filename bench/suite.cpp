@@ -144,7 +144,7 @@ void run_scenario(const scenario& sc, const suite_options& options,
                                         std::to_string(backlog_mib) + "-r" + std::to_string(r);
           std::filesystem::create_directories(round_dir);
           std::ostringstream round;
-          round << sc.name << ": payload " << payload << " B, batch " << batch;
+          round << sc.name << ": payload " << payload << " B, " << (batch ? "batch " + std::to_string(batch) : "single pushes");
           if (backlog_mib > 0) round << ", backlog " << backlog_mib << " MiB";
           round << ", round " << r + 1 << "/" << options.repeats;
           for (int step = 0; step < 2; ++step) {
@@ -170,7 +170,12 @@ void run_scenario(const scenario& sc, const suite_options& options,
 }
 
 std::string summarise(const nlohmann::json& j) {
-  const auto name = j.value("scenario", "?");
+  // A sweep's lines say which size each is.
+  std::string name = j.value("scenario", "?");
+  if (j.value("backlog_mib_target", 0) > 0) name += " [" + std::to_string(j.value("backlog_mib_target", 0)) + " MiB backlog]";
+  else if (j.value("measure", "") != "startup")
+    name += " [" + std::to_string(j.value("payload_bytes", 0)) + " B" +
+            (j.value("batch", 0) > 0 ? ", batch " + std::to_string(j.value("batch", 0)) : "") + "]";
   const auto measure = j.value("measure", "ingest");
   const double rate = j.value("records_per_s", 0.0), base = j.value("baseline_records_per_s", 0.0);
   char line[512];
@@ -199,7 +204,7 @@ std::string summarise(const nlohmann::json& j) {
   else
   add(std::snprintf(line, sizeof line,
                     "%s: %.0f records/s (p50 %.1f us, p99 %.1f us), %s baseline %.0f records/s (p50 %.1f us), "
-                    "ratio %.2f (%.2f to %.2f over %d rounds)\n",
+                    "ratio %.2f (%.2f to %.2f over %d round(s))\n",
                     name.c_str(), rate, j.value("p50_us", 0.0), j.value("p99_us", 0.0), j.value("baseline", "?").c_str(),
                     base, j.value("baseline_p50_us", 0.0), j.value("ratio", 0.0), j.value("ratio_min", 0.0),
                     j.value("ratio_max", 0.0), j.value("repeats", 1)));

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/chart.hpp"
+#include "bench/daemon_runner.hpp"
 #include "bench/mysql_baselines.hpp"
 #include "bench/report.hpp"
 #include "bench/scenario.hpp"
@@ -100,6 +103,27 @@ measured next to it; latency: the baseline's time over the scenario's),
 machine (git_commit, cpu_model, cores, kernel, wab_filesystem, wab_device,
 cpus_allowed, placement).
 )";
+
+/// `text` as a number in [low, high], or a refusal naming the option.
+double number(const char* flag, const std::string& text, double low, double high, const char* expected) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(v >= low && v <= high))
+    throw std::runtime_error(std::string(flag) + ": expected " + expected + ", got " + text);
+  return v;
+}
+
+int whole(const char* flag, const std::string& text, int low, int high) {
+  const std::string expected = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
+  const double v = number(flag, text, low, high, expected.c_str());
+  if (v != static_cast<int>(v)) throw std::runtime_error(std::string(flag) + ": expected " + expected + ", got " + text);
+  return static_cast<int>(v);
+}
 
 std::string self_dir() {
   std::error_code ec;
@@ -188,20 +212,19 @@ int run(const std::vector<std::string>& args) {
     };
     if (args[i] == "--socket") options.socket = value("--socket");
     else if (args[i] == "--workdir") options.workdir = value("--workdir");
-    else if (args[i] == "--seconds") seconds = std::stod(value("--seconds"));
-    else if (args[i] == "--warmup") warmup = std::stod(value("--warmup"));
+    else if (args[i] == "--seconds") seconds = number("--seconds", value("--seconds"), 0.001, 1e6, "seconds, more than 0");
+    else if (args[i] == "--warmup") warmup = number("--warmup", value("--warmup"), 0, 3600, "seconds, 0 or more");
     else if (args[i] == "--postgres") postgres = value("--postgres");
     else if (args[i] == "--mysql") mysql = value("--mysql");
     else if (args[i] == "--http") http = value("--http");
-    else if (args[i] == "--deadline") deadline = std::stod(value("--deadline"));
-    else if (args[i] == "--repeat") options.repeats = std::stoi(value("--repeat"));
+    else if (args[i] == "--deadline") deadline = number("--deadline", value("--deadline"), 1, 1e7, "seconds, 1 or more");
+    else if (args[i] == "--repeat") options.repeats = whole("--repeat", value("--repeat"), 1, 100);
     else if (args[i] == "--out") out_path = value("--out");
     else if (args[i] == "--scenarios") scenario_dir = value("--scenarios");
     else if (!args[i].empty() && args[i][0] == '-') throw std::runtime_error("unknown option " + args[i]);
     else names.push_back(args[i]);
   }
   if (names.empty()) throw std::runtime_error("run needs a scenario (weir-bench list names them)");
-  if (options.repeats < 1 || options.repeats > 100) throw std::runtime_error("--repeat must be 1 to 100");
   // Every scenario is read and checked before the first one runs: a
   // mistake in the fifth should not surface after an hour of the first four.
   std::vector<weir::bench::scenario> scenarios;
@@ -210,6 +233,15 @@ int run(const std::vector<std::string>& args) {
     if (seconds > 0) sc.load.seconds = seconds;
     if (warmup >= 0) sc.load.warmup_seconds = warmup;
     attach_servers(sc, postgres, mysql, http);
+    // The daemon's own check of the scenario's settings (a mistyped key, a
+    // bad value): refused here, not after a baseline has run.
+    if (options.socket.empty()) {
+      auto settings = sc.daemon_settings;
+      // Each round's own endpoint gets its port only when the round starts.
+      if (sc.own_endpoint) settings["sink.http.url"] = "http://127.0.0.1:9/";
+      const auto refusal = weir::bench::refused_settings(options.server_binary, options.workdir, settings);
+      if (!refusal.empty()) throw std::runtime_error(sc.name + ": daemon: " + refusal);
+    }
     scenarios.push_back(std::move(sc));
   }
   std::ofstream out;
@@ -233,8 +265,12 @@ int report(const std::vector<std::string>& args) {
   std::vector<std::string> files;
   std::string md_path, png_path;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--md" && i + 1 < args.size()) md_path = args[++i];
-    else if (args[i] == "--png" && i + 1 < args.size()) png_path = args[++i];
+    auto value = [&](const char* flag) {
+      if (i + 1 >= args.size()) throw std::runtime_error(std::string(flag) + " needs a file");
+      return args[++i];
+    };
+    if (args[i] == "--md") md_path = value("--md");
+    else if (args[i] == "--png") png_path = value("--png");
     else if (!args[i].empty() && args[i][0] == '-') throw std::runtime_error("unknown option " + args[i]);
     else files.push_back(args[i]);
   }
@@ -244,7 +280,7 @@ int report(const std::vector<std::string>& args) {
   } else {
     for (const auto& f : files) {
       std::ifstream in(f);
-      if (!in) throw std::runtime_error("cannot read " + f);
+      if (!in) throw std::runtime_error("cannot read " + f + ": " + std::strerror(errno));
       auto more = weir::bench::read_results(in);
       results.insert(results.end(), more.begin(), more.end());
     }
@@ -271,7 +307,7 @@ int main(int argc, char** argv) {
     std::fputs(usage, stderr);
     return 2;
   }
-  if (args[0] == "-h" || args[0] == "--help") {
+  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::fputs(usage, stdout);
     return 0;
   }
