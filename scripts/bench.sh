@@ -55,7 +55,7 @@ else
       --seconds 1.5 --warmup 0.5 --repeat 2
   run sink-outage --seconds 12 --repeat 2            # the outage itself lasts 10 s
   run recovery-backlog --repeat 2                     # 100 MiB, 512 MiB, 2 GiB
-  run sustained --seconds 60 --repeat 1               # 10 minutes without --seconds
+  run sustained --seconds 45 --repeat 1               # 10 minutes without --seconds
 fi
 mv "$partial" "$results"
 exec {services_in}>&-
