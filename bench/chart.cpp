@@ -64,8 +64,12 @@ std::string chart_script(const std::vector<nlohmann::json>& results, const std::
      << "set output " << quoted(png_path) << "\n"
      << "set multiplot\n";
   if (!bars.empty()) {
-    double x_max = 1.2;  // the line at 1 always shows
-    for (const auto* r : bars) x_max = std::max(x_max, 1.15 * r->value("ratio_max", r->value("ratio", 0.0)));
+    // A log scale: 0.4 and 0.7 stay apart beside a 50x, and the line at 1 always shows.
+    double x_max = 1.5, x_min = 0.5;
+    for (const auto* r : bars) {
+      x_max = std::max(x_max, 1.3 * r->value("ratio_max", r->value("ratio", 0.0)));
+      x_min = std::min(x_min, 0.7 * std::max(1e-3, r->value("ratio_min", r->value("ratio", 0.0))));
+    }
     gp << "$bars << EOD\n";
     for (std::size_t i = 0; i < bars.size(); ++i) {
       const auto& r = *bars[i];
@@ -84,17 +88,17 @@ std::string chart_script(const std::vector<nlohmann::json>& results, const std::
     for (std::size_t i = 0; i < bars.size(); ++i)
       gp << (i ? ", " : "") << quoted(label_of(*bars[i], per_scenario)) << " " << i;
     gp << ") nomirror\n"
-       << "set xrange [0:" << x_max << "]\nset xtics nomirror\nset grid xtics\n"
-       << "set xlabel 'ratio to the baseline (1 = as fast as the baseline)'\n"
+       << "set logscale x\nset xrange [" << x_min << ":" << x_max << "]\nset xtics nomirror\nset grid xtics\n"
+       << "set xlabel 'ratio to the baseline, log scale (1 = as fast as the baseline)'\n"
        << "set key outside right top\n"
        << "set arrow 1 from 1, graph 0 to 1, graph 1 nohead dashtype 2 lc rgb 'black'\n"
-       << "plot $bars using (0):1:(0):2:($1-0.38):($1+0.38):3 with boxxyerror lc variable notitle, \\\n"
+       << "plot $bars using (" << x_min << "):1:(" << x_min << "):2:($1-0.38):($1+0.38):3 with boxxyerror lc variable notitle, \\\n"
        << "     $bars using 2:1:4:5 with xerrorbars pt 0 lc rgb 'black' notitle, \\\n"
        << "     $bars using 5:1:(sprintf('%.2f', $2)) with labels left offset 0.7,0 notitle";
     for (const char* m : measures)
       if (std::any_of(bars.begin(), bars.end(), [&](const auto* r) { return r->value("measure", "ingest") == m; }))
         gp << ", \\\n     NaN with boxes lt " << colour_of(m) << " title '" << m << "'";
-    gp << "\nunset arrow 1\nunset ytics\nunset yrange\nset ytics\nset yrange [*:*]\n";
+    gp << "\nunset arrow 1\nunset logscale x\nunset ytics\nunset yrange\nset ytics\nset yrange [*:*]\n";
   }
   if (!sustained.empty()) {
     gp << "set autoscale\nset key inside right top\nunset title\n";
