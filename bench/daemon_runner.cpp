@@ -34,6 +34,35 @@ bool socket_accepts(const std::string& path) {
   return ok;
 }
 
+/// `binary`, then `first`, then one --set per setting.
+std::vector<std::string> server_args(const std::string& binary, std::vector<std::string> first,
+                                     const std::map<std::string, std::string>& settings) {
+  std::vector<std::string> args{binary};
+  args.insert(args.end(), first.begin(), first.end());
+  for (const auto& [k, v] : settings) {
+    args.push_back("--set");
+    args.push_back(k + "=" + v);
+  }
+  return args;
+}
+
+/// Runs `args` in `dir` with its stdout and stderr on `out`; its pid.
+pid_t spawn_in(const std::string& dir, std::vector<std::string> args, int out) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) _exit(127);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 }  // namespace
 
 std::uint16_t unused_loopback_port() {
@@ -54,25 +83,9 @@ std::string refused_settings(const std::string& server_binary, const std::string
   std::filesystem::create_directories(workdir);
   std::string scratch = workdir + "/check-XXXXXX";
   if (!::mkdtemp(scratch.data())) throw std::runtime_error("cannot create a directory under " + workdir);
-  std::vector<std::string> args{server_binary, "--check-config"};
-  for (const auto& [k, v] : settings) {
-    args.push_back("--set");
-    args.push_back(k + "=" + v);
-  }
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    if (::chdir(scratch.c_str()) != 0) _exit(127);
-    ::dup2(out[1], 1);
-    ::dup2(out[1], 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    _exit(127);
-  }
+  const pid_t pid = spawn_in(scratch, server_args(server_binary, {"--check-config"}, settings), out[1]);
   ::close(out[1]);
   std::string said;
   char buf[512];
@@ -100,27 +113,13 @@ daemon_runner::daemon_runner(const std::string& server_binary, const std::string
       log_(workdir + "/daemon.log") {
   // No config file in the working directory: built-in defaults plus the
   // scenario. The admin server is on for the counters weir-bench reports.
-  std::vector<std::string> args{server_binary, "--set", "admin.listen=" + admin_};
-  if (socket_.moved()) args.insert(args.end(), {"--set", "listen.unix=" + socket_.path()});
-  for (const auto& [k, v] : settings) {
-    args.push_back("--set");
-    args.push_back(k + "=" + v);
-  }
-  const std::string& log = log_;
+  std::vector<std::string> first{"--set", "admin.listen=" + admin_};
+  if (socket_.moved()) first.insert(first.end(), {"--set", "listen.unix=" + socket_.path()});
+  const int out = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (out < 0) throw std::runtime_error("cannot write " + log_ + ": " + std::strerror(errno));
   const auto forked = std::chrono::steady_clock::now();
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    if (::chdir(workdir.c_str()) != 0) _exit(127);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    _exit(127);
-  }
+  pid_ = spawn_in(workdir, server_args(server_binary, std::move(first), settings), out);
+  ::close(out);
   track_daemon(pid_, log_);
   // Polled every millisecond: the startup time is a measurement (recovery).
   while (std::chrono::steady_clock::now() - forked < std::chrono::minutes(2)) {
@@ -132,12 +131,12 @@ daemon_runner::daemon_runner(const std::string& server_binary, const std::string
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       untrack_daemon(pid_);
       pid_ = -1;
-      throw std::runtime_error("weir-server exited at startup; see " + log);
+      throw std::runtime_error("weir-server exited at startup; see " + log_);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   end(SIGTERM);
-  throw std::runtime_error("weir-server did not open its socket within 2 minutes; see " + log);
+  throw std::runtime_error("weir-server did not open its socket within 2 minutes; see " + log_);
 }
 
 daemon_runner::~daemon_runner() {

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/http_text.hpp"
 #include "bench/load_driver.hpp"
 
 namespace weir::bench {
@@ -72,10 +73,7 @@ bool read_answer(int fd, std::string& pending, unsigned& status, bool& keep_aliv
   std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return std::tolower(c); });
   status = head.size() > 12 ? static_cast<unsigned>(std::atoi(head.c_str() + 9)) : 0;
   keep_alive = head.find("\r\nconnection: close") == std::string::npos;
-  std::size_t body = 0;
-  if (const auto at = head.find("\r\ncontent-length:"); at != std::string::npos)
-    body = static_cast<std::size_t>(std::strtoull(head.c_str() + at + 17, nullptr, 10));
-  const std::size_t total = head_end + 4 + body;
+  const std::size_t total = head_end + 4 + content_length(head);
   while (pending.size() < total) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n <= 0) return false;

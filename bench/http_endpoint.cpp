@@ -13,23 +13,13 @@
 #include <string_view>
 #include <thread>
 
+#include "bench/http_text.hpp"
+
 namespace weir::bench {
 
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-/// Content-Length of a request head, or 0 (the sink always sends one).
-std::size_t content_length(std::string_view head) {
-  static constexpr std::string_view field = "\r\ncontent-length:";
-  for (std::size_t at = 0; at + field.size() <= head.size(); ++at) {
-    bool match = true;
-    for (std::size_t i = 0; i < field.size() && match; ++i)
-      match = std::tolower(static_cast<unsigned char>(head[at + i])) == field[i];
-    if (match) return std::strtoull(std::string(head.substr(at + field.size(), 24)).c_str(), nullptr, 10);
-  }
-  return 0;
-}
 
 bool send_all(int fd, std::string_view data) {
   while (!data.empty()) {

@@ -103,7 +103,9 @@ std::string cpus_allowed() {
     if (!CPU_ISSET(cpu, &set)) continue;
     int last = cpu;
     while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
-    out += (out.empty() ? "" : ",") + std::to_string(cpu) + (last > cpu ? "-" + std::to_string(last) : "");
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpu);
+    if (last > cpu) out += '-' + std::to_string(last);
     cpu = last;
   }
   return out;
@@ -114,8 +116,10 @@ nlohmann::json describe_machine(const std::string& wab_dir) {
   ::uname(&u);
   struct statfs fs {};
   const bool have_fs = ::statfs(wab_dir.c_str(), &fs) == 0;
-  return {{"git_commit", git_commit()},
-          {"cpu_model", cpu_model()},
+  // What does not change within a run is read once (git runs twice for it).
+  static const std::string commit = git_commit(), model = cpu_model();
+  return {{"git_commit", commit},
+          {"cpu_model", model},
           {"cores", std::thread::hardware_concurrency()},
           {"kernel", std::string(u.sysname) + " " + u.release},
           {"wab_filesystem", have_fs ? filesystem_name(static_cast<long>(fs.f_type)) : "unknown"},
