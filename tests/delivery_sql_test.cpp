@@ -225,6 +225,7 @@ TEST_CASE("mysql: every acked record arrives once with its bytes across a server
   const auto started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                               std::chrono::system_clock::now().time_since_epoch()).count();
   std::vector<std::string> all;
+  std::size_t at_least = 0;  // distinct payloads known to have been acked
   {
     daemon_process d(dir.path(), args);
     REQUIRE(d.wait_ready());
@@ -275,6 +276,7 @@ TEST_CASE("mysql: every acked record arrives once with its bytes across a server
     ::kill(d.pid(), SIGKILL);
     const auto live = producer.join();
     all.insert(all.end(), live.begin(), live.end());
+    at_least = ids.size() + awkward.size() + 200;  // the producer's first 200 reached the table
     CHECK(d.wait_exit() == 128 + SIGKILL);
   }
   db.start();
@@ -294,7 +296,7 @@ TEST_CASE("mysql: every acked record arrives once with its bytes across a server
     ++checked;
   }
   CHECK(checked == acked.size());
-  CHECK(checked > 400);
+  CHECK(checked >= at_least);
   CHECK(mysql_row_count(db) <= all.size() + 1);
   CHECK(db.scalar("SELECT count(DISTINCT id) = count(*) FROM weir_records") == "1");
   CHECK(dead_letter_files(dir / "var") == 0);
