@@ -423,7 +423,7 @@ class replicator_state {
 
   void answer(replication_wait& w, bool ok) {
     for (auto& a : w.acks) {
-      if (s_.stats) s_.stats->replication_ack(ok, ok ? a.records : 0);
+      if (s_.stats) s_.stats->replication_ack(ok, a.records);
       deliver_reply(self_, a.replies, a.to,
                     ok ? ingest_reply{a.tag, std::move(a.on_success), a.records}
                        : ingest_reply{a.tag, std::move(a.on_failure), 0},

@@ -30,8 +30,7 @@ void cluster_metrics::set_lag(std::uint16_t peer, std::uint64_t bytes, std::uint
 
 void cluster_metrics::replication_ack(bool ok, std::uint64_t records) {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (ok) acked_ += records;
-  else ++refused_;
+  (ok ? acked_ : refused_) += records;
 }
 
 void cluster_metrics::replicated_chunk() {
@@ -62,8 +61,10 @@ cluster_metrics::snapshot cluster_metrics::read() const {
   out.acked = acked_;
   out.refused = refused_;
   out.chunks = chunks_;
-  for (const auto& [origin, active] : failover_)
+  for (const auto& [origin, active] : failover_) {
+    out.failover_known.push_back(origin);
     if (active) out.failover.push_back(origin);
+  }
   return out;
 }
 

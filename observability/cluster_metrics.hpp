@@ -28,9 +28,14 @@ struct cluster_metrics {
     std::uint16_t node = 0;
     std::uint32_t replicas = 1;
     std::vector<peer_view> peers;
-    std::uint64_t acked = 0, refused = 0;  // Replicated records
+    std::uint64_t acked = 0, refused = 0;  // Replicated records, by how they were answered
     std::uint64_t chunks = 0;              // chunks peers synced
     std::vector<std::uint16_t> failover;   // failed peers whose replica this node delivers
+    // Every origin this node has delivered for since it started, active or
+    // not: the gauge goes back to 0 rather than vanishing. (A peer's node id
+    // is unknown until it says hello, which a failed peer after this node's
+    // restart never does, so the members alone cannot name it.)
+    std::vector<std::uint16_t> failover_known;
   };
 
   cluster_metrics(std::uint16_t node, std::uint32_t replicas);
@@ -50,7 +55,7 @@ struct cluster_metrics {
   std::uint32_t replicas_;
   std::map<std::string, peer_view> peers_;  // by address
   std::map<std::pair<std::uint16_t, std::uint16_t>, std::pair<std::uint64_t, std::uint64_t>> lag_;  // (peer, shard) -> bytes, records
-  std::uint64_t acked_ = 0, refused_ = 0, refused_records_ = 0, chunks_ = 0;
+  std::uint64_t acked_ = 0, refused_ = 0, chunks_ = 0;
   std::map<std::uint16_t, bool> failover_;
 };
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <prometheus/gauge.h>
@@ -211,10 +212,12 @@ void render_cluster(const cluster_metrics& c, std::vector<MetricFamily>& familie
   acks.metric.push_back(value(static_cast<double>(now.refused), MetricType::Counter, {{"outcome", "refused"}}));
   families.push_back(std::move(acks));
   auto failover = family("weir_failover_active", "1 while this node delivers a failed peer's replica", MetricType::Gauge);
-  for (const auto& p : now.peers) {
-    if (p.node == 0) continue;
-    const bool active = std::find(now.failover.begin(), now.failover.end(), p.node) != now.failover.end();
-    failover.metric.push_back(value(active ? 1 : 0, MetricType::Gauge, {{"origin", std::to_string(p.node)}}));
+  std::set<std::uint16_t> origins(now.failover_known.begin(), now.failover_known.end());
+  for (const auto& p : now.peers)
+    if (p.node != 0) origins.insert(p.node);
+  for (const auto origin : origins) {
+    const bool active = std::find(now.failover.begin(), now.failover.end(), origin) != now.failover.end();
+    failover.metric.push_back(value(active ? 1 : 0, MetricType::Gauge, {{"origin", std::to_string(origin)}}));
   }
   families.push_back(std::move(failover));
 }

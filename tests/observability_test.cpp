@@ -13,6 +13,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "observability/cluster_metrics.hpp"
+#include "observability/metrics.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/test_helpers.hpp"
@@ -216,4 +218,28 @@ TEST_CASE("dashboard: headless Chromium renders live non-zero rates and a screen
   CHECK(std::filesystem::exists(screenshot));
   CHECK(std::filesystem::file_size(screenshot) > 5000);
   CHECK(a.d.stop() == 0);
+}
+
+TEST_CASE("cluster metrics: a failover for a peer whose node id is unknown is still shown", "[admin][cluster]") {
+  // A survivor restarted while its peer is down never hears the peer's hello,
+  // so the member has node id 0; the origin comes from the replica held.
+  temp_dir dir;
+  metrics exported(dir.path().string(), 1);
+  cluster_metrics cluster(1, 2);
+  cluster.set_peer("127.0.0.1:7002", 0, peer_state_label::down, -1);
+  cluster.set_peer("127.0.0.1:7003", 3, peer_state_label::up, 0.1);
+  cluster.set_failover(2, true);
+  cluster.replication_ack(true, 5);
+  cluster.replication_ack(false, 3);  // a refused batch of three records
+  metrics::live_state live;
+  live.cluster = &cluster;
+  std::string text = exported.render(live);
+  CHECK(text.find("weir_failover_active{origin=\"2\"} 1") != std::string::npos);
+  CHECK(text.find("weir_failover_active{origin=\"3\"} 0") != std::string::npos);
+  CHECK(text.find("weir_replication_acks_total{outcome=\"acked\"} 5") != std::string::npos);
+  CHECK(text.find("weir_replication_acks_total{outcome=\"refused\"} 3") != std::string::npos);
+  // Once it ends the gauge says 0 instead of vanishing.
+  cluster.set_failover(2, false);
+  text = exported.render(live);
+  CHECK(text.find("weir_failover_active{origin=\"2\"} 0") != std::string::npos);
 }

@@ -22,14 +22,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// The value of one series ("name{labels}") in a scrape; -1 when it is not there.
-double series(const std::string& scrape, const std::string& name) {
-  std::istringstream lines(scrape);
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
-  return -1;
-}
-
 /// The largest value of a family's series (every shard).
 double largest(const std::string& scrape, const std::string& family) {
   std::istringstream lines(scrape);
@@ -58,19 +50,19 @@ void check_health_through(const outage& o) {
   auto c = client::connection::connect_unix(d.socket_path());
   REQUIRE(c.push(as_bytes("before"), client::durability::durable).acked);
   REQUIRE(eventually([&] { return server.accepted().size() == 1; }));
-  REQUIRE(eventually([&] { return series(scrape(), "weir_sink_health{state=\"healthy\"}") == 1; }));
+  REQUIRE(eventually([&] { return scrape_series(scrape(), "weir_sink_health{state=\"healthy\"}") == 1; }));
   REQUIRE(eventually([&] { return largest(scrape(), "weir_delivery_oldest_undelivered_age_seconds") == 0; }));
 
   o.begin(server);
   REQUIRE(c.push(as_bytes("during"), client::durability::durable).acked);
   // Degraded from the first failed attempt, down after the third in a row.
-  REQUIRE(eventually([&] { return series(scrape(), "weir_sink_health{state=\"down\"}") == 1; }, 20s));
+  REQUIRE(eventually([&] { return scrape_series(scrape(), "weir_sink_health{state=\"down\"}") == 1; }, 20s));
   CHECK(d.log().find("sink commit failed; retrying") != std::string::npos);
   CHECK(d.log().find("failures=1 health=degraded") != std::string::npos);
   CHECK(d.log().find("sink down") != std::string::npos);
   // The waiting record ages, and so does the last commit.
   REQUIRE(eventually([&] { return largest(scrape(), "weir_delivery_oldest_undelivered_age_seconds") > 0.5; }, 20s));
-  CHECK(series(scrape(), "weir_sink_seconds_since_last_commit") > 0.5);
+  CHECK(scrape_series(scrape(), "weir_sink_seconds_since_last_commit") > 0.5);
   const auto during = status();
   CHECK(during["sink"]["health"] == "down");
   CHECK(!during["drain"]["last_error"].get<std::string>().empty());
@@ -78,11 +70,11 @@ void check_health_through(const outage& o) {
 
   o.end(server);
   REQUIRE(eventually([&] { return server.accepted().size() == 2; }, 20s));
-  REQUIRE(eventually([&] { return series(scrape(), "weir_sink_health{state=\"healthy\"}") == 1; }));
+  REQUIRE(eventually([&] { return scrape_series(scrape(), "weir_sink_health{state=\"healthy\"}") == 1; }));
   REQUIRE(eventually([&] { return d.log().find("sink healthy again") != std::string::npos; }));
   CHECK(d.log().find("records_waiting=") != std::string::npos);
   REQUIRE(eventually([&] { return largest(scrape(), "weir_delivery_oldest_undelivered_age_seconds") == 0; }));
-  CHECK(series(scrape(), "weir_sink_seconds_since_last_commit") < 5);
+  CHECK(scrape_series(scrape(), "weir_sink_seconds_since_last_commit") < 5);
   const auto after = status();
   CHECK(after["drain"]["last_error"] == "");
   CHECK(after["drain"]["oldest_undelivered_age_s"] == 0);

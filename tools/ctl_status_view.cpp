@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace weir::ctl {
 
@@ -136,6 +137,7 @@ std::string render_cluster(const nlohmann::json& status) {
   std::snprintf(line, sizeof line, "%-6s %-22s %-8s %-12s %-12s %s\n", "node", "address", "state", "last heard",
                 "lag", "failover");
   out += line;
+  std::set<unsigned> shown;
   for (const auto& m : c.value("members", nlohmann::json::array())) {
     const double heard = m.value("last_heard_s", -1.0);
     std::snprintf(line, sizeof line, "%-6s %-22s %-8s %-12s %-12s %s\n",
@@ -145,7 +147,13 @@ std::string render_cluster(const nlohmann::json& status) {
                   (human_count(m.value("replication_lag_records", 0.0)) + " rec").c_str(),
                   m.value("failover", false) ? "this node delivers its replica" : "-");
     out += line;
+    shown.insert(m.value("node", 0));
   }
+  // A failed peer this node has not heard from since it started is a member
+  // without a node id: its failover still deserves a line.
+  for (const auto& origin : c.value("failover_origins", nlohmann::json::array()))
+    if (origin.is_number_unsigned() && !shown.count(origin.get<unsigned>()))
+      out += "this node delivers the replica of node " + std::to_string(origin.get<unsigned>()) + " (failover)\n";
   return out;
 }
 

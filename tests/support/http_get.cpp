@@ -65,4 +65,11 @@ int run_with_input(const std::string& command, const std::string& input, std::st
   return rc;
 }
 
+double scrape_series(const std::string& scrape, const std::string& name) {
+  std::istringstream lines(scrape);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  return -1;
+}
+
 }  // namespace weir::test

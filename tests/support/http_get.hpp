@@ -12,6 +12,10 @@ struct http_reply {
 
 http_reply http_request(std::uint16_t port, const std::string& target, const std::string& method = "GET");
 
+/// The value of one series ("name{labels}", exactly as scraped) in a
+/// Prometheus text scrape; -1 when it is not there.
+double scrape_series(const std::string& scrape, const std::string& name);
+
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 std::uint16_t free_tcp_port();
 
