@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -35,6 +36,7 @@
 #include "daemon/unix_listener.hpp"
 #include "observability/version.hpp"
 #include "wab/file_io.hpp"
+#include "wab/node_id_file.hpp"
 #include "daemon/wab_startup.hpp"
 
 namespace weir {
@@ -78,6 +80,10 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
 
   ensure_private_directory(cfg.data_dir, "data_dir");
   data_dir_lock lock(cfg.data_dir);
+  // For the offline tools: the ids they show carry this node (wab/node_id_file.hpp).
+  if (int rc = wab::write_node_id(cfg.data_dir, cluster_node(cfg)); rc < 0)
+    log::warn("cannot record the cluster node id in the data dir; weir-ctl dump and tail then need --node",
+              {{"data_dir", cfg.data_dir}, {"error", std::strerror(-rc)}});
   // Before any socket exists: nothing is accepted on a WAB not yet repaired.
   const wab_startup recovered = recover_wab(cfg);
   auto usage = std::make_shared<wab::wab_usage>(static_cast<std::uint64_t>(cfg.limits.wab_max_bytes));

@@ -330,6 +330,22 @@ TEST_CASE("cluster: the same record pushed to two nodes gets two record ids", "[
   CHECK(a.segment.rfind("node_1/shard_", 0) == 0);
   CHECK(b.segment.rfind("node_2/shard_", 0) == 0);
   CHECK(a.record_id_hex != b.record_id_hex);
+  // weir-ctl dump, offline, shows node 2's record with the id it was acked
+  // with: the node id comes from the data directory, not from an option.
+  const auto dumped = run_binary(binary("weir-ctl"),
+                                 {"--data-dir", (c.dir(1) / "var").string(), "dump", b.segment.substr(b.segment.find('/') + 1),
+                                  "--format", "json"},
+                                 c.root.path());
+  INFO(dumped.out << dumped.err);
+  REQUIRE(dumped.exit_code == 0);
+  bool found = false;
+  for (const auto& r : nlohmann::json::parse(dumped.out))
+    if (r["index"] == b.index) {
+      found = true;
+      CHECK(r["segment"] == b.segment);
+      CHECK(r["record_id"] == b.record_id_hex);
+    }
+  CHECK(found);
   // Both reach the sink, each under its own id and node.
   REQUIRE(eventually([&] { return sink_payloads(c.sink())["same bytes"] == 2; }));
   for (auto& n : c.nodes) CHECK(n->stop() == 0);

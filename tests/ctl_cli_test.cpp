@@ -81,13 +81,50 @@ TEST_CASE("weir-ctl: hints when no daemon answers (exit 2) and when the data dir
   CHECK(tcp.exit_code == 2);
   CHECK(tcp.err.find("is listen.tcp set on the daemon?") != std::string::npos);
   CHECK(status.err.find("--admin HOST:PORT") != std::string::npos);
+  // Every command that reads the admin server says 2 when it cannot reach it.
+  const std::string no_admin = "127.0.0.1:" + std::to_string(free_tcp_port());
+  int unreachable = 0;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--admin", no_admin, "top"}, {"--admin", no_admin, "--json", "top"},
+        {"--admin", no_admin, "metrics"}, {"--admin", no_admin, "--json", "metrics"},
+        {"--admin", no_admin, "cluster", "status"}}) {
+    INFO(args.back());
+    CHECK(ctl(dir, args).exit_code == 2);
+    ++unreachable;
+  }
+  CHECK(unreachable == 5);
 
-  for (const std::vector<std::string> args : {std::vector<std::string>{"dl", "list"}, {"wab"}, {"dl", "requeue"}}) {
+  // No data directory is a usage problem (2), for every command that reads one.
+  int checked = 0;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"dl", "list"}, {"wab"}, {"dl", "requeue"}, {"dl", "drop"}, {"segments"},
+        {"quarantine", "list"}, {"tail"}}) {
+    INFO(args.front());
     const auto r = ctl(dir, args);
-    CHECK(r.exit_code == 1);
+    CHECK(r.exit_code == 2);
     CHECK(r.err.find("var is not a weir data directory") != std::string::npos);
     CHECK(r.out.find("no dead letters") == std::string::npos);
+    ++checked;
   }
+  CHECK(checked == 7);
+}
+
+TEST_CASE("weir-ctl dl requeue --yes exits 2 when no daemon answers and keeps the files", "[cli][ctl]") {
+  temp_dir dir;
+  std::filesystem::create_directories(dir / "var/wab");
+  std::filesystem::create_directories(dir / "var/dead_letter");
+  const auto r = ctl(dir, {"--socket", (dir / "none.sock").string(), "dl", "requeue", "--yes"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("is weir-server running?") != std::string::npos);
+  const auto dry = ctl(dir, {"--json", "dl", "requeue"});
+  CHECK(dry.exit_code == 0);
+  CHECK(nlohmann::json::parse(dry.out) == nlohmann::json{{"dry_run", true}, {"files", 0}, {"records", 0}});
+  const auto drop = ctl(dir, {"--json", "dl", "drop"});
+  CHECK(drop.exit_code == 0);
+  const auto dropped = nlohmann::json::parse(drop.out);
+  CHECK(dropped["dry_run"] == true);
+  CHECK(dropped["files"].empty());
 }
 
 TEST_CASE("weir-ctl push: one record per line of standard input without its line end and --raw for one",
@@ -141,6 +178,18 @@ TEST_CASE("weir-ctl status and top show the dashboard's fields in human units", 
   }
   CHECK(checked == 3);
   CHECK(ctl(dir, {"top", "--interval", "5"}).exit_code == 2);
+
+  // --json: top gives the status document, metrics its samples as objects.
+  const auto top = ctl(dir, {"--admin", admin_address, "--json", "top"});
+  CHECK(top.exit_code == 0);
+  CHECK(nlohmann::json::parse(top.out).contains("shards"));
+  const auto metrics = ctl(dir, {"--admin", admin_address, "--json", "metrics"});
+  REQUIRE(metrics.exit_code == 0);
+  const auto samples = nlohmann::json::parse(metrics.out);
+  double durable_acked = -1;
+  for (const auto& s : samples)
+    if (s["name"] == "weir_records_ack_total" && s["labels"].value("tier", "") == "durable") durable_acked = s["value"];
+  CHECK(durable_acked == 3);  // the three lines pushed above
   CHECK(d.stop() == 0);
 }
 

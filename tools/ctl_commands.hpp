@@ -37,8 +37,16 @@ bool require_data_dir(const options& o);
 using status_renderer = std::string (*)(const nlohmann::json&);
 
 /// GET http://<admin>/<path>; prints the body, or what `summarize` makes of
-/// it (unless `json`). Exit status: 0, or 1 when unreachable or not 200.
+/// it (unless `json`). Exit status: 0; 1 when the answer is not 200 or not a
+/// status document; 2 when the admin server cannot be reached.
 int admin_get(const std::string& admin, const std::string& path, status_renderer summarize, bool json);
+
+/// GET /metrics; prints the Prometheus text, or with `json` one array of
+/// {"name", "labels", "value"} per sample. Exit status as admin_get.
+int admin_metrics(const std::string& admin, bool json);
+
+/// The samples of a Prometheus text exposition as JSON (comments skipped).
+nlohmann::json exposition_json(const std::string& text);
 
 /// Lists each shard's segments (records, bytes) and its confirm cursor.
 int wab_list(const std::string& data_dir, bool json);
@@ -53,11 +61,13 @@ struct dump_request {
   std::uint64_t from = 1;  // first record index shown
   std::uint64_t count = UINT64_MAX;
   dump_format format = dump_format::text;
-  std::uint16_t node = 0;  // cluster.node_id of the daemon whose WAB this is (record ids carry it)
+  // cluster.node_id of the daemon whose WAB this is (record ids carry it);
+  // 0: the one data_dir/cluster_node_id names, if any
+  std::uint16_t node = 0;
 };
 /// Prints a segment's records with index, offset, ingest time and record id;
 /// 1 when it holds damage, 2 when the file cannot be opened.
-int dump_segment(const std::string& data_dir, const dump_request& req);
+int dump_segment(const std::string& data_dir, dump_request req);
 
 /// The files in the data dir's quarantine/, each checked as a segment.
 int quarantine_list(const std::string& data_dir, bool json);
@@ -75,7 +85,7 @@ int dead_letter_requeue(const options& o, bool act);
 
 /// Deletes the dead-letter files `names` (all of them when empty) for good.
 /// Without `act` it only says what it would delete. 2 when a name is not one.
-int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& names, bool act);
+int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& names, bool act, bool json);
 
 extern const char* const push_help;
 extern const char* const top_help;

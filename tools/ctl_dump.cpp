@@ -13,6 +13,7 @@
 #include "tools/ctl_record_view.hpp"
 #include "tools/ctl_segment_scan.hpp"
 #include "wab/dry_run_file_io.hpp"
+#include "wab/node_id_file.hpp"
 #include "wab/segment_format.hpp"
 
 namespace weir::ctl {
@@ -32,7 +33,8 @@ fs::path segment_file(const std::string& data_dir, const std::string& arg) {
 
 }  // namespace
 
-int dump_segment(const std::string& data_dir, const dump_request& req) {
+int dump_segment(const std::string& data_dir, dump_request req) {
+  if (req.node == 0) req.node = wab::read_node_id(data_dir);
   const fs::path file = segment_file(data_dir, req.segment);
   wab::dry_run_file_io io;  // read-only opens
   nlohmann::json out = nlohmann::json::array();

@@ -41,8 +41,9 @@ void hex_lines(const byte_buffer& p) {
 std::string coordinate_segment(const fs::path& file, const wab::segment_header& header, std::uint16_t node) {
   const std::string origin = file.parent_path().parent_path().filename().string();
   std::string prefix;
-  if (node != 0) prefix = "node_" + std::to_string(node) + "/";
-  else if (origin.rfind("node_", 0) == 0) prefix = origin + "/";
+  // A replica's directory names its origin, whatever node holds it.
+  if (origin.rfind("node_", 0) == 0) prefix = origin + "/";
+  else if (node != 0) prefix = "node_" + std::to_string(node) + "/";
   return prefix + wab::shard_dir_name(header.shard) + "/" + wab::segment_file_name(header.sequence);
 }
 

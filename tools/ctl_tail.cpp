@@ -19,6 +19,7 @@
 #include "tools/ctl_record_view.hpp"
 #include "tools/ctl_segment_scan.hpp"
 #include "wab/dry_run_file_io.hpp"
+#include "wab/node_id_file.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
 
@@ -163,7 +164,8 @@ Options:
                    payload in hex lines below), json (one object per line)
   --interval MS    how often to look for new records (default 200)
   --count N        stop after N records
-  --node ID        the daemon's cluster.node_id (record ids carry it)
+  --node ID        the daemon's cluster.node_id (record ids carry it; by
+                   default the one data_dir/cluster_node_id records)
 
 Examples:
   weir-ctl --data-dir /var/lib/weir tail
@@ -207,6 +209,7 @@ int tail_command(const options& o, const std::vector<std::string>& args) {
     }
   }
   if (!require_data_dir(o)) return 2;
+  if (req.node == 0) req.node = wab::read_node_id(o.data_dir);
   const fs::path wab_dir = fs::path(o.data_dir) / "wab";
   follower f(req);
   for (bool first = true;; first = false) {

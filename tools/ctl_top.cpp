@@ -16,16 +16,18 @@ namespace weir::ctl {
 
 namespace {
 
-/// The view of one status fetch, or why there is none.
-std::string snapshot(const options& o, bool& ok) {
-  ok = false;
+/// The view of one status fetch, or why there is none; `rc` the exit status
+/// it is worth (0, 1 a bad answer, 2 no admin server).
+std::string snapshot(const options& o, int& rc) {
+  rc = 1;
   try {
     const auto res = client::admin_get(o.admin, "/api/v1/status");
     if (res.status != 200) return "the admin server at " + o.admin + " answered " + std::to_string(res.status) + "\n";
     auto view = render_status(nlohmann::json::parse(res.body));
-    ok = true;
+    rc = 0;
     return view;
   } catch (const client::client_error& e) {
+    if (e.kind() == client::error_kind::unreachable) rc = 2;
     return "cannot reach the admin server at " + o.admin + ": " + e.what() +
            " (is weir-server running with admin.listen there? pass --admin HOST:PORT)\n";
   } catch (const nlohmann::json::exception& e) {
@@ -43,7 +45,11 @@ delivered rates, ack latency p50/p99, records per fsync, the WAB against its
 cap, the sink's health and last error, the oldest undelivered record and the
 last sink commit, connections, dead letters, and each shard's lag. Read from
 the admin server (--admin). When standard output is not a terminal it prints
-one snapshot and exits. Ctrl-C quits.
+one snapshot and exits; with --json it prints the status document once (as
+weir-ctl --json status). Ctrl-C quits.
+
+Exit status: 0; 1 the admin server gave no status document; 2 it cannot be
+reached.
 
 Options:
   --interval MS   time between refreshes (default 1000, from 100 to 60000)
@@ -71,15 +77,17 @@ int top_command(const options& o, const std::vector<std::string>& args) {
       return usage_error("top", "unknown option " + args[i]);
     }
   }
-  bool ok = false;
+  // --json: the status document itself, once (what a script wants of top).
+  if (o.json) return admin_get(o.admin, "/api/v1/status", nullptr, true);
+  int rc = 0;
   if (once || ::isatty(STDOUT_FILENO) == 0) {
-    const auto view = snapshot(o, ok);
-    std::fputs(view.c_str(), ok ? stdout : stderr);
-    return ok ? 0 : 1;
+    const auto view = snapshot(o, rc);
+    std::fputs(view.c_str(), rc == 0 ? stdout : stderr);
+    return rc;
   }
   std::fputs("\x1b[2J", stdout);  // a clean screen under the first frame
   for (;;) {
-    const auto view = snapshot(o, ok);
+    const auto view = snapshot(o, rc);
     // Home, draw, then clear what an earlier, longer frame left below.
     std::printf("\x1b[H%s — %s, every %.1f s, Ctrl-C quits\x1b[K\n\n", "weir-ctl top", o.admin.c_str(),
                 static_cast<double>(interval_ms) / 1000);

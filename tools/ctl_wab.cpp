@@ -183,7 +183,7 @@ int dead_letter_list(const std::string& data_dir, bool json) {
   return 0;
 }
 
-int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& args, bool act) {
+int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& args, bool act, bool json) {
   const fs::path dir = fs::path(data_dir) / "dead_letter";
   // A file may be named as dl_00000003.wab or by a path to it.
   std::vector<std::string> names;
@@ -200,19 +200,26 @@ int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>
     }
   std::size_t records = 0;
   std::uintmax_t bytes = 0;
-  std::vector<std::string> lines;
+  nlohmann::json files = nlohmann::json::array();
   for (const auto& f : chosen) {
     const std::size_t n = read_dead_letters(f).size();
     std::error_code ec;
     const auto size = fs::file_size(f, ec);
     records += n;
     bytes += size;
-    lines.push_back("  " + f.filename().string() + "  " + std::to_string(n) + " records, " + std::to_string(size) + " bytes");
+    files.push_back({{"file", f.filename().string()}, {"records", n}, {"bytes", size}});
   }
+  const nlohmann::json summary{{"dry_run", !act}, {"files", files}, {"records", records}, {"bytes", bytes}};
   if (!act) {
+    if (json) {
+      std::cout << summary.dump() << "\n";
+      return 0;
+    }
     std::printf("would delete %zu dead-letter file%s (%zu records, %ju bytes) for good; run again with --yes\n",
                 chosen.size(), chosen.size() == 1 ? "" : "s", records, bytes);
-    for (const auto& l : lines) std::printf("%s\n", l.c_str());
+    for (const auto& f : files)
+      std::printf("  %s  %zu records, %ju bytes\n", f["file"].get<std::string>().c_str(), f["records"].get<std::size_t>(),
+                  f["bytes"].get<std::uintmax_t>());
     return 0;
   }
   for (const auto& f : chosen) {
@@ -223,7 +230,8 @@ int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>
       return 1;
     }
   }
-  std::printf("deleted %zu dead-letter file%s (%zu records)\n", chosen.size(), chosen.size() == 1 ? "" : "s", records);
+  if (json) std::cout << summary.dump() << "\n";
+  else std::printf("deleted %zu dead-letter file%s (%zu records)\n", chosen.size(), chosen.size() == 1 ? "" : "s", records);
   return 0;
 }
 
@@ -237,29 +245,30 @@ int dead_letter_requeue(const options& o, bool act) {
     total += files.back().second.size();
   }
   if (!act) {
-    std::printf("would push %zu dead letters from %zu files back through %s and delete those files; "
-                "run again with --yes\n", total, files.size(), socket.c_str());
+    if (o.json)
+      std::cout << nlohmann::json{{"dry_run", true}, {"files", files.size()}, {"records", total}}.dump() << "\n";
+    else
+      std::printf("would push %zu dead letters from %zu files back through %s and delete those files; "
+                  "run again with --yes\n", total, files.size(), socket.c_str());
     return 0;
   }
-  try {
-    auto c = connect(o);
-    std::size_t pushed = 0;
-    for (const auto& [file, letters] : files) {
-      bool all = true;
-      for (const auto& e : letters) all = c.push(e.letter.payload, weir::client::durability::durable).acked && all;
-      if (!all) {
-        std::fprintf(stderr, "weir-ctl: some records of %s were not acked; the file is kept\n", file.c_str());
-        return 1;
-      }
-      pushed += letters.size();
-      fs::remove(file);
+  // A daemon that cannot be reached or breaks off ends the command through
+  // main's handler (exit 2 or 1); the files of letters not yet acked stay.
+  auto c = connect(o);
+  std::size_t pushed = 0;
+  for (const auto& [file, letters] : files) {
+    bool all = true;
+    for (const auto& e : letters) all = c.push(e.letter.payload, weir::client::durability::durable).acked && all;
+    if (!all) {
+      std::fprintf(stderr, "weir-ctl: some records of %s were not acked; the file is kept\n", file.c_str());
+      return 1;
     }
-    std::printf("requeued %zu dead letters\n", pushed);
-    return 0;
-  } catch (const weir::client::client_error& e) {
-    std::fprintf(stderr, "weir-ctl: %s\n", e.what());
-    return 1;
+    pushed += letters.size();
+    fs::remove(file);
   }
+  if (o.json) std::cout << nlohmann::json{{"dry_run", false}, {"records", pushed}}.dump() << "\n";
+  else std::printf("requeued %zu dead letters\n", pushed);
+  return 0;
 }
 
 }  // namespace weir::ctl

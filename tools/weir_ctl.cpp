@@ -89,12 +89,12 @@ int cluster(const options& o, const std::vector<std::string>& args) {
 
 int metrics(const options& o, const std::vector<std::string>& args) {
   if (int rc = no_arguments("metrics", args)) return rc;
-  return admin_get(o.admin, "/metrics", nullptr, o.json);
+  return admin_metrics(o.admin, o.json);
 }
 
 int wab(const options& o, const std::vector<std::string>& args) {
   if (int rc = no_arguments("wab", args)) return rc;
-  return require_data_dir(o) ? wab_list(o.data_dir, o.json) : 1;
+  return require_data_dir(o) ? wab_list(o.data_dir, o.json) : 2;
 }
 
 int segments(const options& o, const std::vector<std::string>& args) {
@@ -153,12 +153,28 @@ int quarantine(const options& o, const std::vector<std::string>& args) {
     return quarantine_list(o.data_dir, o.json);
   }
   if (args[0] == "inspect") {
-    if (args.size() != 2) return usage_error("quarantine", "inspect takes one FILE (a name from quarantine list)");
-    // A name from the list, or a path: its records, as dump shows them.
     dump_request req;
-    const std::filesystem::path in_dir = std::filesystem::path(o.data_dir) / "quarantine" / args[1];
+    std::string file;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "--node") {
+        if (i + 1 >= args.size()) return usage_error("quarantine", "--node needs a value");
+        const auto n = count_of(args[++i]);
+        if (!n || *n == 0 || *n > 65535)
+          return usage_error("quarantine", "--node " + args[i] + ": expected a node id from 1 to 65535");
+        req.node = static_cast<std::uint16_t>(*n);
+      } else if (args[i].rfind("--", 0) == 0) {
+        return usage_error("quarantine", "inspect: unknown option " + args[i]);
+      } else if (file.empty()) {
+        file = args[i];
+      } else {
+        return usage_error("quarantine", "inspect takes one FILE, got " + args[i] + " too");
+      }
+    }
+    if (file.empty()) return usage_error("quarantine", "inspect takes one FILE (a name from quarantine list)");
+    // A name from the list, or a path: its records, as dump shows them.
+    const std::filesystem::path in_dir = std::filesystem::path(o.data_dir) / "quarantine" / file;
     std::error_code ec;
-    req.segment = std::filesystem::exists(in_dir, ec) ? in_dir.string() : args[1];
+    req.segment = std::filesystem::exists(in_dir, ec) ? in_dir.string() : file;
     req.format = o.json ? dump_format::json : dump_format::text;
     return dump_segment(o.data_dir, req);
   }
@@ -169,7 +185,7 @@ int dead_letters(const options& o, const std::vector<std::string>& args) {
   if (args.empty()) return usage_error("dl", "needs a subcommand: list, requeue or drop");
   if (args[0] == "list") {
     if (args.size() > 1) return usage_error("dl", "list takes no arguments, got " + args[1]);
-    return require_data_dir(o) ? dead_letter_list(o.data_dir, o.json) : 1;
+    return require_data_dir(o) ? dead_letter_list(o.data_dir, o.json) : 2;
   }
   if (args[0] == "requeue") {
     bool yes = false;
@@ -177,7 +193,7 @@ int dead_letters(const options& o, const std::vector<std::string>& args) {
       if (args[i] == "--yes") yes = true;
       else return usage_error("dl", "requeue: unknown option " + args[i]);
     }
-    return require_data_dir(o) ? dead_letter_requeue(o, yes) : 1;
+    return require_data_dir(o) ? dead_letter_requeue(o, yes) : 2;
   }
   if (args[0] == "drop") {
     bool yes = false;
@@ -187,7 +203,7 @@ int dead_letters(const options& o, const std::vector<std::string>& args) {
       else if (args[i].size() > 1 && args[i][0] == '-') return usage_error("dl", "drop: unknown option " + args[i]);
       else names.push_back(args[i]);
     }
-    return require_data_dir(o) ? dead_letter_drop(o.data_dir, names, yes) : 1;
+    return require_data_dir(o) ? dead_letter_drop(o.data_dir, names, yes, o.json) : 2;
   }
   return usage_error("dl", "unknown subcommand " + args[0] + " (expected list, requeue or drop)");
 }
@@ -196,7 +212,8 @@ const command commands[] = {
     {"health", R"(Usage: weir-ctl health
 
 Sends a wire HealthCheck over the daemon's socket. Exit 0 when it answers,
-1 when it does not (within 5 s).
+1 when it breaks off or does not answer within 5 s, 2 when its socket (or
+--tcp) cannot be reached.
 
 Example:
   weir-ctl --socket /run/weir/weir.sock health
@@ -227,16 +244,22 @@ Example:
 )", cluster},
     {"metrics", R"(Usage: weir-ctl metrics
 
-Prints the Prometheus exposition (/metrics) of the admin server.
+Prints the Prometheus exposition (/metrics) of the admin server; with
+--json one array of samples, each {"name", "labels", "value"}.
 
-Example:
+Exit status: 0; 1 the admin server answered an error; 2 it cannot be reached.
+
+Examples:
   weir-ctl metrics | grep weir_sink_health
+  weir-ctl --json metrics | jq '.[] | select(.name == "weir_drain_lag_records")'
 )", metrics},
     {"wab", R"(Usage: weir-ctl wab
 
 Reads the data directory directly (the daemon may be down): each shard's
 segments with their records, bytes and whether they are sealed, spare
-files, and the confirm cursor.
+files, and the confirm cursor (--json: the same as one document).
+
+Exit status: 0; 2 a usage error or no data directory.
 
 Example:
   weir-ctl --data-dir /var/lib/weir wab
@@ -254,7 +277,9 @@ directory's wab/. Records that do not check are read past, as the drain does.
 --format F    text (default; payload as printable text), hex (a hex dump of
               each payload), json (one array; also with --json)
 --node ID     the daemon's cluster.node_id: in a cluster, record ids carry
-              the origin node (a replica's file carries it in its path)
+              the origin node. By default the one the data directory
+              records (data_dir/cluster_node_id, written at each start); a
+              replica's file carries its origin in its path
 
 Exit status: 0, 1 the segment holds damage (or its header is unreadable),
 2 usage error or no such file.
@@ -264,13 +289,15 @@ Examples:
   weir-ctl dump /var/lib/weir/replica/node_2/shard_00/seg_00000004.wab --format hex
 )", dump},
     {"quarantine", R"(Usage: weir-ctl quarantine list
-       weir-ctl quarantine inspect FILE
+       weir-ctl quarantine inspect FILE [--node ID]
 
 list     the files in the data directory's quarantine/: the copies recovery
          and the drain made of damaged segments, each with its size, when it
          was copied, and its records read and checked as a segment
 inspect  the records of one of them (a name from list, or a path), as
          weir-ctl dump prints them, with the record ids they had in place
+         (--node ID: the cluster.node_id they were written under; by
+         default the one the data directory records)
 
 The copies are for you: once what matters is recovered from them, delete
 them. Read-only.
@@ -311,6 +338,14 @@ drop     deletes the dead-letter files named (dl_00000003.wab; all of them
          when none is named) for good, which also lets delivery go on when
          drain.dead_letter_max_bytes is reached; without --yes, only says
          what it would delete
+
+--json prints each as one JSON document: list the letters; requeue and
+drop {"dry_run", "records", ...} (drop also each file with its records and
+bytes).
+
+Exit status: 0; 1 a record was not acked (its file is kept), a file could
+not be deleted, or the daemon broke off; 2 a usage error, no data
+directory, or the daemon cannot be reached.
 
 Examples:
   weir-ctl --data-dir /var/lib/weir dl list --json
