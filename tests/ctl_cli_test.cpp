@@ -17,6 +17,7 @@
 #include "support/sink_contents.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
+#include "weir/client.hpp"
 
 using namespace weir::test;
 
@@ -24,6 +25,29 @@ namespace {
 
 run_result ctl(const temp_dir& dir, const std::vector<std::string>& args) {
   return run_binary(binary("weir-ctl"), args, dir.path());
+}
+
+std::vector<std::string> lines_of(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+/// The payload of one record as weir-ctl prints it in JSON.
+std::string payload_of(const nlohmann::json& record) {
+  const std::string hex = record.at("payload_hex");
+  std::string p;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) p += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return p;
+}
+
+/// weir-ctl tail with `args` in the background, its output into `out`. exec:
+/// when the test gives up on it, the kill reaches weir-ctl itself.
+std::future<run_result> tail_into(const temp_dir& dir, const std::string& args, const std::filesystem::path& out) {
+  const std::string cmd = "exec " + binary("weir-ctl").string() + " --data-dir " + (dir / "var").string() + " tail " +
+                          args + " > " + out.string();
+  return std::async(std::launch::async, [cmd, at = dir.path()] { return run_binary("/bin/sh", {"-c", cmd}, at); });
 }
 
 }  // namespace
@@ -241,16 +265,7 @@ TEST_CASE("weir-ctl push --file with --batch and --tier and tail following the r
     for (int i = 1; i <= 50; ++i) events << "event-" << i << "\n";
   }
   // tail from the start of the WAB, its output in a file we can watch.
-  // exec: when the test gives up on it, the kill reaches weir-ctl itself.
-  const std::string tail_cmd = "exec " + binary("weir-ctl").string() + " --data-dir " + (dir / "var").string() +
-                               " tail --from-start --count 60 --format json > " + (dir / "tail.out").string();
-  auto tail = std::async(std::launch::async, [&] { return run_binary("/bin/sh", {"-c", tail_cmd}, dir.path()); });
-  auto lines_of = [&](const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::vector<std::string> out;
-    for (std::string l; std::getline(in, l);) out.push_back(l);
-    return out;
-  };
+  auto tail = tail_into(dir, "--from-start --count 60 --format json", dir / "tail.out");
 
   const auto pushed = ctl(dir, {"--socket", d.socket_path(), "push", "--file", "events.txt", "--batch", "7", "--tier",
                                 "buffered"});
@@ -273,10 +288,7 @@ TEST_CASE("weir-ctl push --file with --batch and --tier and tail following the r
   std::set<std::string> payloads;
   for (const auto& l : shown) {
     const auto j = nlohmann::json::parse(l);
-    std::string p;
-    const std::string hex = j.at("payload_hex");
-    for (std::size_t i = 0; i + 1 < hex.size(); i += 2) p += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-    payloads.insert(p);
+    payloads.insert(payload_of(j));
     CHECK(j.at("record_id").get<std::string>().size() == 64);
   }
   CHECK(payloads.size() == 60);
@@ -290,5 +302,50 @@ TEST_CASE("weir-ctl push --file with --batch and --tier and tail following the r
   const auto missing = ctl(dir, {"--socket", d.socket_path(), "push", "--file", "absent.txt"});
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("--file absent.txt: cannot read it") != std::string::npos);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("weir-ctl tail starts at the end of the WAB and follows it into the next segments", "[live][cli][ctl]") {
+  temp_dir dir;
+  // 64 KiB segments and 4 KiB records: a new segment every 15 records or so.
+  // The sink cannot be reached, so no segment is delivered and deleted
+  // before tail reads it.
+  daemon_process d(dir.path(), {"--set", "ingest.shards=1", "--set", "wab.segment_max_bytes=64KiB", "--set",
+                                "sink.type=http", "--set", "sink.http.url=http://127.0.0.1:1/"});
+  REQUIRE(d.wait_ready());
+  auto conn = weir::client::connection::connect_unix(d.socket_path());
+  auto push = [&](const std::string& name) {
+    REQUIRE(conn.push(as_bytes(name + std::string(4096, '.')), weir::client::durability::buffered).acked);
+  };
+  for (int i = 0; i < 40; ++i) push("old-" + std::to_string(i));  // before tail: never shown
+
+  auto tail = tail_into(dir, "--count 45 --format json --interval 50", dir / "tail.out");
+  // tail takes each shard's end at its first look: push until it shows one.
+  int next = 0;
+  REQUIRE(eventually([&] {
+    push("new-" + std::to_string(next++));
+    return !lines_of(dir / "tail.out").empty();
+  }));
+  for (int i = 0; i < 60; ++i) push("new-" + std::to_string(next++));
+  const auto ended = tail.get();
+  INFO(ended.err);
+  REQUIRE(ended.exit_code == 0);
+
+  const auto shown = lines_of(dir / "tail.out");
+  REQUIRE(shown.size() == 45);
+  std::set<std::string> segments;
+  int expected = -1;
+  for (const auto& l : shown) {
+    const auto j = nlohmann::json::parse(l);
+    const std::string p = payload_of(j);
+    INFO(p.substr(0, 12));
+    REQUIRE(p.rfind("new-", 0) == 0);
+    const int n = std::stoi(p.substr(4));
+    if (expected >= 0) CHECK(n == expected);  // in order, none skipped at a rotation
+    expected = n + 1;
+    segments.insert(j.at("segment").get<std::string>());
+  }
+  CHECK(segments.size() >= 3);
+  CHECK(ended.err.find("were gone before tail could read them") == std::string::npos);
   CHECK(d.stop() == 0);
 }

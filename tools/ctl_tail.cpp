@@ -76,6 +76,14 @@ class follower {
       if (!show_new(at)) return false;
       const auto newer = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first > at.sequence; });
       if (newer == files.end() || !complete(at)) return true;
+      // Segments delivered and deleted between two looks were never seen:
+      // say so rather than let the output look whole.
+      if (newer->first > at.sequence + 1)
+        std::fprintf(stderr,
+                     "weir-ctl tail: %s: segments %llu to %llu were gone before tail could read them (delivered and "
+                     "deleted, or never made); their records are not shown\n",
+                     shard_dir.c_str(), static_cast<unsigned long long>(at.sequence + 1),
+                     static_cast<unsigned long long>(newer->first - 1));
       open(at, *newer);
     }
   }
