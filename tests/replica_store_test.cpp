@@ -150,3 +150,34 @@ TEST_CASE("replica store: a copy is a prefix and a new segment waits for the cur
   REQUIRE(taken.size() == 1);
   CHECK(taken[0].sequence == 2);
 }
+
+TEST_CASE("replica store: a trim deletes the copy's segments the origin delivered and keeps the rest",
+          "[actor][replica]") {
+  store_harness h;
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true);
+  origin_segment two(h.io, (h.dir / "origin2/shard_00").string(), 2, {"c", "d"}, true);
+  origin_segment three(h.io, (h.dir / "origin3/shard_00").string(), 3, {"e"}, false);
+  std::vector<replica_chunk> all = one.chunks;
+  for (const auto* s : {&two, &three}) all.insert(all.end(), s->chunks.begin(), s->chunks.end());
+  REQUIRE(h.send_together(all).size() == 5);
+  auto exists = [&](std::uint64_t seq) {
+    return std::filesystem::exists(h.copy_dir() + "/" + wab::segment_file_name(seq));
+  };
+  REQUIRE((exists(1) && exists(2) && exists(3)));
+  // The origin confirmed everything before segment 3: 1 and 2 go, 3 stays.
+  h.self->send(h.store, replica_trim{2, 0, 3});
+  h.run();
+  CHECK_FALSE(exists(1));
+  CHECK_FALSE(exists(2));
+  CHECK(exists(3));
+  // The copy goes on at segment 3 as before.
+  origin_segment more(h.io, (h.dir / "origin4/shard_00").string(), 3, {"e", "f"}, false);
+  const auto next = h.send_together({more.chunks[1]});
+  REQUIRE(next.size() == 1);
+  CHECK(next[0].sequence == 3);
+  CHECK(next[0].next_index == 3);
+  // A trim for another origin's copy leaves this one alone.
+  h.self->send(h.store, replica_trim{3, 0, 10});
+  h.run();
+  CHECK(exists(3));
+}
