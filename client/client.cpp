@@ -116,19 +116,30 @@ bool batch_result::all_accepted() const {
 
 connection::connection(int fd) : fd_(fd) {}
 
-connection connection::connect_unix(const std::string& path) {
+connection connection::connect_unix(const std::string& path, std::chrono::milliseconds timeout) {
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) fail("socket path too long: " + path, error_kind::unreachable);
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) fail(std::string("socket(): ") + std::strerror(errno), error_kind::unreachable);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+  connection c(fd);
+  // A Unix-socket connect does not go in progress: it blocks while the
+  // listener's backlog is full, for at most the send timeout (EAGAIN after).
+  c.set_timeout(timeout);
+  int rc = 0;
+  do {
+    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
     const int err = errno;
-    ::close(fd);
-    fail("cannot connect to " + path + ": " + std::strerror(err), error_kind::unreachable);
+    fail("cannot connect to " + path + ": " +
+             (err == EAGAIN ? "no room in its backlog within the connect timeout (the daemon is not accepting)"
+                            : std::strerror(err)),
+         error_kind::unreachable);
   }
-  return connection(fd);
+  c.set_timeout(std::chrono::milliseconds(0));
+  return c;
 }
 
 connection connection::connect_tcp(const std::string& host, std::uint16_t port, const tls_options& tls,

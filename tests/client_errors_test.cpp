@@ -1,18 +1,24 @@
 // libweir-client's errors: every Nack reason by name and the unknown ones
-// raw; a refused frame a result, not an exception; timeouts, a daemon gone
-// mid-connection and a poisoned connection each a client_error of their own
-// kind, retryable exactly when the outcome is unknown.
+// raw; a refused frame a result, not an exception; timeouts (connect,
+// handshake, reply, send), a daemon gone mid-connection and a poisoned
+// connection each a client_error of their own kind, retryable exactly when
+// the outcome is unknown; and replies a fake daemon crafts (a length past
+// its type's cap, garbage, an unknown or wrong type, stray bytes) refused as
+// protocol errors that poison the connection.
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
-#include <cstring>
+#include <chrono>
 #include <string>
+#include <optional>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
+#include "messages/wire/bytes.hpp"
+#include "messages/wire/frame.hpp"
 #include "support/daemon_process.hpp"
+#include "support/fake_daemon.hpp"
+#include "support/test_pki.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "weir/client.hpp"
@@ -23,21 +29,58 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// A Unix socket that accepts connections (the kernel's backlog does) and
-/// never reads or answers: a daemon that hangs.
-struct silent_listener {
-  std::string path;
-  int fd = -1;
-  explicit silent_listener(const std::filesystem::path& dir) : path((dir / "silent.sock").string()) {
-    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(fd, 8) == 0);
+/// A reply frame as a daemon encodes it (its CRCs right), of any type.
+std::vector<std::uint8_t> reply_frame(wire::message_type type, std::vector<std::uint8_t> payload = {}) {
+  return wire::encode_frame(type, wire::durability::durable, payload);
+}
+
+/// `frame` with its type byte and declared payload length replaced, and the
+/// header CRC made to match: only what was replaced is wrong.
+std::vector<std::uint8_t> with_header(std::vector<std::uint8_t> frame, std::uint8_t type, std::uint32_t declared) {
+  frame[5] = type;
+  store_le32(frame.data() + 8, declared);
+  store_le32(frame.data() + 12, crc32_of(byte_span(frame.data(), 12)));
+  return frame;
+}
+
+std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+
+/// The client_error `call` raised; nullopt when it raised none.
+template <class Call>
+std::optional<client::client_error> error_of(Call call) {
+  try {
+    call();
+  } catch (const client::client_error& e) {
+    return e;
   }
-  ~silent_listener() { ::close(fd); }
+  return std::nullopt;
+}
+
+struct two_pushes {
+  std::optional<client::client_error> first, next;
+  std::size_t frames_read = 0;  // by the fake daemon
 };
+
+/// Two pushes on one connection to a fake daemon that answers the first
+/// with `reply` (and then nothing).
+two_pushes push_twice_against(const std::filesystem::path& dir, std::vector<std::uint8_t> reply) {
+  scripted_daemon fake((dir / "fake.sock").string(), {std::move(reply)});
+  two_pushes out;
+  {
+    auto c = client::connection::connect_unix(fake.path());
+    // Bounded, so that a client reading on where it should have stopped
+    // shows as a timeout instead of a hang.
+    c.set_timeout(5s);
+    out.first = error_of([&] { c.push(as_bytes("one"), client::durability::durable); });
+    out.next = error_of([&] { c.push(as_bytes("two"), client::durability::durable); });
+  }
+  out.frames_read = fake.frames_read_until_closed();
+  return out;
+}
+
+bool mentions(const std::exception& e, const std::string& text) {
+  return std::string(e.what()).find(text) != std::string::npos;
+}
 
 }  // namespace
 
@@ -85,8 +128,8 @@ TEST_CASE("client: a refused push is a typed result and not an exception", "[liv
 
 TEST_CASE("client: a reply that does not come is a timeout and poisons the connection", "[client]") {
   temp_dir dir;
-  silent_listener hung(dir.path());
-  auto c = client::connection::connect_unix(hung.path);
+  silent_unix_listener hung((dir / "silent.sock").string());
+  auto c = client::connection::connect_unix(hung.path());
   c.set_timeout(200ms);
   try {
     c.health_check();
@@ -108,8 +151,8 @@ TEST_CASE("client: a reply that does not come is a timeout and poisons the conne
 
 TEST_CASE("client: a frame the daemon does not take in is a send timeout", "[client]") {
   temp_dir dir;
-  silent_listener hung(dir.path());
-  auto c = client::connection::connect_unix(hung.path);
+  silent_unix_listener hung((dir / "silent.sock").string());
+  auto c = client::connection::connect_unix(hung.path());
   c.set_timeout(200ms);
   const std::string big(8 << 20, 'b');  // far more than a socket buffer holds
   try {
@@ -146,4 +189,108 @@ TEST_CASE("client: a daemon killed under a connection is connection_lost and ret
     CHECK(e.kind() == client::error_kind::unreachable);
     CHECK_FALSE(e.retryable());
   }
+}
+
+TEST_CASE("client: connect_unix gives up within its timeout on a daemon whose backlog stays full", "[client]") {
+  temp_dir dir;
+  silent_unix_listener stuck((dir / "stuck.sock").string());
+  client::connection::connect_unix(stuck.path(), 300ms);  // room in the backlog: connected
+  stuck.fill_backlog();
+  const auto started = std::chrono::steady_clock::now();
+  const auto e = error_of([&] { client::connection::connect_unix(stuck.path(), 300ms); });
+  const auto took = std::chrono::steady_clock::now() - started;
+  REQUIRE(e);
+  INFO(e->what());
+  CHECK(e->kind() == client::error_kind::unreachable);  // nothing was sent
+  CHECK_FALSE(e->retryable());
+  CHECK(mentions(*e, "within the connect timeout"));
+  CHECK(took >= 250ms);
+  CHECK(took < 5s);
+}
+
+TEST_CASE("client: a TLS handshake nobody answers is a timeout within connect_tcp's bound", "[client][tls]") {
+  temp_dir dir;
+  test_pki pki(dir / "pki");
+  pki.make_ca("ca");
+  silent_tcp_listener mute;  // the TCP connect succeeds; the ClientHello goes unanswered
+  const auto started = std::chrono::steady_clock::now();
+  const auto e = error_of([&] {
+    client::connection::connect_tcp("127.0.0.1", mute.port(), {pki.pem("ca"), "", "", ""}, 300ms);
+  });
+  const auto took = std::chrono::steady_clock::now() - started;
+  REQUIRE(e);
+  INFO(e->what());
+  CHECK(e->kind() == client::error_kind::timeout);
+  CHECK(mentions(*e, "no handshake within the connect timeout"));
+  CHECK(took >= 250ms);
+  CHECK(took < 5s);
+}
+
+TEST_CASE("client: a reply declaring more than its type carries is refused before its payload is read", "[client]") {
+  temp_dir dir;
+  // An Ack carries nothing; this one declares 1 MiB (under the protocol's
+  // 16 MiB cap) and sends none of it: a client that allocated and read it
+  // would wait out its timeout instead.
+  const auto big_ack = with_header(reply_frame(wire::message_type::ack),
+                                   static_cast<std::uint8_t>(wire::message_type::ack), 1u << 20);
+  auto r = push_twice_against(dir.path(), big_ack);
+  REQUIRE(r.first);
+  INFO(r.first->what());
+  CHECK(r.first->kind() == client::error_kind::protocol);
+  CHECK(mentions(*r.first, "reply payload larger than its type allows"));
+  // Past the protocol's cap the header itself is refused.
+  r = push_twice_against(dir.path(), with_header(reply_frame(wire::message_type::ack),
+                                                 static_cast<std::uint8_t>(wire::message_type::ack), 0xffffffffu));
+  REQUIRE(r.first);
+  CHECK(r.first->kind() == client::error_kind::protocol);
+  CHECK(mentions(*r.first, "bad reply header: PayloadTooLarge"));
+}
+
+TEST_CASE("client: garbage or an unknown message type in place of a reply is a protocol error", "[client]") {
+  temp_dir dir;
+  auto r = push_twice_against(dir.path(), bytes_of("HTTP/1.1 400 Bad Request\r\n\r\n"));
+  REQUIRE(r.first);
+  CHECK(r.first->kind() == client::error_kind::protocol);
+  CHECK_FALSE(r.first->retryable());
+  CHECK(mentions(*r.first, "bad reply header: BadMagic"));
+  r = push_twice_against(dir.path(), with_header(reply_frame(wire::message_type::ack), 0x42, 0));
+  REQUIRE(r.first);
+  CHECK(r.first->kind() == client::error_kind::protocol);
+  CHECK(mentions(*r.first, "bad reply header: UnknownMessageType"));
+}
+
+TEST_CASE("client: a reply of the wrong type poisons the connection and the next call names that first error",
+          "[client]") {
+  temp_dir dir;
+  // A well-formed HealthCheckResponse, in answer to a Push.
+  const auto r = push_twice_against(dir.path(), reply_frame(wire::message_type::health_check_response));
+  REQUIRE(r.first);
+  CHECK(r.first->kind() == client::error_kind::protocol);
+  CHECK(mentions(*r.first, "unexpected reply type 5"));
+  REQUIRE(r.next);
+  CHECK(r.next->kind() == client::error_kind::poisoned);
+  CHECK_FALSE(r.next->retryable());
+  CHECK(mentions(*r.next, "poisoned by an earlier error (unexpected reply type 5)"));
+  CHECK(r.frames_read == 1);  // the poisoned connection sent nothing more
+}
+
+TEST_CASE("client: bytes after a reply desync the connection and the next reply poisons it", "[client]") {
+  temp_dir dir;
+  // An Ack with stray bytes behind it: the first push is acked, the second
+  // reads the stray bytes as its reply's header.
+  auto ack_and_stray = reply_frame(wire::message_type::ack);
+  const auto stray = bytes_of("garbage-after-the-ack");
+  ack_and_stray.insert(ack_and_stray.end(), stray.begin(), stray.end());
+  scripted_daemon fake((dir / "fake.sock").string(), {ack_and_stray});
+  auto c = client::connection::connect_unix(fake.path());
+  c.set_timeout(5s);
+  CHECK(c.push(as_bytes("one"), client::durability::durable).acked);
+  const auto desynced = error_of([&] { c.push(as_bytes("two"), client::durability::durable); });
+  REQUIRE(desynced);
+  CHECK(desynced->kind() == client::error_kind::protocol);
+  CHECK(mentions(*desynced, "bad reply header: BadMagic"));
+  const auto after = error_of([&] { c.health_check(); });
+  REQUIRE(after);
+  CHECK(after->kind() == client::error_kind::poisoned);
+  CHECK(mentions(*after, "bad reply header: BadMagic"));
 }

@@ -106,11 +106,17 @@ class tls_channel;
 
 class connection {
  public:
-  /// Throws client_error (kind unreachable) when nobody listens at `path`.
-  static connection connect_unix(const std::string& path);
-  /// Connects to listen.tcp and handshakes, both within `timeout`. Throws
-  /// client_error: unreachable (no connection), tls (the handshake failed,
-  /// or the daemon's certificate is not trusted or names another host).
+  /// Connects within `timeout`. Throws client_error (kind unreachable:
+  /// nothing was sent) when nobody listens at `path`, or when the daemon's
+  /// accept backlog stays full for `timeout` (a daemon that has stopped
+  /// accepting: a Unix-socket connect then waits, not fails).
+  static connection connect_unix(const std::string& path,
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  /// Connects to listen.tcp and handshakes, each within `timeout`. Throws
+  /// client_error: unreachable (no connection, the connect timed out),
+  /// timeout (connected, but no handshake within `timeout`), tls (the
+  /// handshake failed, or the daemon's certificate is not trusted or names
+  /// another host).
   /// With TLS 1.3 a daemon that refuses this client's certificate says so
   /// after the handshake: the first call then fails (kind tls).
   static connection connect_tcp(const std::string& host, std::uint16_t port, const tls_options& tls,
