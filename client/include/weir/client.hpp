@@ -165,7 +165,8 @@ class connection {
 
 /// Pushes over one connection with up to `window` frames in flight, instead
 /// of one round trip per record: with `ingest.ack_mode: ordered` one fsync
-/// then covers many frames. The daemon answers a connection's frames in the
+/// then covers many frames (and with `ingest.max_inflight` at least
+/// `window`, the daemon takes the whole window in before answering). The daemon answers a connection's frames in the
 /// order they came; each push's completion runs in that order, on the
 /// calling thread, inside push() or flush(). With `window` frames
 /// unanswered, push() waits for the oldest answer (back-pressure). The
