@@ -41,8 +41,9 @@ class client_error : public std::runtime_error {
       : std::runtime_error(what), kind_(kind) {}
   error_kind kind() const { return kind_; }
   /// True when the frame in flight may or may not have been written (the
-  /// connection was lost or timed out): pushing it again on a new
-  /// connection is the safe course (a duplicate, never a loss).
+  /// connection was lost, or timed out: a reply that did not come says
+  /// nothing about the write): pushing it again on a new connection is the
+  /// safe course (perhaps a duplicate, with its own record id; never a loss).
   bool retryable() const { return kind_ == error_kind::connection_lost || kind_ == error_kind::timeout; }
 
  private:
