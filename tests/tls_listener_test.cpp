@@ -2,10 +2,13 @@
 // made at test time by the openssl tool: a client whose certificate
 // client_ca signed is served by the same pipeline as the Unix socket; no
 // certificate, another CA's, an expired one, plaintext and a silent peer are
-// refused and counted by reason; SIGHUP takes a new CA without dropping the
-// connections already served; listen.max_connections covers both listeners.
+// refused and counted by reason, and so is a client that offers nothing
+// newer than TLS 1.1; SIGHUP takes a new CA, and a new certificate and key,
+// without dropping the connections already served; listen.max_connections
+// covers both listeners.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "support/test_pki.hpp"
+#include "support/tls_probe.hpp"
 #include "weir/client.hpp"
 
 using namespace weir;
@@ -92,7 +96,21 @@ struct tls_fixture {
   double failures(const char* reason) const {
     return sample(std::string("weir_tls_handshake_failures_total{reason=\"") + reason + "\"}");
   }
+
+  /// A handshake by `client` offering at most `max_version` (0: any), the
+  /// daemon's certificate checked against server-ca.
+  tls_probe_result probe(const std::string& client, int max_version = 0) const {
+    return probe_tls(tcp_port, {pki.pem("server-ca"), pki.pem(client), pki.key(client), max_version});
+  }
 };
+
+/// Replaces `to` with a copy of `from` by a rename, as an operator rotating
+/// a file should, so that the daemon never reads half of one.
+void replace_by_rename(const std::string& from, const std::string& to) {
+  const std::string staged = to + ".new";
+  std::filesystem::copy_file(from, staged, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::rename(staged, to);
+}
 
 /// A plain TCP connection to the TLS port (-1 when refused), its reads bounded.
 int raw_tcp(std::uint16_t port) {
@@ -283,6 +301,57 @@ TEST_CASE("SIGHUP reloads listen.tls.client_ca without dropping established TLS 
   CHECK(eventually([&] { return d.log().find("the previous certificate, key and CA stay in use") != std::string::npos; }));
   CHECK(d.log().find("listen.tls.client_ca = " + f.client_ca_path) != std::string::npos);
   CHECK(f.served("next-client"));
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("listen.tcp refuses a client that offers only TLS 1.1 or 1.0 and counts it as a protocol failure",
+          "[live][tls]") {
+  tls_fixture f;
+  daemon_process d(f.dir.path(), f.daemon_args());
+  REQUIRE(d.wait_ready());
+  // A valid client certificate: the version is all that is wrong.
+  const auto tls11 = f.probe("client", TLS1_1_VERSION);
+  CHECK_FALSE(tls11.handshake_ok);
+  INFO(tls11.error);
+  CHECK(tls11.error.find("protocol version") != std::string::npos);  // the daemon's alert
+  REQUIRE(eventually([&] { return f.failures("protocol") == 1; }));
+  CHECK_FALSE(f.probe("client", TLS1_VERSION).handshake_ok);
+  REQUIRE(eventually([&] { return f.failures("protocol") == 2; }));
+  // The same client allowed TLS 1.2 is served with it.
+  const auto tls12 = f.probe("client", TLS1_2_VERSION);
+  CHECK(tls12.handshake_ok);
+  CHECK(tls12.version == "TLSv1.2");
+  CHECK(eventually([&] { return f.sample("weir_tls_handshakes_total") == 1; }));
+  CHECK(f.failures("protocol") == 2);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("SIGHUP rotates the daemon's certificate and key for new connections while an established one keeps working",
+          "[live][tls][signals]") {
+  tls_fixture f;
+  f.pki.make_cert("server-next", "server-ca", {"DNS:localhost", "IP:127.0.0.1"});  // a new key too
+  daemon_process d(f.dir.path(), f.daemon_args());
+  REQUIRE(d.wait_ready());
+  const auto before = f.probe("client");
+  REQUIRE(before.handshake_ok);
+  CHECK(before.server_subject == "/CN=server");
+  auto established = f.connect("client");
+  REQUIRE(established.push(as_bytes("before"), client::durability::durable).acked);
+
+  // The key first, then the certificate (docs/tls.md), then SIGHUP.
+  replace_by_rename(f.pki.key("server-next"), f.pki.key("server"));
+  replace_by_rename(f.pki.pem("server-next"), f.pki.pem("server"));
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return f.sample("weir_tls_config_reloads_total{outcome=\"ok\"}") == 1; }));
+
+  const auto after = f.probe("client");
+  REQUIRE(after.handshake_ok);
+  CHECK(after.server_subject == "/CN=server-next");
+  CHECK(after.server_serial != before.server_serial);
+  CHECK(f.served("client"));  // libweir-client trusts it and finds its name in it
+  // The connection made before the reload still runs on the old certificate's session.
+  CHECK(established.push(as_bytes("after"), client::durability::durable).acked);
+  established.health_check();
   CHECK(d.stop() == 0);
 }
 
