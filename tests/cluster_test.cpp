@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <regex>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -244,6 +245,15 @@ TEST_CASE("cluster: every Replicated ack survives kill -9 of its node and the no
   INFO(shown.out << shown.err);
   CHECK(shown.exit_code == 0);
   CHECK(shown.out.find("this node delivers its replica") != std::string::npos);
+  {  // and so does its dashboard, in a real browser
+    temp_dir profile;
+    std::string dom;
+    CHECK(headless_chromium("http://127.0.0.1:" + std::to_string(c.admin[owner]) + "/", profile.path().string(), dom) == 0);
+    std::smatch m;
+    REQUIRE(std::regex_search(dom, m, std::regex(R"re(id="cluster">([^<]*)<)re")));
+    INFO("cluster line: " << m[1]);
+    CHECK(m[1].str().find("delivering for node 2") != std::string::npos);
+  }
   // Every Replicated record a survivor acked is counted as acked there.
   for (int i : {0, 2}) {
     const auto prefix = "node" + std::to_string(i + 1) + "-";

@@ -185,14 +185,11 @@ TEST_CASE("dashboard: headless Chromium renders live non-zero rates and a screen
   std::this_thread::sleep_for(2500ms);  // a few one-second samples with traffic in them
   temp_dir profile;
   const std::string url = "http://127.0.0.1:" + std::to_string(a.port) + "/";
-  const std::string chromium = "chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-                               "--no-first-run --user-data-dir=" + profile.path().string();
   std::string dom;
-  const int rc = run_with_input(chromium + " --virtual-time-budget=3000 --dump-dom " + url + " 2>/dev/null", "", dom);
+  const int rc = headless_chromium(url, profile.path().string(), dom);
   const auto screenshot = std::filesystem::path(WEIR_BIN_DIR) / "../dashboard.png";
   std::string ignored;
-  run_with_input(chromium + " --window-size=1400,1100 --screenshot=" + screenshot.string() + " --virtual-time-budget=3000 " +
-                     url, "", ignored);
+  headless_chromium(url, profile.path().string(), ignored, screenshot.string());
   pushing = false;
   producer.join();
   CHECK(rc == 0);

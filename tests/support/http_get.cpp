@@ -72,4 +72,13 @@ double scrape_series(const std::string& scrape, const std::string& name) {
   return -1;
 }
 
+int headless_chromium(const std::string& url, const std::string& profile_dir, std::string& dom,
+                      const std::string& screenshot, int budget_ms) {
+  const std::string chromium = "chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+                               "--no-first-run --user-data-dir=" + profile_dir +
+                               " --virtual-time-budget=" + std::to_string(budget_ms);
+  if (screenshot.empty()) return run_with_input(chromium + " --dump-dom " + url + " 2>/dev/null", "", dom);
+  return run_with_input(chromium + " --window-size=1400,1100 --screenshot=" + screenshot + " " + url, "", dom);
+}
+
 }  // namespace weir::test

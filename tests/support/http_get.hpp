@@ -19,6 +19,13 @@ double scrape_series(const std::string& scrape, const std::string& name);
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 std::uint16_t free_tcp_port();
 
+/// Headless Chromium on the page at `url` with its own profile under
+/// `profile_dir`, after `budget_ms` of the page's time: its DOM into `dom`
+/// (empty `screenshot`), or a PNG of the page at `screenshot`. Returns
+/// Chromium's exit status.
+int headless_chromium(const std::string& url, const std::string& profile_dir, std::string& dom,
+                      const std::string& screenshot = "", int budget_ms = 3000);
+
 /// Runs `command` with `input` on its standard input; returns its exit status
 /// and fills `output` with what it printed (stdout and stderr).
 int run_with_input(const std::string& command, const std::string& input, std::string& output);
