@@ -10,6 +10,9 @@ packages=(
   nlohmann-json3-dev sqlite3 python3
   # real servers and tools the test suite starts itself, on private ports and directories
   postgresql-15 mariadb-server-core nginx prometheus chromium fonts-dejavu-core
+  # mariadb-install-db runs my_print_defaults, which is in the client package
+  # (not a dependency of mariadb-server-core in every Debian 12 point release)
+  mariadb-client-core
   # weir-bench: Redis (a peer, appendfsync always) and gnuplot (report --png)
   redis-server gnuplot-nox
   # openssl: the cluster TLS test makes its own CAs and node certificates
