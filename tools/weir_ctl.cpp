@@ -110,6 +110,15 @@ std::optional<std::uint64_t> count_of(const std::string& text) {
   return n;
 }
 
+/// A cluster.node_id given as --node, or nullopt.
+std::optional<std::uint16_t> node_id_of(const std::string& text) {
+  const auto n = count_of(text);
+  if (!n || *n == 0 || *n > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(*n);
+}
+
+constexpr const char* node_id_expected = ": expected a node id from 1 to 65535";
+
 int dump(const options& o, const std::vector<std::string>& args) {
   dump_request req;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -125,13 +134,17 @@ int dump(const options& o, const std::vector<std::string>& args) {
         else return usage_error("dump", "--format " + v + ": expected text, hex or json");
         continue;
       }
+      if (a == "--node") {
+        const auto node = node_id_of(v);
+        if (!node) return usage_error("dump", a + " " + v + node_id_expected);
+        req.node = *node;
+        continue;
+      }
       const auto n = count_of(v);
-      if (!n || (a == "--from" && *n == 0) || (a == "--node" && (*n == 0 || *n > 65535)))
-        return usage_error("dump", a + " " + v + ": expected " +
-                                       (a == "--node" ? "a node id from 1 to 65535" : a == "--from" ? "an index from 1" : "a whole number"));
+      if (!n || (a == "--from" && *n == 0))
+        return usage_error("dump", a + " " + v + ": expected " + (a == "--from" ? "an index from 1" : "a whole number"));
       if (a == "--from") req.from = *n;
-      else if (a == "--count") req.count = *n;
-      else req.node = static_cast<std::uint16_t>(*n);
+      else req.count = *n;
     } else if (a.rfind("--", 0) == 0) {
       return usage_error("dump", "unknown option " + a);
     } else if (req.segment.empty()) {
@@ -158,10 +171,9 @@ int quarantine(const options& o, const std::vector<std::string>& args) {
     for (std::size_t i = 1; i < args.size(); ++i) {
       if (args[i] == "--node") {
         if (i + 1 >= args.size()) return usage_error("quarantine", "--node needs a value");
-        const auto n = count_of(args[++i]);
-        if (!n || *n == 0 || *n > 65535)
-          return usage_error("quarantine", "--node " + args[i] + ": expected a node id from 1 to 65535");
-        req.node = static_cast<std::uint16_t>(*n);
+        const auto node = node_id_of(args[++i]);
+        if (!node) return usage_error("quarantine", "--node " + args[i] + node_id_expected);
+        req.node = *node;
       } else if (args[i].rfind("--", 0) == 0) {
         return usage_error("quarantine", "inspect: unknown option " + args[i]);
       } else if (file.empty()) {
