@@ -87,6 +87,41 @@ TEST_CASE("sqlite: the coordinate key keeps one row per record whatever the rede
   CHECK(got[4] == "1/1/2 id-shard_01/seg_00000001.wab-2 e");
 }
 
+namespace {
+
+std::string numbered(const char* prefix, std::uint64_t i) {
+  std::string s = prefix;
+  s += std::to_string(i);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("sqlite: a batch larger than one INSERT statement keeps every row once and in order",
+          "[sink][sqlite][schema]") {
+  test::temp_dir dir;
+  const auto db = dir / "sink.db";
+  auto sink = sqlite_factory_at(db)->make();
+  // 137 rows: whole multi-row statements and single-row ones after them.
+  std::vector<sink_record> first;
+  for (std::uint64_t i = 1; i <= 137; ++i) first.push_back(record(0, 3, i, numbered("p", i)));
+  REQUIRE(sink->commit(first).kind == commit_result::outcome::committed);
+  // A redelivery from the middle on, with new records after it and one record
+  // twice inside what one statement carries.
+  std::vector<sink_record> again;
+  for (std::uint64_t i = 90; i <= 200; ++i) again.push_back(record(0, 3, i, numbered("p", i)));
+  REQUIRE(again[60].index == 150);
+  again.insert(again.begin() + 62, record(0, 3, 150, numbered("p", 150)));
+  REQUIRE(sink->commit(again).kind == commit_result::outcome::committed);
+  const auto got = rows(db);
+  REQUIRE(got.size() == 200);
+  std::size_t checked = 0;
+  for (std::uint64_t i = 1; i <= 200; ++i, ++checked)
+    REQUIRE(got[i - 1] ==
+            numbered("0/3/", i) + numbered(" id-shard_00/seg_00000003.wab-", i) + numbered(" p", i));
+  CHECK(checked == 200);
+}
+
 TEST_CASE("sqlite: another record at a coordinate already used is kept and not taken for a redelivery",
           "[sink][sqlite][schema]") {
   test::temp_dir dir;
