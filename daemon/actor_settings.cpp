@@ -72,9 +72,13 @@ drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const 
   return s;
 }
 
-sink_runner_settings runner_settings_for(const config& cfg) {
+sink_runner_settings runner_settings_for(const config& cfg, bool one_writer) {
   sink_runner_settings s;
-  s.concurrency = narrow<std::uint32_t>(cfg.sink.concurrency);
+  // A one-writer sink keeps the drains' sink.concurrency batches in flight
+  // per shard (queued in the runner, ready when its one slot frees) but
+  // commits them one after another on one thread: four threads taking turns
+  // on SQLite's lock delivered 8 % less (docs/benchmarks.md, "SQLite delivery").
+  s.concurrency = one_writer ? 1 : narrow<std::uint32_t>(cfg.sink.concurrency);
   s.retry_initial_ms = narrow<std::uint32_t>(cfg.drain.retry.initial_ms);
   s.retry_multiplier = cfg.drain.retry.multiplier;
   s.retry_max_ms = narrow<std::uint32_t>(cfg.drain.retry.max_ms);

@@ -33,7 +33,8 @@ shard_writer_settings writer_settings_for(const config& cfg, std::uint16_t shard
 fsync_group_settings fsync_settings_for(const config& cfg, std::uint16_t shard);
 drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const std::string& shard_dir,
                                   std::uint64_t first_sequence);
-sink_runner_settings runner_settings_for(const config& cfg);
+/// `one_writer`: the sink's factory says its commits cannot run side by side.
+sink_runner_settings runner_settings_for(const config& cfg, bool one_writer);
 /// A shard's replicator (a cluster node's).
 replicator_settings replicator_settings_for(const config& cfg, std::uint16_t shard, const std::string& shard_dir);
 /// A shard's spare pool (wab.spare_segments files of wab.segment_max_bytes).

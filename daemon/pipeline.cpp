@@ -57,7 +57,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
   ensure_private_directory(cfg.data_dir + "/dead_letter", "data_dir");
   dead_letters_ = std::make_shared<dead_letter_store>(io, cfg.data_dir + "/dead_letter",
                                                       static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));
-  auto rs = runner_settings_for(cfg);
+  auto rs = runner_settings_for(cfg, factory->one_writer());
   rs.stats = stats;
   runner_ = spawn_sink_runner(sys, rs, factory, dead_letters_, delivery_);
   failover_template_ = drain_settings_for(cfg, 0, "", 1);

@@ -30,6 +30,11 @@ class sink_factory {
   /// cannot be set up at all (bad path, bad URL).
   virtual std::unique_ptr<sink> make() = 0;
   virtual std::string type() const = 0;
+  /// True when the sink's commits cannot run side by side (SQLite takes one
+  /// writer): the runner then gives it one commit slot whatever
+  /// sink.concurrency says, since more slots would only queue on the sink's
+  /// own lock, each on its own thread.
+  virtual bool one_writer() const { return false; }
 
   /// What reload_secrets did: the keys of secret files read again, and
   /// those that could not be read (with why; the old secret stays in use).

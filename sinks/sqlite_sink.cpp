@@ -206,6 +206,7 @@ class sqlite_factory final : public sink_factory {
   sqlite_factory(std::string path, int timeout_ms) : db_(std::make_shared<sqlite_db>(path, timeout_ms)) {}
   std::unique_ptr<sink> make() override { return std::make_unique<sqlite_sink>(db_); }
   std::string type() const override { return "sqlite"; }
+  bool one_writer() const override { return true; }
 
  private:
   std::shared_ptr<sqlite_db> db_;

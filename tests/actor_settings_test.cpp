@@ -5,6 +5,7 @@
 
 #include "config/loader.hpp"
 #include "daemon/actor_settings.hpp"
+#include "sinks/sink.hpp"
 
 using namespace weir;
 
@@ -30,8 +31,8 @@ TEST_CASE("protocol knobs have their documented defaults in the actors' settings
   CHECK(w.shard == 3);
   CHECK(w.first_sequence == 7);
   CHECK(drain_settings_for(cfg, 0, "d", 1).cursor_persist_ms == 200);
-  CHECK(runner_settings_for(cfg).dead_letter_recheck_ms == 1000);
-  CHECK(runner_settings_for(cfg).health_interval_ms == 5000);
+  CHECK(runner_settings_for(cfg, false).dead_letter_recheck_ms == 1000);
+  CHECK(runner_settings_for(cfg, false).health_interval_ms == 5000);
 }
 
 TEST_CASE("every protocol knob set in the config reaches its actor", "[config][settings]") {
@@ -71,7 +72,7 @@ TEST_CASE("every protocol knob set in the config reaches its actor", "[config][s
   CHECK(d.linger_ms == 8);
   CHECK(d.max_in_flight == 6);
 
-  const auto r = runner_settings_for(cfg);
+  const auto r = runner_settings_for(cfg, false);
   CHECK(r.dead_letter_recheck_ms == 321);
   CHECK(r.retry_initial_ms == 11);
   CHECK(r.retry_multiplier == 3.0);
@@ -79,6 +80,16 @@ TEST_CASE("every protocol knob set in the config reaches its actor", "[config][s
   CHECK(r.retry_jitter == 0.5);
   CHECK(r.health_interval_ms == 1234);
   CHECK(r.concurrency == 6);
+  // A one-writer sink (SQLite) commits on one slot; its drains keep
+  // sink.concurrency batches ready behind it.
+  CHECK(runner_settings_for(cfg, true).concurrency == 1);
+  CHECK(d.max_in_flight == 6);
+}
+
+TEST_CASE("the SQLite sink says it takes one writer and the others do not", "[config][settings][sink]") {
+  CHECK(make_sink_factory(with({"sink.type=sqlite"}))->one_writer());
+  CHECK_FALSE(make_sink_factory(with({"sink.type=noop"}))->one_writer());
+  CHECK_FALSE(make_sink_factory(with({"sink.type=file"}))->one_writer());
 }
 
 TEST_CASE("protocol knobs out of range are refused naming the key", "[config][settings][errors]") {
