@@ -318,7 +318,7 @@ std::vector<setting> make_settings() {
                                                                       {"mysql", "mysql"}},
                      "sqlite", "Where drained records go."));
   s.push_back(integer("sink.concurrency", WEIR_FIELD(sink.concurrency), 1, 1024, "4",
-                      "Sink commits in flight at once."));
+                      "Sink commits in flight at once (sqlite: batches ready per shard; it commits one at a time)."));
   s.push_back(integer("sink.timeout_ms", WEIR_FIELD(sink.timeout_ms), 100, 600000, "10000",
                       "A sink commit taking longer than this counts as a transient failure."));
   s.push_back(integer("sink.health_interval_ms", WEIR_FIELD(sink.health_interval_ms), 100,
