@@ -14,11 +14,12 @@
 // in one transaction the first time the sink opens it.
 //
 // SQLite takes one writer at a time, so the factory says one_writer() and
-// the runner gives it one commit slot; its sinks share one connection behind
-// a mutex all the same (a health probe may come from another slot's thread):
-// queueing here beats SQLite's busy handler (which sleeps in steps of up to
-// 100 ms), and one connection keeps one warm page cache (each connection's
-// cache is dropped whenever another one writes).
+// the runner gives it one commit slot. Every sink the factory makes still
+// shares one connection behind a mutex (make() can be called more than once,
+// and each sink may be used from its own thread): queueing here beats
+// SQLite's busy handler (which sleeps in steps of up to 100 ms), and one
+// connection keeps one warm page cache (each connection's cache is dropped
+// whenever another one writes).
 #include <sqlite3.h>
 
 #include <filesystem>

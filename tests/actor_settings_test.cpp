@@ -80,10 +80,9 @@ TEST_CASE("every protocol knob set in the config reaches its actor", "[config][s
   CHECK(r.retry_jitter == 0.5);
   CHECK(r.health_interval_ms == 1234);
   CHECK(r.concurrency == 6);
-  // A one-writer sink (SQLite) commits on one slot; its drains keep
-  // sink.concurrency batches ready behind it.
+  // A one-writer sink (SQLite) commits on one slot; its drains still keep
+  // sink.concurrency batches ready behind it (d.max_in_flight above).
   CHECK(runner_settings_for(cfg, true).concurrency == 1);
-  CHECK(d.max_in_flight == 6);
 }
 
 TEST_CASE("the SQLite sink says it takes one writer and the others do not", "[config][settings][sink]") {
