@@ -299,7 +299,7 @@ TEST_CASE("cluster: a frozen node makes Replicated pushes Nack within the timeou
   auto conn = c.connect(0);
   REQUIRE(conn.push(as_bytes("all three up"), client::durability::replicated).acked);
 
-  ::kill(c.nodes[2]->pid(), SIGSTOP);
+  REQUIRE(c.nodes[2]->freeze());
   const auto started = std::chrono::steady_clock::now();
   const auto frozen = conn.push(as_bytes("one peer frozen"), client::durability::replicated);
   const auto waited = std::chrono::steady_clock::now() - started;
@@ -325,7 +325,7 @@ TEST_CASE("cluster: a frozen node makes Replicated pushes Nack within the timeou
     CHECK(check.exit_code == 0);
   }
 
-  ::kill(c.nodes[2]->pid(), SIGCONT);
+  c.nodes[2]->thaw();
   REQUIRE(eventually([&] { return conn.push(as_bytes("healed"), client::durability::replicated).acked; }));
   for (auto& n : c.nodes) CHECK(n->stop() == 0);
 }

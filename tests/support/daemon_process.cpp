@@ -126,6 +126,29 @@ bool daemon_process::running() {
   return true;
 }
 
+bool daemon_process::freeze(std::chrono::milliseconds timeout) {
+  if (reaped_) return false;
+  ::kill(pid_, SIGSTOP);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    // WUNTRACED reports the stop once the last thread has stopped.
+    const pid_t got = ::waitpid(pid_, &status, WUNTRACED | WNOHANG);
+    if (got == pid_ && WIFSTOPPED(status)) return true;
+    if (got == pid_) {
+      reaped_ = true;
+      status_ = exit_code_of(status);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+void daemon_process::thaw() {
+  if (!reaped_) ::kill(pid_, SIGCONT);
+}
+
 bool daemon_process::wait_ready(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {

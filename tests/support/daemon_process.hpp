@@ -41,6 +41,11 @@ class daemon_process {
   /// Sends `sig` and waits for exit; returns the exit status, or -1 if it had to be killed.
   int stop(int sig = 15, std::chrono::milliseconds timeout = std::chrono::seconds(20));
   bool running();
+  /// SIGSTOP, then waits until the kernel reports the whole process stopped:
+  /// kill() returns before every thread has stopped, and on a busy machine
+  /// the rest go on running for milliseconds. False if it did not stop.
+  bool freeze(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  void thaw();
   std::string log() const;
   pid_t pid() const { return pid_; }
   std::string socket_path() const { return (workdir_ / "var/run/weir.sock").string(); }
