@@ -96,14 +96,21 @@ class connection_state {
     if (replies_->answer({}, {}, true)) finish();
   }
 
+  /// The socket reads ahead, so bytes may arrive while earlier ones still
+  /// wait to be decoded: they queue behind them.
   void on_bytes(byte_buffer bytes) {
-    read_pending_ = false;
-    unread_ = std::move(bytes);
+    ++chunks_held_;
+    if (unread_pos_ == unread_.size()) {
+      unread_ = std::move(bytes);
+    } else {
+      unread_.erase(unread_.begin(), unread_.begin() + static_cast<std::ptrdiff_t>(unread_pos_));
+      unread_.insert(unread_.end(), bytes.begin(), bytes.end());
+    }
     unread_pos_ = 0;
     pump();
   }
 
-  void start() { request_read(); }
+  void start() { io_->consumed(false, 0, 0); }
 
  private:
   /// Whether the ack mode lets another frame in now. When it does not
@@ -113,16 +120,14 @@ class connection_state {
     return replies_->has_room(settings_.mode == ack_mode::strict ? 1 : settings_.max_inflight);
   }
 
-  /// Asks for the next bytes once the last ones are decoded, even while
-  /// replies are owed: a strict producer's next frame then finds a read
-  /// waiting, where asking after the reply cost a hand-off to the io thread
-  /// per frame. What arrives stays undecoded until the ack mode lets the next
-  /// frame in, so a peer still has at most one read's worth held here; and a
-  /// peer that does not read its replies is not read from.
-  void request_read() {
-    if (closing_ || read_pending_ || unread_pos_ < unread_.size() || io_->write_blocked()) return;
-    read_pending_ = true;
-    io_->read_more(reader_->mid_frame(), frames_done_);
+  /// Tells the socket once every byte it handed over is decoded, even while
+  /// replies are owed: it reads on meanwhile, so a strict producer's next
+  /// frame finds a read waiting. What arrives stays undecoded until the ack
+  /// mode lets the next frame in, and the socket stops at two chunks held
+  /// here; a closing connection consumes nothing more.
+  void report_consumed() {
+    if (closing_ || chunks_held_ == 0 || unread_pos_ < unread_.size()) return;
+    io_->consumed(reader_->mid_frame(), frames_done_, std::exchange(chunks_held_, 0));
   }
 
   /// A large payload's memory, from the shared budget; false (and a retry
@@ -159,7 +164,7 @@ class connection_state {
       ++frames_done_;
       handle(reader_->take());
     }
-    request_read();
+    report_consumed();
   }
 
   void handle(wire::stream_frame frame) {
@@ -241,7 +246,7 @@ class connection_state {
   std::shared_ptr<reply_queue> replies_;
   byte_buffer unread_;
   std::size_t unread_pos_ = 0;
-  bool read_pending_ = false;
+  std::uint64_t chunks_held_ = 0;  // handed over and not reported consumed
   bool closing_ = false;
   bool finished_ = false;
   std::uint64_t frames_done_ = 0;

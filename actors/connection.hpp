@@ -20,7 +20,7 @@
 //               reply_queue (actors/reply_queue.hpp): the writer and the fsync
 //               group fill it on their own threads, and replies leave in
 //               submission order from whichever thread completes the front
-// Calls out:    connection_io::write / read_more / hold_frame / set_replies_owed / close
+// Calls out:    connection_io::write / consumed / hold_frame / set_replies_owed / close
 // States:       reading -> paused (replies owed at the limit, replies not
 //               read by the peer, or waiting for frame memory) -> reading ...
 //               -> closing (protocol error or shutdown) -> done

@@ -82,21 +82,36 @@ bool basic_socket_session<Stream>::try_send_now(byte_buffer& bytes) {
   return false;
 }
 
+/// Called by the actor once it has decoded everything it was handed. The
+/// strand is woken only to read again after a pause, or to start, move or
+/// stop a frame's deadline: a busy connection, whose next read is already
+/// armed, needs neither.
 template <class Stream>
-void basic_socket_session<Stream>::read_more(bool mid_frame, std::uint64_t frames_done) {
-  asio::post(strand_, [self = this->shared_from_this(), mid_frame, frames_done] { self->do_read(mid_frame, frames_done); });
+void basic_socket_session<Stream>::consumed(bool mid_frame, std::uint64_t frames_done, std::uint64_t chunks) {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> guard(send_mutex_);
+    released_ += chunks;
+    reading_started_ = true;
+    actor_mid_frame_ = mid_frame;
+    actor_frames_done_ = frames_done;
+    wake = !finished_ && ((!read_armed_ && may_read()) || deadline_stale());
+    if (!finished_) note_waiting();
+  }
+  if (wake) asio::post(strand_, [self = this->shared_from_this()] { self->on_consumed(); });
 }
 
 template <class Stream>
 void basic_socket_session<Stream>::hold_frame(std::uint64_t frames_done) {
   asio::post(strand_, [self = this->shared_from_this(), frames_done] {
+    std::lock_guard<std::mutex> guard(self->send_mutex_);
     if (!self->finished_) self->keep_frame_deadline(frames_done);
   });
 }
 
 /// A read armed while replies were owed waits on the daemon; once the last
 /// reply is out it waits on the peer, from now on (mid-frame: from the
-/// frame's first byte, as do_read said).
+/// frame's first byte).
 template <class Stream>
 void basic_socket_session<Stream>::set_replies_owed(bool owed) {
   std::lock_guard<std::mutex> guard(send_mutex_);
@@ -106,15 +121,17 @@ void basic_socket_session<Stream>::set_replies_owed(bool owed) {
 
 // Called with send_mutex_ held. Who the connection waits on, from what it is
 // doing: its peer when the peer does not read its replies (since it stopped:
-// write() set that time), when a read waits mid-frame (since the frame's
-// first byte) or when a read waits and no reply is owed (from now); else the
-// daemon. Every change of those states comes through here, so that an idle
-// connection always becomes a candidate to make room, and a busy one never.
+// write() set that time), and when a read waits with everything read before
+// consumed, mid-frame (since the frame's first byte, once its deadline runs)
+// or with no reply owed (from now); else the daemon. Every change of those
+// states comes through here, so that an idle connection always becomes a
+// candidate to make room, and a busy one never.
 template <class Stream>
 void basic_socket_session<Stream>::note_waiting() {
   if (write_blocked_.load(std::memory_order_acquire)) return;
-  if (read_armed_ && read_mid_frame_) set_stalled(frame_started_);
-  else if (read_armed_ && !replies_owed_) set_stalled(clock::now());
+  const bool on_peer = read_armed_ && delivered_ == released_;
+  if (on_peer && actor_mid_frame_ && !deadline_stale()) set_stalled(frame_started_);
+  else if (on_peer && !actor_mid_frame_ && !replies_owed_) set_stalled(clock::now());
   else stalled_since_ns_.store(0, std::memory_order_relaxed);
 }
 
@@ -177,45 +194,76 @@ void basic_socket_session<Stream>::keep_frame_deadline(std::uint64_t frames_done
 }
 
 template <class Stream>
-void basic_socket_session<Stream>::do_read(bool mid_frame, std::uint64_t frames_done) {
-  if (finished_ || close_requested_) return;
-  if (mid_frame) {
-    keep_frame_deadline(frames_done);
-  } else {
-    if (deadline_armed_) timer_.cancel();
-    deadline_armed_ = false;
-  }
+void basic_socket_session<Stream>::on_consumed() {
+  bool arm = false;
   {
     std::lock_guard<std::mutex> guard(send_mutex_);
-    read_armed_ = true;
-    read_mid_frame_ = mid_frame;
+    if (finished_) return;
+    if (actor_mid_frame_) {
+      keep_frame_deadline(actor_frames_done_);
+    } else if (deadline_armed_) {
+      timer_.cancel();
+      deadline_armed_ = false;
+    }
     note_waiting();
+    arm = claim_read();
   }
+  if (arm) start_read();
+}
+
+template <class Stream>
+bool basic_socket_session<Stream>::may_read() const {
+  return reading_started_ && !finished_ && !close_requested_ && !peer_done_ &&
+         !write_blocked_.load(std::memory_order_acquire) && delivered_ - released_ < chunks_ahead;
+}
+
+template <class Stream>
+bool basic_socket_session<Stream>::deadline_stale() const {
+  return actor_mid_frame_ ? !(deadline_armed_ && deadline_frames_ == actor_frames_done_) : deadline_armed_;
+}
+
+template <class Stream>
+bool basic_socket_session<Stream>::claim_read() {
+  if (read_armed_ || !may_read()) return false;
+  read_armed_ = true;
+  note_waiting();
+  return true;
+}
+
+template <class Stream>
+void basic_socket_session<Stream>::start_read() {
   socket_.async_read_some(
       asio::buffer(read_buf_),
       asio::bind_executor(strand_, [self = this->shared_from_this()](const boost::system::error_code& ec,
                                                                 std::size_t n) {
         if (self->finished_) return;
+        // A TLS peer that closes without close_notify ends its stream the same way.
+        const bool eof = ec == asio::error::eof || (!direct_send && ec == asio::ssl::error::stream_truncated);
         {
           std::lock_guard<std::mutex> guard(self->send_mutex_);
           self->read_armed_ = false;
+          if (ec && !eof) {
+            self->finish();
+            return;
+          }
+          self->peer_done_ = eof;
+          self->delivered_ += !eof;
           self->note_waiting();  // the daemon has work now (unless the peer does not read)
         }
-        // A TLS peer that closes without close_notify ends its stream the same way.
-        const bool eof = ec == asio::error::eof || (!direct_send && ec == asio::ssl::error::stream_truncated);
-        if (eof && self->actor_) {
+        if (eof) {
           // A producer may half-close after its last frame and still wait
           // for the replies; the actor closes once they are written.
           caf::anon_send(self->actor_, socket_eof_atom::value);
           return;
         }
-        if (ec) {
-          std::lock_guard<std::mutex> guard(self->send_mutex_);
-          self->finish();
-          return;
-        }
         caf::anon_send(self->actor_, socket_data_atom::value,
                        byte_buffer(self->read_buf_.begin(), self->read_buf_.begin() + n));
+        bool arm = false;
+        {
+          std::lock_guard<std::mutex> guard(self->send_mutex_);
+          arm = self->claim_read();
+        }
+        if (arm) self->start_read();
       }));
 }
 
@@ -244,6 +292,7 @@ void basic_socket_session<Stream>::do_write() {
                           self->write_blocked_.exchange(false, std::memory_order_acq_rel)) {
                         self->note_waiting();
                         if (self->actor_) caf::anon_send(self->actor_, socket_writable_atom::value);
+                        if (self->claim_read()) self->start_read();  // it paused while the peer did not read
                       }
                       self->do_write();
                     }));

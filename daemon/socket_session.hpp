@@ -49,19 +49,23 @@ class basic_socket_session : public connection_io,
 
   /// Reply bytes queued for a peer beyond which the actor stops reading.
   static constexpr std::size_t write_limit = 256 * 1024;
+  /// Chunks read and not yet consumed by the actor beyond which the session
+  /// stops reading: the next read is armed as soon as one is delivered, and
+  /// a peer the actor does not keep up with is held to this much.
+  static constexpr std::uint64_t chunks_ahead = 2;
 
   basic_socket_session(socket_type socket, std::chrono::milliseconds read_timeout, listener_stats& stats,
                        std::function<void()> on_finished);
   ~basic_socket_session() override;
 
   /// Makes the session's actor with `make_actor` and binds the session to
-  /// it, on the session's strand. The actor asks for the first read as soon
-  /// as it exists, and every handler that hands it bytes runs on the strand
-  /// after this one, so none can find the session without its actor.
+  /// it, on the session's strand. The actor starts the reading as soon as it
+  /// exists, and every handler that hands it bytes runs on the strand after
+  /// this one, so none can find the session without its actor.
   void attach(std::function<connection_actor(connection_io_ptr)> make_actor);
 
   void write(byte_buffer bytes) override;
-  void read_more(bool mid_frame, std::uint64_t frames_done) override;
+  void consumed(bool mid_frame, std::uint64_t frames_done, std::uint64_t chunks) override;
   void hold_frame(std::uint64_t frames_done) override;
   void set_replies_owed(bool owed) override;
   bool write_blocked() const override { return write_blocked_.load(std::memory_order_acquire); }
@@ -80,14 +84,25 @@ class basic_socket_session : public connection_io,
   std::optional<clock::time_point> stalled_since() const override;
 
  private:
-  void do_read(bool mid_frame, std::uint64_t frames_done);
+  /// On the strand: the deadline follows the actor's frame, and reading
+  /// resumes if it had paused.
+  void on_consumed();
+  // The next three are called with send_mutex_ held.
+  /// Whether another chunk may be read now.
+  bool may_read() const;
+  /// Whether the frame deadline does not match the actor's frame.
+  bool deadline_stale() const;
+  /// Marks a read armed if one may be; the caller then calls start_read().
+  bool claim_read();
+  /// On the strand: reads the next chunk and hands it to the actor.
+  void start_read();
   /// Sends `bytes` from the calling thread (the connection actor's) when
   /// nothing is queued or in flight ahead of them; false, with what the
   /// socket took cut from the front, when the rest must go through the strand.
   bool try_send_now(byte_buffer& bytes);
   void do_write();
   void finish();
-  void keep_frame_deadline(std::uint64_t frames_done);
+  void keep_frame_deadline(std::uint64_t frames_done);  // send_mutex_ held
   void note_waiting();
   void set_stalled(clock::time_point at) { stalled_since_ns_.store(at.time_since_epoch().count(), std::memory_order_relaxed); }
 
@@ -109,11 +124,17 @@ class basic_socket_session : public connection_io,
   bool writing_ = false;
   bool close_requested_ = false;
   bool finished_ = false;
-  // Who the connection waits on while a read is armed (guarded by
-  // send_mutex_: the actor's thread sets replies_owed_, the strand the rest).
+  // Reading and who the connection waits on (guarded by send_mutex_: the
+  // actor's thread sets what it consumed and replies_owed_, the strand the
+  // rest).
   bool replies_owed_ = false;
+  bool reading_started_ = false;   // the actor's first consumed() call came
   bool read_armed_ = false;
-  bool read_mid_frame_ = false;
+  bool peer_done_ = false;         // end of input: nothing more to read
+  std::uint64_t delivered_ = 0;    // chunks handed to the actor
+  std::uint64_t released_ = 0;     // of those, chunks it consumed
+  bool actor_mid_frame_ = false;   // as of its last consumed() call
+  std::uint64_t actor_frames_done_ = 0;
   bool deadline_armed_ = false;
   std::uint64_t deadline_frames_ = 0;  // frames_done when the deadline was armed
   clock::time_point frame_started_{};

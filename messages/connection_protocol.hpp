@@ -2,9 +2,10 @@
 // The protocol between a client socket (driven by Asio) and its connection
 // actor (which owns all protocol state).
 //
-//   socket -> actor:  (socket_data_atom, byte_buffer)  bytes read; the socket
-//                                                      reads nothing more until
-//                                                      the actor calls read_more()
+//   socket -> actor:  (socket_data_atom, byte_buffer)  bytes read; the socket reads
+//                                                      on while the actor holds fewer
+//                                                      than two chunks it has not
+//                                                      consumed() (connection_io)
 //                     (socket_eof_atom)                peer finished sending: the owed
 //                                                      replies still go out, then close
 //                     (socket_closed_atom)             socket error or timeout: gone
@@ -17,9 +18,9 @@
 //   reply_queue -> actor: (replies_written_atom)       a reply went out and freed the slot
 //                                                      the actor waited for
 //   actor -> itself:  (budget_retry_atom)              ask for frame memory again
-//   actor -> socket:  connection_io::write / read_more / hold_frame / close, each posted to
-//                     the socket's own thread, so the actor never blocks;
-//                     set_replies_owed, a flag under the socket's lock.
+//   actor -> socket:  connection_io::write / consumed / hold_frame / close, each posted to
+//                     the socket's own thread when it must act, so the actor never
+//                     blocks; set_replies_owed, a flag under the socket's lock.
 #include <memory>
 
 #include <caf/atom.hpp>
@@ -54,25 +55,31 @@ class connection_io {
   virtual ~connection_io() = default;
   /// Queues bytes for the peer; writes go out in call order.
   virtual void write(byte_buffer bytes) = 0;
-  /// Reads the next chunk. `frames_done` counts the frames the actor has
-  /// taken whole so far. While `mid_frame`, a deadline runs from the first
-  /// call that found the peer in the middle of a frame until a call with a
-  /// higher `frames_done`: a peer that takes longer than
-  /// listen.read_timeout_ms over one frame (a slowloris) is closed silently.
-  virtual void read_more(bool mid_frame, std::uint64_t frames_done) = 0;
-  /// Whether the connection owes its peer a reply. The actor asks for the
-  /// next read before its replies are written (a strict producer's next
-  /// frame then finds the read waiting, with no hand-off to the io thread);
-  /// while replies are owed the connection waits on the daemon, not on its
-  /// peer, and is no candidate to make room for a new connection.
+  /// The actor has decoded every byte of the `chunks` chunks it was handed
+  /// since the last call (the first call, with none, starts the reading).
+  /// The socket reads ahead while the actor holds fewer than two chunks it
+  /// has not consumed, so a busy connection's next read needs no hand-off,
+  /// and a peer still has at most two reads' worth held by the daemon.
+  /// `frames_done` counts the frames the actor has taken whole so far. While
+  /// `mid_frame`, a deadline runs from the first call that found the peer in
+  /// the middle of a frame until a call with a higher `frames_done`: a peer
+  /// that takes longer than listen.read_timeout_ms over one frame (a
+  /// slowloris) is closed silently.
+  virtual void consumed(bool mid_frame, std::uint64_t frames_done, std::uint64_t chunks) = 0;
+  /// Whether the connection owes its peer a reply. The socket reads on
+  /// while replies are owed (a strict producer's next frame then finds the
+  /// read waiting, with no hand-off to the io thread); while they are owed
+  /// the connection waits on the daemon, not on its peer, and is no
+  /// candidate to make room for a new connection.
   virtual void set_replies_owed(bool owed) = 0;
   /// The actor holds the start of a frame it cannot take yet (its payload
-  /// waits for frame memory) and reads nothing: the frame's deadline runs all
-  /// the same, so waiting for memory other peers hold is no way around it.
+  /// waits for frame memory) and consumes nothing: the frame's deadline runs
+  /// all the same, so waiting for memory other peers hold is no way around it.
   virtual void hold_frame(std::uint64_t frames_done) = 0;
   /// True while more reply bytes wait for the peer than the write limit: the
-  /// actor then reads nothing more (a peer that sends but never reads cannot
-  /// grow the daemon), and socket_writable_atom says when to go on.
+  /// actor then decodes nothing more and the socket reads nothing more (a
+  /// peer that sends but never reads cannot grow the daemon), and
+  /// socket_writable_atom says when to go on.
   virtual bool write_blocked() const = 0;
   /// Closes the socket once every queued write has gone out.
   virtual void close() = 0;

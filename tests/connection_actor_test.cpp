@@ -37,9 +37,10 @@ class scripted_socket : public connection_io {
     writes.push_back(std::move(bytes));
     if (writes.size() >= block_after_writes) blocked = true;
   }
-  void read_more(bool mid_frame, std::uint64_t frames_done) override {
+  void consumed(bool mid_frame, std::uint64_t frames_done, std::uint64_t chunks_consumed) override {
     reads.push_back(mid_frame);
     frames.push_back(frames_done);
+    chunks.push_back(chunks_consumed);
   }
   void hold_frame(std::uint64_t frames_done) override { holds.push_back(frames_done); }
   void set_replies_owed(bool is_owed) override {
@@ -50,8 +51,9 @@ class scripted_socket : public connection_io {
   void close() override { closed = true; }
 
   std::vector<byte_buffer> writes;
-  std::vector<bool> reads;
+  std::vector<bool> reads;  // mid_frame of each consumed() call
   std::vector<std::uint64_t> frames;
+  std::vector<std::uint64_t> chunks;
   std::vector<std::uint64_t> holds;  // frames_done of each hold_frame call
   bool closed = false;
   bool owed = false;
@@ -413,9 +415,14 @@ TEST_CASE("strict mode reads ahead while a reply is owed and decodes nothing bef
   // and the socket knows the connection now waits on the daemon.
   CHECK(h.socket->reads.size() == 2);
   CHECK(h.socket->owed);
-  h.send(pushes(2));  // an impatient peer's next frames arrive early
+  // An impatient peer's next frames arrive early, in two reads that split
+  // the third frame: the socket reads ahead while the first reply is owed.
+  const auto early = pushes(2);
+  const auto cut = early.size() - 3;
+  h.send(byte_buffer(early.begin(), early.begin() + cut));
+  h.send(byte_buffer(early.begin() + cut, early.end()));
   CHECK(h.writer_load().first == 1);  // held, not decoded
-  CHECK(h.socket->reads.size() == 2);  // and nothing more read while they wait
+  CHECK(h.socket->reads.size() == 2);  // and not reported consumed while they wait
   caf::anon_send(h.writer, flush_atom::value);
   REQUIRE(h.settled([&] { return h.socket->writes.size() == 1; }));
   CHECK(h.writer_load().first == 1);  // the second frame went in after the first reply
@@ -424,7 +431,10 @@ TEST_CASE("strict mode reads ahead while a reply is owed and decodes nothing bef
   REQUIRE(h.socket->writes.size() == 3);
   for (std::size_t i = 0; i < 3; ++i) CHECK(h.index_of(i) == i + 1);
   CHECK_FALSE(h.socket->owed);  // waits on its peer again
-  CHECK(h.socket->reads.size() == 3);  // the held bytes are decoded: one more read
+  REQUIRE(h.socket->reads.size() == 3);  // the held bytes are decoded: the socket is told once,
+  CHECK(h.socket->chunks == std::vector<std::uint64_t>{0, 1, 2});  // for both reads
+  CHECK(h.socket->frames.back() == 3);
+  CHECK_FALSE(h.socket->reads.back());
 }
 
 TEST_CASE("replies written straight into the queue wake a connection that waits to decode its next frame",

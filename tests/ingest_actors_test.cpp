@@ -496,7 +496,7 @@ namespace {
 class written_socket : public connection_io {
  public:
   void write(byte_buffer bytes) override { writes.push_back(std::move(bytes)); }
-  void read_more(bool, std::uint64_t) override {}
+  void consumed(bool, std::uint64_t, std::uint64_t) override {}
   void hold_frame(std::uint64_t) override {}
   void set_replies_owed(bool) override {}
   bool write_blocked() const override { return false; }

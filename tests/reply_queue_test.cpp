@@ -25,7 +25,7 @@ class recording_socket : public connection_io {
     std::lock_guard<std::mutex> g(m);
     writes.push_back(std::move(bytes));
   }
-  void read_more(bool, std::uint64_t) override {}
+  void consumed(bool, std::uint64_t, std::uint64_t) override {}
   void hold_frame(std::uint64_t) override {}
   void set_replies_owed(bool is_owed) override {
     std::lock_guard<std::mutex> g(m);
