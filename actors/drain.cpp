@@ -233,6 +233,7 @@ class drain_state {
   /// Moves records into pending_ until the batch is full or nothing more is
   /// readable; false when nothing was read.
   bool read_some() {
+    if (read_retry_) return false;  // a read failed: the persist timer retries it
     auto it = segments_.lower_bound(read_.sequence);
     if (it == segments_.end()) return false;
     if (it->first != read_.sequence) read_ = position{it->first};
@@ -243,8 +244,13 @@ class drain_state {
       read_ = position{next->first};
       return true;
     }
-    if (!open_reader(it->first)) return false;
     const std::string segment = s_.segment_prefix + shard_name_ + "/" + wab::segment_file_name(read_.sequence);
+    if (int rc = open_reader(it->first); rc < 0) {
+      // Out of descriptors, or the file gone from under the daemon: one
+      // log line and a retry on the timer, not a line per announcement.
+      retry_read_later("cannot open WAB segment " + segment, rc);
+      return false;
+    }
     if (!fd_header_) {
       // Recovery moved every segment with a bad header aside before the
       // drain started: this is an I/O error. Try again later; never take the
@@ -292,9 +298,9 @@ class drain_state {
 
   /// A read failed: closes the file (reopened, header and all, next time)
   /// and tries again on the persist timer.
-  void retry_read_later(const std::string& what) {
+  void retry_read_later(const std::string& what, int rc = -EIO) {
     close_reader();
-    report_trouble(what, -EIO);
+    report_trouble(what, rc);
     read_retry_ = true;
     schedule_persist();
   }
@@ -333,22 +339,20 @@ class drain_state {
     pending_bytes_ = 0;
   }
 
-  bool open_reader(std::uint64_t seq) {
-    if (fd_ >= 0 && fd_sequence_ == seq) return true;
+  /// 0, or the open's -errno.
+  int open_reader(std::uint64_t seq) {
+    if (fd_ >= 0 && fd_sequence_ == seq) return 0;
     close_reader();
-    fd_ = s_.io->open_existing(s_.shard_dir + "/" + wab::segment_file_name(seq));
+    const int fd = s_.io->open_existing(s_.shard_dir + "/" + wab::segment_file_name(seq));
+    if (fd < 0) return fd;
+    fd_ = fd;
     fd_sequence_ = seq;
-    if (fd_ < 0) {
-      log::error("cannot open a WAB segment to drain it", {{"segment", shard_name_ + "/" + wab::segment_file_name(seq)},
-                                                          {"error", std::strerror(-fd_)}});
-      return false;
-    }
     // Its version says where records start and how their CRCs begin; its
     // creation time bounds the timestamps a reader may resynchronise on.
     auto header = wab::read_segment_header(*s_.io, fd_);
     fd_header_.reset();
     if (header) fd_header_ = header.value();
-    return true;
+    return 0;
   }
 
   void close_reader() {

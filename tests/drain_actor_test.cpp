@@ -271,6 +271,28 @@ TEST_CASE("drain: a segment it cannot read is retried and never taken for empty"
   CHECK(got == std::vector<std::string>{"a", "b", "c"});
 }
 
+TEST_CASE("drain: a segment it cannot open is retried on the timer and not on every append", "[actor][drain][faults]") {
+  drain_harness h;
+  h.start();
+  h.io->fail_opens = EMFILE;  // out of file descriptors
+  h.write(1, {"a"});
+  const int first = h.io->opens.load();
+  CHECK(first >= 1);
+  for (int i = 0; i < 20; ++i) h.write(1, {"more"});  // the writer goes on appending
+  CHECK(h.io->opens.load() == first);  // no open per announcement
+  CHECK_FALSE(h.next_batch());
+  h.persist();  // the timer tries again
+  CHECK(h.io->opens.load() == first + 1);
+  h.io->fail_opens = 0;
+  h.persist();
+  std::size_t delivered = 0;
+  while (auto b = h.next_batch()) {
+    delivered += b->records.size();
+    h.confirm(*b);
+  }
+  CHECK(delivered == 21);
+}
+
 TEST_CASE("drain: a sealed segment whose last records stop checking is damage and quarantined", "[actor][drain][wab]") {
   drain_harness h;
   h.quarantine_dir = (h.dir / "quarantine").string();

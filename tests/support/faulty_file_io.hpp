@@ -1,7 +1,7 @@
 #pragma once
 // A file_io that behaves like the real one until told otherwise: the next
 // write returns an errno or writes only part of its bytes, the next sync
-// returns an errno, every create fails. A hook runs inside each fdatasync,
+// returns an errno, every create or open fails. A hook runs inside each fdatasync,
 // so a test can look at the world while a sync is in progress (to prove that
 // no ack precedes its sync). Used to drive every WAB failure path.
 #include <atomic>
@@ -20,6 +20,8 @@ class faulty_file_io final : public wab::posix_file_io {
   std::atomic<int> fail_creates{0};              // errno for every create while set
   std::atomic<std::int64_t> free_space{-1};      // what free_bytes says; -1 = the truth
   std::atomic<int> fail_reads{0};                // errno for every read while set
+  std::atomic<int> fail_opens{0};                // errno for every open_existing while set
+  std::atomic<int> opens{0};                     // open_existing calls
   std::atomic<int> writes{0};                    // pwrite calls
   std::atomic<int> syncs{0};                     // fdatasync calls started
   std::atomic<int> syncs_done{0};                // fdatasync calls returned
@@ -41,6 +43,12 @@ class faulty_file_io final : public wab::posix_file_io {
   ssize_t pread(int fd, std::uint8_t* data, std::size_t n, std::uint64_t offset) override {
     if (int e = fail_reads.load()) return -e;
     return wab::posix_file_io::pread(fd, data, n, offset);
+  }
+
+  int open_existing(const std::string& path) override {
+    ++opens;
+    if (int e = fail_opens.load()) return -e;
+    return wab::posix_file_io::open_existing(path);
   }
 
   int create_exclusive(const std::string& path) override {
