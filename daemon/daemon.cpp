@@ -1,6 +1,7 @@
 #include "daemon/daemon.hpp"
 
 #include <signal.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -43,10 +44,19 @@ namespace weir {
 
 namespace {
 
+/// Half the cores the daemon may run on (1 to 4): the other half is for the
+/// threads that are not the scheduler's — the socket thread, each shard's
+/// writer and fsync group, the drains and the sink. On two cores one
+/// scheduler thread delivered 10–20 % more with many producers than two
+/// did, which woke each other for every record (docs/benchmarks.md).
 std::size_t scheduler_threads(const config& cfg) {
   if (cfg.runtime.scheduler_threads > 0) return static_cast<std::size_t>(cfg.runtime.scheduler_threads);
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return std::min(cores, 4u);
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const unsigned cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                             ? static_cast<unsigned>(CPU_COUNT(&allowed))
+                             : std::thread::hardware_concurrency();
+  return std::clamp(cores / 2, 1u, 4u);
 }
 
 /// Blocks the signals the daemon handles so that every thread started after
@@ -98,7 +108,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   boost::asio::io_context io;
 
   caf::actor_system_config caf_cfg;
-  caf_cfg.set("scheduler.max-threads", scheduler_threads(cfg));
+  const std::size_t actor_threads = scheduler_threads(cfg);
+  caf_cfg.set("scheduler.max-threads", actor_threads);
   caf_cfg.set("scheduler.policy", caf::atom("sharing"));
   caf_cfg.add_message_types<caf::id_block::weir>();
   prepare_cluster_config(caf_cfg, cfg);
@@ -173,6 +184,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
              {"data_dir", cfg.data_dir},
              {"shards", std::to_string(cfg.ingest.shards)},
              {"ack_mode", cfg.ingest.ack_mode == ack_mode::strict ? "strict" : "ordered"},
+             {"scheduler_threads", std::to_string(actor_threads)},
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
 
