@@ -89,6 +89,13 @@ class connection_state {
     else pump();
   }
 
+  /// The peer sent its last byte. Frames read ahead of it may still wait
+  /// for the ack mode: each is answered before the close (pump()).
+  void on_eof() {
+    peer_done_ = true;
+    pump();
+  }
+
   /// Stops reading; closes once the replies already owed are written.
   void on_shutdown() {
     if (closing_) return;
@@ -110,7 +117,7 @@ class connection_state {
     pump();
   }
 
-  void start() { io_->consumed(false, 0, 0); }
+  void start() { tell_socket(false, 0); }
 
  private:
   /// Whether the ack mode lets another frame in now. When it does not
@@ -126,8 +133,20 @@ class connection_state {
   /// mode lets the next frame in, and the socket stops at two chunks held
   /// here; a closing connection consumes nothing more.
   void report_consumed() {
-    if (closing_ || chunks_held_ == 0 || unread_pos_ < unread_.size()) return;
-    io_->consumed(reader_->mid_frame(), frames_done_, std::exchange(chunks_held_, 0));
+    if (closing_) return;
+    if (chunks_held_ > 0 && unread_pos_ == unread_.size()) {
+      tell_socket(reader_->mid_frame(), std::exchange(chunks_held_, 0));
+    } else if (told_mid_frame_ && frames_done_ != told_frames_) {
+      // The frame whose deadline runs is whole, and what follows it waits on
+      // the daemon, not on the peer: its deadline must not run on.
+      tell_socket(false, 0);
+    }
+  }
+
+  void tell_socket(bool mid_frame, std::uint64_t chunks) {
+    told_mid_frame_ = mid_frame;
+    told_frames_ = frames_done_;
+    io_->consumed(mid_frame, frames_done_, chunks);
   }
 
   /// A large payload's memory, from the shared budget; false (and a retry
@@ -135,6 +154,8 @@ class connection_state {
   bool admit_payload() {
     const std::uint64_t n = reader_->declared_payload();
     if (!settings_.budget->try_acquire(n)) {
+      told_mid_frame_ = true;
+      told_frames_ = frames_done_;
       io_->hold_frame(frames_done_);
       if (!budget_retry_scheduled_) {
         budget_retry_scheduled_ = true;
@@ -165,6 +186,7 @@ class connection_state {
       handle(reader_->take());
     }
     report_consumed();
+    if (peer_done_ && unread_pos_ == unread_.size()) on_shutdown();
   }
 
   void handle(wire::stream_frame frame) {
@@ -247,6 +269,9 @@ class connection_state {
   byte_buffer unread_;
   std::size_t unread_pos_ = 0;
   std::uint64_t chunks_held_ = 0;  // handed over and not reported consumed
+  bool told_mid_frame_ = false;     // what the socket was last told
+  std::uint64_t told_frames_ = 0;
+  bool peer_done_ = false;          // end of input seen
   bool closing_ = false;
   bool finished_ = false;
   std::uint64_t frames_done_ = 0;
@@ -263,7 +288,7 @@ connection_actor::behavior_type connection_behavior(connection_state::pointer se
       [=](socket_data_atom, byte_buffer& bytes) { self->state.on_bytes(std::move(bytes)); },
       [=](ingest_reply& r) { self->state.on_reply(r); },
       [=](shutdown_atom) { self->state.on_shutdown(); },
-      [=](socket_eof_atom) { self->state.on_shutdown(); },
+      [=](socket_eof_atom) { self->state.on_eof(); },
       [=](socket_closed_atom) { self->state.finish(); },
       [=](socket_writable_atom) { self->state.on_writable(); },
       [=](budget_retry_atom) { self->state.on_budget_retry(); },

@@ -101,12 +101,12 @@ void basic_socket_session<Stream>::consumed(bool mid_frame, std::uint64_t frames
   if (wake) asio::post(strand_, [self = this->shared_from_this()] { self->on_consumed(); });
 }
 
+/// The actor is inside frame `frames_done` + 1 as surely as when it reports
+/// a partial frame: told the same way, so that a later report (the frame
+/// done after all) always wins over this one.
 template <class Stream>
 void basic_socket_session<Stream>::hold_frame(std::uint64_t frames_done) {
-  asio::post(strand_, [self = this->shared_from_this(), frames_done] {
-    std::lock_guard<std::mutex> guard(self->send_mutex_);
-    if (!self->finished_) self->keep_frame_deadline(frames_done);
-  });
+  consumed(true, frames_done, 0);
 }
 
 /// A read armed while replies were owed waits on the daemon; once the last

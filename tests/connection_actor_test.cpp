@@ -320,6 +320,40 @@ TEST_CASE("end of input still gets every owed reply before the close", "[actor][
   CHECK(h.socket->writes.size() == 3);
 }
 
+TEST_CASE("end of input read ahead of frames the ack mode holds still gets all of them answered",
+          "[actor][connection][strict]") {
+  connection_settings s;
+  s.mode = ack_mode::strict;
+  harness h(s, true);
+  h.send(pushes(3));  // one read: the second and third wait for the first reply
+  caf::anon_send(h.conn, socket_eof_atom::value);  // and the socket read on, to the end
+  h.run();
+  CHECK_FALSE(h.socket->closed);
+  answer_until(h, 3);
+  REQUIRE(h.settled([&] { return h.socket->closed; }));
+  REQUIRE(h.socket->writes.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(h.index_of(i) == i + 1);
+}
+
+TEST_CASE("a frame completed while the next one waits for a reply stops its read deadline",
+          "[actor][connection][strict]") {
+  connection_settings s;
+  s.mode = ack_mode::strict;
+  harness h(s, true);
+  const auto two = pushes(2);
+  h.send(byte_buffer(two.begin(), two.begin() + 7));  // the first frame starts
+  REQUIRE(h.settled([&] { return h.socket->reads.size() == 2; }));
+  CHECK(h.socket->reads.back());  // its deadline runs
+  h.send(byte_buffer(two.begin() + 7, two.end()));  // it ends, and the second waits whole
+  REQUIRE(h.writer_load().first == 1);
+  REQUIRE(h.socket->reads.size() == 3);
+  CHECK_FALSE(h.socket->reads.back());  // no frame of the peer's is half-read now
+  CHECK(h.socket->frames.back() == 1);
+  CHECK(h.socket->chunks.back() == 0);  // the second read is still held
+  answer_until(h, 2);
+  CHECK(h.socket->writes.size() == 2);
+}
+
 TEST_CASE("a closed connection leaves nothing behind in its shard writer", "[actor][connection]") {
   harness h({}, true);
   REQUIRE(h.settled([&] { return h.socket->reads.size() == 1; }));

@@ -199,6 +199,31 @@ TEST_CASE("live: strict and ordered modes answer a pipelined stream in order", "
   }
 }
 
+TEST_CASE("live: a producer that half-closes after a pipelined stream gets every reply before the close",
+          "[live][ingest][modes]") {
+  for (std::string mode : {"strict", "ordered"}) {
+    INFO("mode " << mode);
+    temp_dir dir;
+    daemon_process d(dir.path(), {"--set", "ingest.ack_mode=" + mode, "--set", "ingest.max_inflight=4"});
+    REQUIRE(d.wait_ready());
+    wire_peer peer(d.socket_path());
+    byte_buffer stream;
+    for (int i = 0; i < 100; ++i) {
+      auto f = push_frame(wire::message_type::push, 0x01, mode + " " + std::to_string(i));
+      stream.insert(stream.end(), f.begin(), f.end());
+    }
+    REQUIRE(peer.send(stream));
+    peer.half_close();  // end of input reaches the daemon long before most replies are owed
+    auto got = peer.collect(std::chrono::seconds(10));
+    CHECK(got.closed);
+    REQUIRE(got.replies.size() == 100);
+    std::size_t acks = 0;
+    for (const auto& f : got.replies) acks += reply_type(f) == 0x02;
+    CHECK(acks == 100);
+    REQUIRE(d.stop() == 0);
+  }
+}
+
 TEST_CASE("live: replies stay whole and in order when the peer reads them late", "[live][ingest][modes]") {
   // Thousands of tracked replies while the peer is still sending: the
   // socket's buffer fills, replies are sent part now and part later, and
