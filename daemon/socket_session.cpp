@@ -184,11 +184,15 @@ void basic_socket_session<Stream>::keep_frame_deadline(std::uint64_t frames_done
   deadline_frames_ = frames_done;
   deadline_armed_ = true;
   frame_started_ = clock::now();
+  const std::uint64_t generation = ++deadline_generation_;
   timer_.expires_after(read_timeout_);
-  timer_.async_wait([self = this->shared_from_this()](const boost::system::error_code& ec) {
-    if (ec || self->finished_) return;  // re-armed, cancelled, or closed already
-    ++self->stats_.idle_timeouts;
+  timer_.async_wait([self = this->shared_from_this(), generation](const boost::system::error_code& ec) {
+    if (ec) return;  // re-armed, cancelled, or closed
     std::lock_guard<std::mutex> guard(self->send_mutex_);
+    // An expiry already queued when the deadline was cancelled or moved
+    // still arrives without an error: it is this deadline's only if none came since.
+    if (self->finished_ || !self->deadline_armed_ || generation != self->deadline_generation_) return;
+    ++self->stats_.idle_timeouts;
     self->finish();
   });
 }
@@ -199,7 +203,7 @@ void basic_socket_session<Stream>::on_consumed() {
   {
     std::lock_guard<std::mutex> guard(send_mutex_);
     if (finished_) return;
-    if (actor_mid_frame_) {
+    if (actor_mid_frame_ && !peer_done_) {
       keep_frame_deadline(actor_frames_done_);
     } else if (deadline_armed_) {
       timer_.cancel();
@@ -219,7 +223,10 @@ bool basic_socket_session<Stream>::may_read() const {
 
 template <class Stream>
 bool basic_socket_session<Stream>::deadline_stale() const {
-  return actor_mid_frame_ ? !(deadline_armed_ && deadline_frames_ == actor_frames_done_) : deadline_armed_;
+  // After end of input no byte can come: the peer owes nothing, whatever the
+  // actor still decodes or waits for.
+  if (!actor_mid_frame_ || peer_done_) return deadline_armed_;
+  return !(deadline_armed_ && deadline_frames_ == actor_frames_done_);
 }
 
 template <class Stream>
@@ -248,6 +255,10 @@ void basic_socket_session<Stream>::start_read() {
           }
           self->peer_done_ = eof;
           self->delivered_ += !eof;
+          if (eof && self->deadline_armed_) {
+            self->timer_.cancel();
+            self->deadline_armed_ = false;
+          }
           self->note_waiting();  // the daemon has work now (unless the peer does not read)
         }
         if (eof) {

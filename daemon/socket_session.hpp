@@ -137,6 +137,7 @@ class basic_socket_session : public connection_io,
   std::uint64_t actor_frames_done_ = 0;
   bool deadline_armed_ = false;
   std::uint64_t deadline_frames_ = 0;  // frames_done when the deadline was armed
+  std::uint64_t deadline_generation_ = 0;  // which arming a timer expiry belongs to
   clock::time_point frame_started_{};
   std::atomic<std::size_t> write_backlog_{0};
   std::atomic<bool> write_blocked_{false};
