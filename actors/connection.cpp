@@ -144,9 +144,14 @@ class connection_state {
   }
 
   void tell_socket(bool mid_frame, std::uint64_t chunks) {
+    told(mid_frame);
+    io_->consumed(mid_frame, frames_done_, chunks);
+  }
+
+  /// What the socket knows of the frame its deadline times.
+  void told(bool mid_frame) {
     told_mid_frame_ = mid_frame;
     told_frames_ = frames_done_;
-    io_->consumed(mid_frame, frames_done_, chunks);
   }
 
   /// A large payload's memory, from the shared budget; false (and a retry
@@ -154,8 +159,7 @@ class connection_state {
   bool admit_payload() {
     const std::uint64_t n = reader_->declared_payload();
     if (!settings_.budget->try_acquire(n)) {
-      told_mid_frame_ = true;
-      told_frames_ = frames_done_;
+      told(true);
       io_->hold_frame(frames_done_);
       if (!budget_retry_scheduled_) {
         budget_retry_scheduled_ = true;

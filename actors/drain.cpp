@@ -212,15 +212,15 @@ class drain_state {
       }
     }
     if (done && !delete_confirmed()) done = false;
+    if (read_retry_) {
+      read_retry_ = false;
+      pump();  // a read that fails again sets read_retry_ and the next try
+    }
     if (!done) {
       schedule_persist();
     } else if (in_trouble_ && !read_retry_) {
       in_trouble_ = false;
       log::info("WAB housekeeping works again", {{"dir", s_.shard_dir}});
-    }
-    if (read_retry_) {
-      read_retry_ = false;
-      pump();
     }
   }
 
