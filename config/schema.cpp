@@ -407,7 +407,7 @@ std::vector<setting> make_settings() {
                      "text", "text: one readable line per event; json: one JSON object per line."));
 
   s.push_back(integer("runtime.scheduler_threads", WEIR_FIELD(runtime.scheduler_threads), 0, 256,
-                      "0", "Actor scheduler threads (0 = half the usable cores, 1 to 4; the ready line says how many)."));
+                      "0", "Actor scheduler threads (0 = half the usable cores: CPU affinity, capped by a cgroup v2 CPU quota; 1 to 4; the ready line says how many)."));
   s.push_back(integer("runtime.io_threads", WEIR_FIELD(runtime.io_threads), 1, 64, "1",
                       "Threads serving client sockets."));
 

@@ -1,7 +1,6 @@
 #include "daemon/daemon.hpp"
 
 #include <signal.h>
-#include <sched.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -35,6 +34,7 @@
 #include "daemon/tls_context.hpp"
 #include "daemon/tls_listener.hpp"
 #include "daemon/unix_listener.hpp"
+#include "daemon/usable_cores.hpp"
 #include "observability/version.hpp"
 #include "wab/file_io.hpp"
 #include "wab/node_id_file.hpp"
@@ -51,12 +51,7 @@ namespace {
 /// did, which woke each other for every record (docs/benchmarks.md).
 std::size_t scheduler_threads(const config& cfg) {
   if (cfg.runtime.scheduler_threads > 0) return static_cast<std::size_t>(cfg.runtime.scheduler_threads);
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  const unsigned cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0
-                             ? static_cast<unsigned>(CPU_COUNT(&allowed))
-                             : std::thread::hardware_concurrency();
-  return std::clamp(cores / 2, 1u, 4u);
+  return std::clamp(usable_cores() / 2, 1u, 4u);
 }
 
 /// Blocks the signals the daemon handles so that every thread started after

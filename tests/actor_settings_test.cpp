@@ -1,10 +1,14 @@
 // Every protocol knob reaches the actor that reads it: a value set with --set
 // comes out in that actor's settings (daemon/actor_settings.cpp is the only
 // place that maps keys to settings), and the defaults are the documented ones.
+#include <algorithm>
+#include <thread>
+
 #include <catch2/catch.hpp>
 
 #include "config/loader.hpp"
 #include "daemon/actor_settings.hpp"
+#include "daemon/usable_cores.hpp"
 #include "sinks/sink.hpp"
 
 using namespace weir;
@@ -103,4 +107,17 @@ TEST_CASE("protocol knobs out of range are refused naming the key", "[config][se
       CHECK(std::string(e.what()).find(key) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("a cgroup's cpu.max gives the cores a container may use", "[settings]") {
+  CHECK_FALSE(weir::cores_of_cpu_max("max 100000"));  // no limit
+  CHECK(weir::cores_of_cpu_max("200000 100000\n") == 2u);
+  CHECK(weir::cores_of_cpu_max("150000 100000") == 2u);  // a part of a core counts as one
+  CHECK(weir::cores_of_cpu_max("50000 100000") == 1u);
+  CHECK_FALSE(weir::cores_of_cpu_max("200000 0"));
+  CHECK_FALSE(weir::cores_of_cpu_max("two cores"));
+  CHECK_FALSE(weir::cores_of_cpu_max(""));
+  const unsigned cores = weir::usable_cores();
+  CHECK(cores >= 1);
+  CHECK(cores <= std::max(1u, std::thread::hardware_concurrency()));
 }

@@ -1,0 +1,59 @@
+#include "daemon/usable_cores.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace weir {
+
+namespace {
+
+std::optional<unsigned long long> number(std::string_view text) {
+  unsigned long long n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return n;
+}
+
+/// The daemon's cgroup v2 directory, from the "0::" line of /proc/self/cgroup.
+std::filesystem::path own_cgroup() {
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("0::", 0) == 0) return std::filesystem::path("/sys/fs/cgroup") / line.substr(3).erase(0, 1);
+  return "/sys/fs/cgroup";
+}
+
+}  // namespace
+
+std::optional<unsigned> cores_of_cpu_max(std::string_view line) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.remove_suffix(1);
+  const auto space = line.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  const auto quota = number(line.substr(0, space));  // "max" does not parse: no limit
+  const auto period = number(line.substr(space + 1));
+  if (!quota || !period || *period == 0) return std::nullopt;
+  return static_cast<unsigned>(std::max<unsigned long long>(1, (*quota + *period - 1) / *period));
+}
+
+unsigned usable_cores() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  unsigned cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? static_cast<unsigned>(CPU_COUNT(&allowed))
+                                                                        : std::thread::hardware_concurrency();
+  std::error_code ec;
+  for (auto dir = own_cgroup(); dir.string().rfind("/sys/fs/cgroup", 0) == 0; dir = dir.parent_path()) {
+    std::ifstream in(dir / "cpu.max");
+    std::string line;
+    if (in && std::getline(in, line))
+      if (const auto quota = cores_of_cpu_max(line)) cores = std::min(cores, *quota);
+    if (dir == "/sys/fs/cgroup") break;
+  }
+  return std::max(cores, 1u);
+}
+
+}  // namespace weir
