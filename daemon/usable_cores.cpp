@@ -45,7 +45,6 @@ unsigned usable_cores() {
   CPU_ZERO(&allowed);
   unsigned cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? static_cast<unsigned>(CPU_COUNT(&allowed))
                                                                         : std::thread::hardware_concurrency();
-  std::error_code ec;
   for (auto dir = own_cgroup(); dir.string().rfind("/sys/fs/cgroup", 0) == 0; dir = dir.parent_path()) {
     std::ifstream in(dir / "cpu.max");
     std::string line;
