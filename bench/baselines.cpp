@@ -119,10 +119,29 @@ baseline_result measure_socket_round_trip(std::size_t request_bytes, double seco
 
 namespace {
 
+/// A 64-character lowercase hex id that differs for every row, as wide as
+/// the SHA-256 record id the sink stores (a hash here would cost the loop
+/// more than the insert it measures).
+void fill_hex_id(std::string& id, std::uint64_t row) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::uint64_t x = row;
+  for (std::size_t word = 0; word < 4; ++word) {
+    // splitmix64: spreads consecutive rows over the whole key space
+    x += 0x9e3779b97f4a7c15ull;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    for (std::size_t d = 0; d < 16; ++d) id[word * 16 + d] = digits[(z >> (60 - 4 * d)) & 0xf];
+  }
+}
+
 /// Rows of `payload_bytes` inserted into a fresh database in `dir` (WAL,
 /// synchronous=FULL, as the SQLite sink runs it), `rows_per_transaction` at a
-/// time (1: each INSERT commits on its own), for `seconds`. `key` is the
-/// table's key column: a random text id, or a sequential integer.
+/// time (1: each INSERT commits on its own), for `seconds`. Each row is as
+/// wide as a row the sink writes (a 64-character hex id, a segment name of
+/// weir's form), so the yardstick loads the same bytes. `key` is the table's
+/// key column: the id, or a sequential integer.
 baseline_result measure_sqlite(const std::string& path, const char* key, int rows_per_transaction,
                                std::size_t payload_bytes, double seconds) {
   sqlite3* db = nullptr;
@@ -132,9 +151,11 @@ baseline_result measure_sqlite(const std::string& path, const char* key, int row
                                          "ts INTEGER, payload BLOB)";
   sqlite3_exec(db, create.c_str(), nullptr, nullptr, nullptr);
   sqlite3_stmt* insert = nullptr;
-  sqlite3_prepare_v2(db, "INSERT INTO weir_records(id, shard, segment, idx, ts, payload) VALUES(?1, 0, 'baseline', "
-                     "?2, 0, ?3)", -1, &insert, nullptr);
+  sqlite3_prepare_v2(db, "INSERT INTO weir_records(id, shard, segment, idx, ts, payload) VALUES(?1, 0, "
+                     "'shard_00/seg_00000001.wab', ?2, ?4, ?3)", -1, &insert, nullptr);
+  constexpr std::int64_t ingest_time_ns = 1'800'000'000'000'000'000;  // as wide as a real one
   const std::vector<std::uint8_t> payload(payload_bytes, 'p');
+  std::string id(64, '0');
   std::vector<double> lat;  // per transaction
   std::int64_t rows = 0;
   const bool explicit_transactions = rows_per_transaction > 1;
@@ -144,10 +165,11 @@ baseline_result measure_sqlite(const std::string& path, const char* key, int row
     const auto t0 = clock::now();
     if (explicit_transactions) sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
     for (int k = 0; k < rows_per_transaction; ++k, ++rows) {
-      const std::string id = std::to_string(rows);
+      fill_hex_id(id, static_cast<std::uint64_t>(rows));
       sqlite3_reset(insert);
-      sqlite3_bind_text(insert, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(insert, 1, id.c_str(), static_cast<int>(id.size()), SQLITE_STATIC);
       sqlite3_bind_int64(insert, 2, rows);
+      sqlite3_bind_int64(insert, 4, ingest_time_ns + rows);
       sqlite3_bind_blob(insert, 3, payload.data(), static_cast<int>(payload.size()), SQLITE_STATIC);
       if (sqlite3_step(insert) != SQLITE_DONE) throw std::runtime_error("sqlite baseline: INSERT failed");
     }

@@ -30,7 +30,8 @@ baseline_result measure_socket_round_trip(std::size_t request_bytes, double seco
 baseline_result measure_sqlite_insert(const std::string& dir, std::size_t payload_bytes, double seconds);
 
 /// The database's own bulk path: 1000-row transactions into a table with a
-/// sequential key (same columns, same pragmas), rows per second.
+/// sequential key (same columns, rows as wide as the sink's, same pragmas),
+/// rows per second.
 baseline_result measure_sqlite_bulk(const std::string& dir, std::size_t payload_bytes, double seconds);
 
 /// Rows in weir_records of the SQLite database at `path` (0 while it does not exist).

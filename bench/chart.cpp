@@ -16,7 +16,7 @@ namespace weir::bench {
 namespace {
 
 /// Measures in the order of their colour (gnuplot line types 1..).
-const char* const measures[] = {"ingest", "delivery", "sustained", "outage", "latency", "recovery", "startup"};
+const char* const measures[] = {"ingest", "delivery", "backlog", "sustained", "outage", "latency", "recovery", "startup"};
 
 int colour_of(const std::string& measure) {
   for (int i = 0; i < static_cast<int>(std::size(measures)); ++i)

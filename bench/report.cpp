@@ -49,13 +49,13 @@ void main_table(const std::vector<nlohmann::json>& results, std::ostream& out) {
 
 void delivery_table(const std::vector<nlohmann::json>& results, std::ostream& out) {
   if (std::none_of(results.begin(), results.end(),
-                   [](const auto& j) { return is(j, "delivery") || is(j, "outage") || is(j, "latency"); }))
+                   [](const auto& j) { return is(j, "delivery") || is(j, "backlog") || is(j, "outage") || is(j, "latency"); }))
     return;
   out << "\n| scenario | measure | acked records/s while loading | catch-up s | records per sink commit | "
          "records per PostgreSQL commit | push-to-sink p50 ms | p99 ms | floor p50 ms |\n"
       << "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& j : results) {
-    if (!is(j, "delivery") && !is(j, "outage") && !is(j, "latency")) continue;
+    if (!is(j, "delivery") && !is(j, "backlog") && !is(j, "outage") && !is(j, "latency")) continue;
     const bool latency = is(j, "latency");
     out << "| " << j.value("scenario", "?") << " | " << j.value("measure", "?") << " | "
         << fixed(latency ? j.value("records_per_s", 0.0) : j.value("acked_per_s", 0.0), 0) << " | "

@@ -7,6 +7,7 @@
 #include <exception>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -158,6 +159,14 @@ class sampler {
   std::thread thread_;
 };
 
+/// `settings` with a sink that refuses every commit (an HTTP sink on a port
+/// nothing listens on): the load's records stay in the WAB.
+std::map<std::string, std::string> sink_down(std::map<std::string, std::string> settings) {
+  settings["sink.type"] = "http";
+  settings["sink.http.url"] = "http://127.0.0.1:9/";
+  return settings;
+}
+
 sample startup_round(const scenario& sc, const load_spec& spec, const std::string& dir,
                      const std::string& server_binary) {
   daemon_runner daemon(server_binary, dir, sc.daemon_settings);
@@ -206,7 +215,8 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   if (socket.empty() && sc.cluster_nodes > 0)
     cluster = std::make_unique<cluster_runner>(server_binary, dir, settings, sc.cluster_nodes, sc.cluster_replicas);
   else if (socket.empty())
-    single = std::make_unique<daemon_runner>(server_binary, dir, settings);
+    single = std::make_unique<daemon_runner>(server_binary, dir,
+                                             sc.measure == measure_kind::backlog ? sink_down(settings) : settings);
   daemon_runner* daemon = cluster ? &cluster->first() : single.get();
   if (!daemon && sc.measure != measure_kind::ingest)
     throw std::runtime_error(std::string("measure: ") + name_of(sc.measure) +
@@ -241,7 +251,18 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
     return s;
   }
   if (sc.measure == measure_kind::recovery) return recovery_round(sc, load, *daemon, dir, server_binary);
-  const auto load_ended = clock::now();
+  auto load_ended = clock::now();
+  auto delivery_started = started;
+  double loaded_per_fsync = 0;  // a backlog's: the daemon that took the load synced it
+  if (sc.measure == measure_kind::backlog) {
+    const auto loaded = read_daemon_counters(daemon->admin_address());
+    loaded_per_fsync = per(loaded.synced_records - before.synced_records, loaded.fsyncs - before.fsyncs);
+    // The backlog is on disk; delivery starts with the daemon that can reach the sink.
+    single->stop();
+    delivery_started = load_ended = clock::now();
+    single = std::make_unique<daemon_runner>(server_binary, dir, settings);
+    daemon = single.get();
+  }
   if (sc.measure == measure_kind::latency) {
     wait_until([&] { return endpoint->accepted() >= load.records; }, load_ended,
                "the endpoint did not receive every acked record within 5 minutes");
@@ -279,7 +300,8 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
                "the sink's table did not hold every acked record within 5 minutes");
   const auto done = clock::now();
   daemon->stop();
-  auto s = from_load(load, std::chrono::duration<double>(done - started).count());
+  auto s = from_load(load, std::chrono::duration<double>(done - delivery_started).count());
+  if (sc.measure == measure_kind::backlog) s.startup_s = daemon->startup_seconds();
   s.acked_per_s = load.seconds > 0 ? static_cast<double>(load.records) / load.seconds : 0;
   s.catch_up_s = std::chrono::duration<double>(done - load_ended).count();
   if (sc.measure == measure_kind::outage) {
@@ -289,7 +311,7 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
     s.catch_up_s = std::chrono::duration<double>(done - std::max(load_ended, endpoint->refusing_until())).count();
     s.sink_refusals = endpoint->refused();
   }
-  s.records_per_fsync = per(counts.synced_records, counts.fsyncs);
+  s.records_per_fsync = sc.measure == measure_kind::backlog ? loaded_per_fsync : per(counts.synced_records, counts.fsyncs);
   s.records_per_commit = per(counts.committed_records, counts.sink_commits);
   if (sc.sinks_to_postgres()) {
     // The bench's own row counts commit too; flushed stats may lag by a second.

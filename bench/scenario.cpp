@@ -83,7 +83,8 @@ constexpr std::pair<const char*, baseline_kind> baseline_names[] = {
     {"none", baseline_kind::none}};
 
 constexpr std::pair<const char*, measure_kind> measure_names[] = {
-    {"ingest", measure_kind::ingest},       {"delivery", measure_kind::delivery}, {"recovery", measure_kind::recovery},
+    {"ingest", measure_kind::ingest},       {"delivery", measure_kind::delivery}, {"backlog", measure_kind::backlog},
+    {"recovery", measure_kind::recovery},
     {"sustained", measure_kind::sustained}, {"outage", measure_kind::outage},     {"latency", measure_kind::latency},
     {"startup", measure_kind::startup}};
 

@@ -20,6 +20,9 @@
 //     replicas: 2                #   (cluster.replicas)
 //   measure: ingest              # ingest: acked records/s
 //                                # delivery: records/s until the sink holds every acked record
+//                                # backlog: the load while no sink can take it, then a
+//                                #   restart with the scenario's sink: records/s from that
+//                                #   exec until the sink holds every acked record
 //                                # recovery: the load builds a backlog the sink cannot take
 //                                #   (load.backlog_mib, else for load.seconds), kill -9, then
 //                                #   the time from exec to the socket accepting again
@@ -91,7 +94,7 @@ enum class baseline_kind {
   durable_tier,
   none
 };
-enum class measure_kind { ingest, delivery, recovery, sustained, outage, latency, startup };
+enum class measure_kind { ingest, delivery, backlog, recovery, sustained, outage, latency, startup };
 
 struct load_spec {
   int producers = 1;

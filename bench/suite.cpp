@@ -214,6 +214,12 @@ std::string summarise(const nlohmann::json& j) {
                       "%.0f records per sink commit\n",
                       name.c_str(), j.value("acked_per_s", 0.0), base > 0 ? j.value("acked_per_s", 0.0) / base : 0.0,
                       j.value("catch_up_s", 0.0), j.value("records_per_commit", 0.0)));
+  if (measure == "backlog")
+    add(std::snprintf(line, sizeof line,
+                      "%s: a backlog of %.0f records a round delivered in %.2f s from the restart's exec (%.3f s of it "
+                      "to accept again); %.0f records per sink commit\n",
+                      name.c_str(), j.value("records", 0.0) / std::max(1, j.value("repeats", 1)), j.value("catch_up_s", 0.0),
+                      j.value("startup_s", 0.0), j.value("records_per_commit", 0.0)));
   if (const double per_db = j.value("records_per_db_commit", 0.0); per_db > 0)
     add(std::snprintf(line, sizeof line, "%s: %.0f records per PostgreSQL commit (pg_stat_database)\n", name.c_str(),
                       per_db));
