@@ -87,22 +87,23 @@ Options:
 JSON fields (medians over the rounds, with _min/_max): records_per_s (acked
 records per second; with "measure: delivery", per second from the first push
 until the sink holds every acked record; backlog: per second from the
-restart's exec until then; outage: acked per second while the sink
-refused), catch_up_s (delivery: time after the last ack until then;
-backlog: from the restart's exec; outage: after the sink answers again), acked_per_s (delivery: records acked
-per second while the load ran), records_per_fsync (Durable records each WAB
-fdatasync released, from the daemon's metrics; baseline_records_per_fsync:
-the minimal server's), records_per_commit (delivery: records each sink
-commit stored), records_per_db_commit (PostgreSQL: records over the
-server's own commit count), p50_us/p99_us/p999_us (send to reply, per
-frame), delivery_p50_us/delivery_p99_us (latency: push to arrival at the
-sink), startup_s (exec to accepting; recovery: on the backlog_bytes the
-crash left; backlog: the restart's), idle_rss_mib, peak_rss_mib, series (sustained: per interval
-t_s, records_per_s, fsync_ms, rss_mib, per round), baseline_records_per_s
-and baseline_p50_us, ratio (per round, the scenario over the baseline
-measured next to it; latency: the baseline's time over the scenario's),
-machine (git_commit, cpu_model, cores, kernel, wab_filesystem, wab_device,
-cpus_allowed, placement).
+restart's exec until then; outage: acked per second while the sink refused),
+catch_up_s (delivery: time after the last ack until then; backlog: from the
+restart's exec; outage: after the sink answers again), acked_per_s
+(delivery: records acked per second while the load ran), records_per_fsync
+(Durable records each WAB fdatasync released, from the daemon's metrics;
+baseline_records_per_fsync: the minimal server's), records_per_commit
+(delivery: records each sink commit stored), records_per_db_commit
+(PostgreSQL: records over the server's own commit count),
+p50_us/p99_us/p999_us (send to reply, per frame),
+delivery_p50_us/delivery_p99_us (latency: push to arrival at the sink),
+startup_s (exec to accepting; recovery: on the backlog_bytes the crash left;
+backlog: the restart's), idle_rss_mib, peak_rss_mib, series (sustained: per
+interval t_s, records_per_s, fsync_ms, rss_mib, per round),
+baseline_records_per_s and baseline_p50_us, ratio (per round, the scenario
+over the baseline measured next to it; latency: the baseline's time over the
+scenario's), machine (git_commit, cpu_model, cores, kernel, wab_filesystem,
+wab_device, cpus_allowed, placement).
 )";
 
 /// `text` as a number in [low, high], or a refusal naming the option.
