@@ -171,7 +171,8 @@ scenario load_scenario(const std::string& path) {
   for (auto m : s.backlogs_mib)
     if (m > 65536) throw bad(path, "load.backlog_mib", "expected 0 to 65536");
   if (s.backlogs_mib != std::vector<std::uint32_t>{0} && s.measure != measure_kind::recovery)
-    throw bad(path, "load.backlog_mib", "only a recovery scenario builds a backlog");
+    throw bad(path, "load.backlog_mib",
+              "only a recovery scenario sizes its backlog (measure backlog loads for load.seconds)");
   if (s.endpoint_delay_ms < 0 || s.endpoint_delay_ms > 10000)
     throw bad(path, "endpoint.delay_ms", "expected 0 to 10000");
   if (s.outage_seconds <= 0) throw bad(path, "outage_seconds", "expected more than 0");

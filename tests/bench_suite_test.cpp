@@ -255,12 +255,12 @@ baseline: sqlite_bulk
   CHECK(j.at("measure") == "backlog");
   CHECK(j.at("refused") == 0);
   CHECK(j.at("records").get<double>() > 0);
-  // The restarted daemon's own commits count to every acked record (the
-  // round waits for that): the first daemon delivered none of them.
+  // The round refuses a first daemon that delivered anything, and waits for
+  // the restarted one's own commits to count every acked record.
   CHECK(j.at("records_per_commit").get<double>() >= 1);
   CHECK(j.at("records_per_fsync").get<double>() >= 1);  // the load was synced by the first daemon
   CHECK(j.at("startup_s").get<double>() > 0);
-  CHECK(j.at("catch_up_s").get<double>() > j.at("startup_s").get<double>());
+  CHECK(j.at("catch_up_s").get<double>() > 0);
   CHECK(j.at("records_per_s").get<double>() > 0);
   CHECK(j.at("ratio").get<double>() > 0);
 }
