@@ -26,6 +26,11 @@ std::string range(const nlohmann::json& j, const char* key, int digits) {
 
 bool is(const nlohmann::json& j, const char* measure) { return j.value("measure", "ingest") == measure; }
 
+/// A result with a sink at the end: its row goes in the delivery table.
+bool delivers(const nlohmann::json& j) {
+  return is(j, "delivery") || is(j, "backlog") || is(j, "outage") || is(j, "latency");
+}
+
 void main_table(const std::vector<nlohmann::json>& results, std::ostream& out) {
   out << "| scenario | measure | tier | producers | pipeline | batch | payload B | records/s | p50 µs | p99 µs | "
          "baseline | baseline records/s | baseline p50 µs | ratio (range) | rounds | records per fsync (baseline) | "
@@ -48,14 +53,13 @@ void main_table(const std::vector<nlohmann::json>& results, std::ostream& out) {
 }
 
 void delivery_table(const std::vector<nlohmann::json>& results, std::ostream& out) {
-  if (std::none_of(results.begin(), results.end(),
-                   [](const auto& j) { return is(j, "delivery") || is(j, "backlog") || is(j, "outage") || is(j, "latency"); }))
+  if (std::none_of(results.begin(), results.end(), delivers))
     return;
   out << "\n| scenario | measure | acked records/s while loading | catch-up s | records per sink commit | "
          "records per PostgreSQL commit | push-to-sink p50 ms | p99 ms | floor p50 ms |\n"
       << "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& j : results) {
-    if (!is(j, "delivery") && !is(j, "backlog") && !is(j, "outage") && !is(j, "latency")) continue;
+    if (!delivers(j)) continue;
     const bool latency = is(j, "latency");
     out << "| " << j.value("scenario", "?") << " | " << j.value("measure", "?") << " | "
         << fixed(latency ? j.value("records_per_s", 0.0) : j.value("acked_per_s", 0.0), 0) << " | "
