@@ -127,6 +127,7 @@ struct config {
   struct {
     std::int64_t scheduler_threads;
     std::int64_t io_threads;
+    std::int64_t keep_awake_us;  // 0: off
   } runtime;
 
   std::int64_t shutdown_timeout_ms;

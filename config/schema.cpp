@@ -410,6 +410,8 @@ std::vector<setting> make_settings() {
                       "0", "Actor scheduler threads (0 = half the usable cores: CPU affinity, capped by a cgroup v2 CPU quota; 1 to 4; the ready line says how many)."));
   s.push_back(integer("runtime.io_threads", WEIR_FIELD(runtime.io_threads), 1, 64, "1",
                       "Threads serving client sockets."));
+  s.push_back(integer("runtime.keep_awake_us", WEIR_FIELD(runtime.keep_awake_us), 0, 1000000, "0",
+                      "After client bytes arrive, keep every usable core out of its idle state this long (one SCHED_IDLE spinner per core; 0 = off): lower latency for few producers, paid in CPU time."));
 
   s.push_back(integer("shutdown_timeout_ms", WEIR_FIELD(shutdown_timeout_ms), 100, 3600000,
                       "30000", "Longest a graceful shutdown may take."));

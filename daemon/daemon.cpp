@@ -22,6 +22,7 @@
 #include "daemon/admin_server.hpp"
 #include "daemon/cluster_runtime.hpp"
 #include "daemon/config_reload.hpp"
+#include "daemon/cpu_keep_awake.hpp"
 #include "daemon/data_dir.hpp"
 #include "observability/metrics.hpp"
 #include "daemon/pipeline.hpp"
@@ -96,6 +97,17 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   metrics exported(cfg.data_dir, static_cast<std::uint16_t>(cfg.ingest.shards));
   exported.recovered(recovered.records, recovered.quarantined);
 
+  // Sessions tell it of client bytes: it outlives them.
+  std::unique_ptr<cpu_keep_awake> keep_awake;
+  if (cfg.runtime.keep_awake_us > 0) {
+    keep_awake = std::make_unique<cpu_keep_awake>(std::chrono::microseconds(cfg.runtime.keep_awake_us),
+                                                  allowed_cpus(usable_cores()));
+    if (cpu_quota_cores())
+      log::warn("runtime.keep_awake_us spends this cgroup's CPU quota while producers are active, and the "
+                "daemon's own threads may then be throttled; set it to 0 under a CPU quota",
+                {{"quota_cores", std::to_string(*cpu_quota_cores())}});
+  }
+
   // Sessions (and the stats they update) are released by connection actors,
   // which the actor system outlives: declare them first so they die last.
   listener_stats stats;
@@ -130,7 +142,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
     admin = std::make_unique<admin_server>(cfg.admin.listen, exported,
                                            metrics::live_state{&stats, usage.get(), shards.delivery().get(),
                                                                shards.dead_letters().get(), shards.sink_type(),
-                                                               conn.budget.get(), cluster_stats.get()});
+                                                               conn.budget.get(), cluster_stats.get(),
+                                                               keep_awake ? &keep_awake->stats() : nullptr});
 
   // Both listeners give their connections the same kind of actor.
   auto make_connection = [&](connection_io_ptr io_ptr) {
@@ -141,7 +154,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   std::unique_ptr<unix_listener> listener;
   if (!cfg.listen.unix_path.empty()) {
     unix_listener_options opts{cfg.listen.unix_path, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
-                               resolve_socket_access(cfg)};
+                               resolve_socket_access(cfg), keep_awake.get()};
     listener = std::make_unique<unix_listener>(io, opts, stats, sessions, make_connection);
     listener->open();
     listener->start();
@@ -156,7 +169,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
     }
     tls_listener_options opts{cfg.listen.tcp, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
                               std::chrono::milliseconds(cfg.listen.tls_handshake_timeout_ms),
-                              max_pending_handshakes(cfg.listen.max_connections)};
+                              max_pending_handshakes(cfg.listen.max_connections), keep_awake.get()};
     tcp_listener = std::make_unique<tls_listener>(io, opts, *tls_contexts, stats, sessions, make_connection);
     tcp_listener->open();
     tcp_listener->start();
@@ -180,6 +193,9 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
              {"shards", std::to_string(cfg.ingest.shards)},
              {"ack_mode", cfg.ingest.ack_mode == ack_mode::strict ? "strict" : "ordered"},
              {"scheduler_threads", std::to_string(actor_threads)},
+             {"keep_awake", keep_awake ? std::to_string(cfg.runtime.keep_awake_us) + "us on " +
+                                             std::to_string(keep_awake->stats().spinners) + " cores"
+                                       : "off"},
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
 

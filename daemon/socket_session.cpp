@@ -15,13 +15,15 @@ namespace asio = boost::asio;
 
 template <class Stream>
 basic_socket_session<Stream>::basic_socket_session(socket_type socket, std::chrono::milliseconds read_timeout,
-                               listener_stats& stats, std::function<void()> on_finished)
+                               listener_stats& stats, std::function<void()> on_finished,
+                                                   cpu_keep_awake* keep_awake)
     : socket_(std::move(socket)),
       strand_(socket_.get_executor()),
       timer_(strand_),
       read_timeout_(read_timeout),
       stats_(stats),
-      on_finished_(std::move(on_finished)) {
+      on_finished_(std::move(on_finished)),
+      keep_awake_(keep_awake) {
   ++stats_.active;
   // Until its actor asks for the first read, a new connection waits on
   // nobody in particular: it is a candidate to make room, the oldest first.
@@ -267,6 +269,7 @@ void basic_socket_session<Stream>::start_read() {
           caf::anon_send(self->actor_, socket_eof_atom::value);
           return;
         }
+        if (self->keep_awake_) self->keep_awake_->note_activity();
         caf::anon_send(self->actor_, socket_data_atom::value,
                        byte_buffer(self->read_buf_.begin(), self->read_buf_.begin() + n));
         bool arm = false;

@@ -31,6 +31,7 @@
 #include <boost/asio/strand.hpp>
 #include <caf/actor.hpp>
 
+#include "daemon/cpu_keep_awake.hpp"
 #include "daemon/session_registry.hpp"
 #include "messages/connection_protocol.hpp"
 #include "observability/listener_stats.hpp"
@@ -55,7 +56,7 @@ class basic_socket_session : public connection_io,
   static constexpr std::uint64_t chunks_ahead = 2;
 
   basic_socket_session(socket_type socket, std::chrono::milliseconds read_timeout, listener_stats& stats,
-                       std::function<void()> on_finished);
+                       std::function<void()> on_finished, cpu_keep_awake* keep_awake = nullptr);
   ~basic_socket_session() override;
 
   /// Makes the session's actor with `make_actor` and binds the session to
@@ -112,6 +113,7 @@ class basic_socket_session : public connection_io,
   std::chrono::milliseconds read_timeout_;
   listener_stats& stats_;
   std::function<void()> on_finished_;
+  cpu_keep_awake* keep_awake_;  // null: runtime.keep_awake_us is off
   connection_actor actor_;
   std::array<std::uint8_t, 64 * 1024> read_buf_{};
   // Replies may be sent straight from the actor's thread (try_send_now): the

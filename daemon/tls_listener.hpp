@@ -24,6 +24,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "daemon/accept_backoff.hpp"
+#include "daemon/cpu_keep_awake.hpp"
 #include "daemon/session_registry.hpp"
 #include "daemon/tls_context.hpp"
 #include "messages/connection_protocol.hpp"
@@ -39,6 +40,7 @@ struct tls_listener_options {
   std::chrono::milliseconds read_timeout{30000};
   std::chrono::milliseconds handshake_timeout{10000};
   std::size_t max_pending = 256;  // max_pending_handshakes(listen.max_connections)
+  cpu_keep_awake* keep_awake = nullptr;  // told of client bytes; null: off
 };
 
 class tls_listener {

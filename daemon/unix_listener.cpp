@@ -180,7 +180,8 @@ void unix_listener::on_accepted(stream::socket socket) {
     return;
   }
   const bool admitted = sessions_.admit([&](std::function<void()> forget) {
-    auto session = std::make_shared<unix_session>(std::move(socket), options_.read_timeout, stats_, std::move(forget));
+    auto session = std::make_shared<unix_session>(std::move(socket), options_.read_timeout, stats_, std::move(forget),
+                                                  options_.keep_awake);
     session->attach(make_actor_);
     return session;
   });

@@ -21,6 +21,7 @@
 
 #include "messages/connection_protocol.hpp"
 #include "daemon/accept_backoff.hpp"
+#include "daemon/cpu_keep_awake.hpp"
 #include "daemon/session_registry.hpp"
 #include "daemon/socket_access.hpp"
 #include "observability/listener_stats.hpp"
@@ -31,6 +32,7 @@ struct unix_listener_options {
   std::string path;
   std::chrono::milliseconds read_timeout{30000};
   socket_access access;
+  cpu_keep_awake* keep_awake = nullptr;  // told of client bytes; null: off
 };
 
 class unix_listener {

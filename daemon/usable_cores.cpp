@@ -40,18 +40,24 @@ std::optional<unsigned> cores_of_cpu_max(std::string_view line) {
   return static_cast<unsigned>(std::max<unsigned long long>(1, (*quota + *period - 1) / *period));
 }
 
+std::optional<unsigned> cpu_quota_cores() {
+  std::optional<unsigned> tightest;
+  for (auto dir = own_cgroup(); dir.string().rfind("/sys/fs/cgroup", 0) == 0; dir = dir.parent_path()) {
+    std::ifstream in(dir / "cpu.max");
+    std::string line;
+    if (in && std::getline(in, line))
+      if (const auto quota = cores_of_cpu_max(line)) tightest = std::min(tightest.value_or(*quota), *quota);
+    if (dir == "/sys/fs/cgroup") break;
+  }
+  return tightest;
+}
+
 unsigned usable_cores() {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   unsigned cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? static_cast<unsigned>(CPU_COUNT(&allowed))
                                                                         : std::thread::hardware_concurrency();
-  for (auto dir = own_cgroup(); dir.string().rfind("/sys/fs/cgroup", 0) == 0; dir = dir.parent_path()) {
-    std::ifstream in(dir / "cpu.max");
-    std::string line;
-    if (in && std::getline(in, line))
-      if (const auto quota = cores_of_cpu_max(line)) cores = std::min(cores, *quota);
-    if (dir == "/sys/fs/cgroup") break;
-  }
+  if (const auto quota = cpu_quota_cores()) cores = std::min(cores, *quota);
   return std::max(cores, 1u);
 }
 

@@ -16,4 +16,8 @@ std::optional<unsigned> cores_of_cpu_max(std::string_view line);
 /// daemon's cgroup up to the root; at least 1.
 unsigned usable_cores();
 
+/// The tightest `cpu.max` quota from the daemon's cgroup up to the root, in
+/// cores rounded up; nullopt when no cgroup v2 quota applies.
+std::optional<unsigned> cpu_quota_cores();
+
 }  // namespace weir

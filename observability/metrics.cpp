@@ -338,6 +338,14 @@ std::string metrics::render(const live_state& live) {
     families.push_back(single("weir_dead_letter_bytes", "Bytes held in the dead-letter directory", MetricType::Gauge,
                               static_cast<double>(live.dead_letters->bytes())));
   if (live.cluster) render_cluster(*live.cluster, families);
+  if (live.keep_awake) {
+    families.push_back(single("weir_keep_awake_spin_seconds_total",
+                              "Time the runtime.keep_awake_us spinners spent spinning, all cores together (preempted stretches included; the rest is in process_cpu_seconds_total)",
+                              MetricType::Counter, static_cast<double>(live.keep_awake->spun_ns.load()) / 1e9));
+    families.push_back(single("weir_keep_awake_rests_total",
+                              "Times a keep-awake spinner rested because client bytes arrived too often to be worth spinning for",
+                              MetricType::Counter, static_cast<double>(live.keep_awake->rests.load())));
+  }
   if (!live.sink_type.empty()) {
     auto info = family("weir_sink_info", "The configured sink", MetricType::Gauge);
     info.metric.push_back(value(1, MetricType::Gauge, {{"sink_type", live.sink_type}}));

@@ -17,6 +17,7 @@
 #include <prometheus/registry.h>
 
 #include "observability/atomic_histogram.hpp"
+#include "observability/keep_awake_stats.hpp"
 
 namespace weir {
 
@@ -87,6 +88,7 @@ class metrics {
     std::string sink_type;
     const shared_memory_gauge* frames = nullptr;
     const cluster_metrics* cluster = nullptr;  // in a cluster only
+    const keep_awake_stats* keep_awake = nullptr;  // runtime.keep_awake_us on only
   };
   /// A shard's segment files, their total size, and its spare files, read
   /// from its directory in one pass.

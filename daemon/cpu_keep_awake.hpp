@@ -1,0 +1,74 @@
+#pragma once
+// Keeps the daemon's CPUs out of their idle state while producers are active
+// (`runtime.keep_awake_us`), so that a wake-up does not wait for a halted CPU.
+//
+// On a small virtual machine a halted vCPU takes tens of microseconds to
+// resume: the disk's completion of an fdatasync, the reply's wake-up of the
+// producer and the next frame's wake-up of the socket thread each pay it,
+// more than everything weir does for a record. One thread per usable core,
+// pinned to it, runs at SCHED_IDLE priority — any runnable thread preempts
+// it at once — and spins for `window` after the last client bytes arrived;
+// then it sleeps until the next, at no cost while the daemon is idle. Under
+// heavy load (client bytes arriving more often than every 50 µs) the
+// spinners rest: CPUs that busy seldom halt, and spinning between the real
+// threads only adds switches. The price is CPU time: while few producers
+// are active the spinners use every cycle the daemon's real threads leave,
+// and that shows in the process's CPU time (and, in a container, in its CPU
+// quota).
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "observability/keep_awake_stats.hpp"
+
+namespace weir {
+
+class cpu_keep_awake {
+ public:
+  /// Busy: more than this many reads of client bytes in one period (over
+  /// 20,000 a second). A spinner that sees it rests for busy_rest, then
+  /// looks again.
+  static constexpr std::chrono::milliseconds busy_period{1};
+  static constexpr std::uint32_t busy_reads_per_period = 20;
+  static constexpr std::chrono::milliseconds busy_rest{50};
+
+  /// Starts one spinner per CPU of `cpus` (ids as in sched_setaffinity),
+  /// asleep until the first note_activity(); `window` must be > 0.
+  cpu_keep_awake(std::chrono::microseconds window, const std::vector<int>& cpus);
+  ~cpu_keep_awake();
+  cpu_keep_awake(const cpu_keep_awake&) = delete;
+  cpu_keep_awake& operator=(const cpu_keep_awake&) = delete;
+
+  /// Client bytes arrived: every spinner keeps its CPU awake for `window`
+  /// from now. One atomic add, and a wake-up of the spinners only when they
+  /// sleep.
+  void note_activity() noexcept {
+    activity_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) activity_.notify_all();
+  }
+
+  const keep_awake_stats& stats() const noexcept { return stats_; }
+  /// Spinners spinning at this moment.
+  unsigned spinning() const noexcept { return spinning_.load(std::memory_order_relaxed); }
+
+ private:
+  void run(int cpu);
+  /// Spins until `window_` passes without activity (false) or activity turns
+  /// out too frequent to spin for (true); `seen` follows the counter.
+  bool spin_while_active(std::uint32_t& seen);
+
+  const std::chrono::nanoseconds window_;
+  std::atomic<std::uint32_t> activity_{0};
+  std::atomic<unsigned> sleepers_{0};
+  std::atomic<unsigned> spinning_{0};
+  std::atomic<bool> stopping_{false};
+  keep_awake_stats stats_;
+  std::vector<std::thread> threads_;
+};
+
+/// The CPUs the process may run on (its affinity), at most `count` of them.
+std::vector<int> allowed_cpus(unsigned count);
+
+}  // namespace weir
