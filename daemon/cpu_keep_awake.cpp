@@ -6,12 +6,19 @@
 namespace weir {
 
 cpu_keep_awake::cpu_keep_awake(std::chrono::microseconds window, const std::vector<int>& cpus) : window_(window) {
-  stats_.spinners = static_cast<unsigned>(cpus.size());
   threads_.reserve(cpus.size());
-  for (int cpu : cpus) threads_.emplace_back([this, cpu] { run(cpu); });
+  try {
+    for (int cpu : cpus) threads_.emplace_back([this, cpu] { run(cpu); });
+  } catch (...) {
+    stop();  // the spinners already started must not outlive a failed start
+    throw;
+  }
+  stats_.spinners = static_cast<unsigned>(threads_.size());
 }
 
-cpu_keep_awake::~cpu_keep_awake() {
+cpu_keep_awake::~cpu_keep_awake() { stop(); }
+
+void cpu_keep_awake::stop() noexcept {
   stopping_.store(true, std::memory_order_seq_cst);
   activity_.fetch_add(1, std::memory_order_seq_cst);
   activity_.notify_all();
@@ -33,18 +40,21 @@ void cpu_keep_awake::run(int cpu) {
 
   std::uint32_t seen = 0;  // the counter's first value: bytes noted before this thread ran still count
   while (!stopping_.load(std::memory_order_relaxed)) {
-    // Asleep until activity: the sleeper count is raised before the last
-    // look at the counter, and note_activity() adds before it reads the
-    // count, so either this sees the new activity or that sees a sleeper to
-    // wake (and wait() itself returns if the value moved meanwhile).
+    // Asleep until activity. The spinner counts itself a sleeper before its
+    // last look at the counter, and note_activity() adds to the counter
+    // before it looks for sleepers (all sequentially consistent): either
+    // this look sees the new activity, or that one sees a sleeper to wake
+    // (and wait() returns by itself if the value moved in between).
+    asleep_.fetch_add(1, std::memory_order_release);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     if (activity_.load(std::memory_order_seq_cst) == seen) activity_.wait(seen, std::memory_order_seq_cst);
-    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    asleep_.fetch_sub(1, std::memory_order_release);
     if (stopping_.load(std::memory_order_relaxed)) break;
 
-    spinning_.fetch_add(1, std::memory_order_relaxed);
+    spinning_.fetch_add(1, std::memory_order_release);
     const bool busy = spin_while_active(seen);
-    spinning_.fetch_sub(1, std::memory_order_relaxed);
+    stats_.spells.fetch_add(1, std::memory_order_release);
+    spinning_.fetch_sub(1, std::memory_order_release);
     if (busy) {
       stats_.rests.fetch_add(1, std::memory_order_relaxed);
       // Activity during the rest moves the counter: the wait above then
@@ -63,37 +73,38 @@ bool cpu_keep_awake::spin_while_active(std::uint32_t& seen) {
     stats_.spun_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - period_started).count(),
                              std::memory_order_relaxed);
   };
+  // No pause instruction in this loop: in a virtual machine a long run of
+  // pauses can make the hypervisor take the vCPU away (pause-loop exiting),
+  // which is the halt this spinner is there to avoid.
   for (;;) {
     const auto now = clock::now();
     const std::uint32_t current = activity_.load(std::memory_order_relaxed);
-    if (current != seen) {
-      seen = current;
-      until = now + window_;
-    } else if (now >= until || stopping_.load(std::memory_order_relaxed)) {
+    if (stopping_.load(std::memory_order_relaxed)) {
       count_spun(now);
       return false;
     }
-    if (now - period_started >= busy_period) {
+    if (current != seen) {
+      seen = current;
+      until = now + window_;
+    } else if (now >= until) {
+      count_spun(now);
+      return false;
+    }
+    const auto elapsed = now - period_started;
+    if (elapsed >= busy_period) {
       count_spun(now);
       // Reads this frequent keep the CPUs from halting long; spinning
       // between the real threads then only adds switches to and from the
-      // spinner (docs/benchmarks.md: 64 producers lost up to a fifth of
-      // their rate to spinners that did not rest).
-      if (current - period_first > busy_reads_per_period) return true;
+      // spinner. A rate, over the period as it really lasted: a spinner
+      // preempted for long has a long period, not a busy one.
+      const auto reads = static_cast<std::uint64_t>(current - period_first);
+      const auto period_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(busy_period).count());
+      const auto elapsed_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(elapsed).count());
+      if (reads * period_ns > busy_reads_per_period * elapsed_ns) return true;
       period_started = now;
       period_first = current;
     }
   }
-}
-
-std::vector<int> allowed_cpus(unsigned count) {
-  std::vector<int> cpus;
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < count; ++cpu)
-    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
-  return cpus;
 }
 
 }  // namespace weir

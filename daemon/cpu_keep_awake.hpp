@@ -27,9 +27,9 @@ namespace weir {
 
 class cpu_keep_awake {
  public:
-  /// Busy: more than this many reads of client bytes in one period (over
-  /// 20,000 a second). A spinner that sees it rests for busy_rest, then
-  /// looks again.
+  /// Busy: reads of client bytes more often than busy_reads_per_period per
+  /// busy_period (20,000 a second), over a period of at least busy_period.
+  /// A spinner that sees it rests for busy_rest, then looks again.
   static constexpr std::chrono::milliseconds busy_period{1};
   static constexpr std::uint32_t busy_reads_per_period = 20;
   static constexpr std::chrono::milliseconds busy_rest{50};
@@ -42,33 +42,36 @@ class cpu_keep_awake {
   cpu_keep_awake& operator=(const cpu_keep_awake&) = delete;
 
   /// Client bytes arrived: every spinner keeps its CPU awake for `window`
-  /// from now. One atomic add, and a wake-up of the spinners only when they
-  /// sleep.
+  /// from now. One atomic add; the first call after spinners went to sleep
+  /// also wakes them (it claims the sleepers, so the calls after it do not
+  /// pay for a wake-up again while they are on their way).
   void note_activity() noexcept {
     activity_.fetch_add(1, std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_seq_cst) > 0) activity_.notify_all();
+    if (sleepers_.load(std::memory_order_seq_cst) > 0 && sleepers_.exchange(0, std::memory_order_seq_cst) > 0)
+      activity_.notify_all();
   }
 
   const keep_awake_stats& stats() const noexcept { return stats_; }
-  /// Spinners spinning at this moment.
-  unsigned spinning() const noexcept { return spinning_.load(std::memory_order_relaxed); }
+  /// Spinners spinning, and spinners asleep waiting for client bytes (not
+  /// resting), at this moment.
+  unsigned spinning() const noexcept { return spinning_.load(std::memory_order_acquire); }
+  unsigned asleep() const noexcept { return asleep_.load(std::memory_order_acquire); }
 
  private:
   void run(int cpu);
   /// Spins until `window_` passes without activity (false) or activity turns
   /// out too frequent to spin for (true); `seen` follows the counter.
   bool spin_while_active(std::uint32_t& seen);
+  void stop() noexcept;
 
   const std::chrono::nanoseconds window_;
   std::atomic<std::uint32_t> activity_{0};
-  std::atomic<unsigned> sleepers_{0};
+  std::atomic<unsigned> sleepers_{0};  // spinners the next note_activity() must wake
   std::atomic<unsigned> spinning_{0};
+  std::atomic<unsigned> asleep_{0};
   std::atomic<bool> stopping_{false};
   keep_awake_stats stats_;
   std::vector<std::thread> threads_;
 };
-
-/// The CPUs the process may run on (its affinity), at most `count` of them.
-std::vector<int> allowed_cpus(unsigned count);
 
 }  // namespace weir

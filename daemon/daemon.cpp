@@ -102,10 +102,12 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   if (cfg.runtime.keep_awake_us > 0) {
     keep_awake = std::make_unique<cpu_keep_awake>(std::chrono::microseconds(cfg.runtime.keep_awake_us),
                                                   allowed_cpus(usable_cores()));
-    if (cpu_quota_cores())
+    if (keep_awake->stats().spinners == 0)
+      log::warn("runtime.keep_awake_us is set but the CPU affinity could not be read; no CPU is kept awake");
+    if (const auto quota = cpu_quota_cores())
       log::warn("runtime.keep_awake_us spends this cgroup's CPU quota while producers are active, and the "
                 "daemon's own threads may then be throttled; set it to 0 under a CPU quota",
-                {{"quota_cores", std::to_string(*cpu_quota_cores())}});
+                {{"quota_cores", std::to_string(*quota)}});
   }
 
   // Sessions (and the stats they update) are released by connection actors,

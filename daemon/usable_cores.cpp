@@ -52,11 +52,19 @@ std::optional<unsigned> cpu_quota_cores() {
   return tightest;
 }
 
-unsigned usable_cores() {
+std::vector<int> allowed_cpus(unsigned count) {
+  std::vector<int> cpus;
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
-  unsigned cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? static_cast<unsigned>(CPU_COUNT(&allowed))
-                                                                        : std::thread::hardware_concurrency();
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < count; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  return cpus;
+}
+
+unsigned usable_cores() {
+  const auto allowed = allowed_cpus(CPU_SETSIZE);
+  unsigned cores = allowed.empty() ? std::thread::hardware_concurrency() : static_cast<unsigned>(allowed.size());
   if (const auto quota = cpu_quota_cores()) cores = std::min(cores, *quota);
   return std::max(cores, 1u);
 }

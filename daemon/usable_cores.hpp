@@ -4,6 +4,7 @@
 // show.
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace weir {
 
@@ -15,6 +16,9 @@ std::optional<unsigned> cores_of_cpu_max(std::string_view line);
 /// The affinity's CPU count, capped by the tightest `cpu.max` from the
 /// daemon's cgroup up to the root; at least 1.
 unsigned usable_cores();
+
+/// The CPUs the process may run on (its affinity), the lowest `count` of them.
+std::vector<int> allowed_cpus(unsigned count);
 
 /// The tightest `cpu.max` quota from the daemon's cgroup up to the root, in
 /// cores rounded up; nullopt when no cgroup v2 quota applies.

@@ -14,6 +14,8 @@ struct keep_awake_stats {
   /// Times a spinner found client bytes arriving too often to be worth
   /// spinning for and rested instead.
   std::atomic<std::uint64_t> rests{0};
+  /// Spells of spinning that have ended.
+  std::atomic<std::uint64_t> spells{0};
 };
 
 }  // namespace weir

@@ -10,6 +10,7 @@
 
 #include "config/loader.hpp"
 #include "daemon/cpu_keep_awake.hpp"
+#include "daemon/usable_cores.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/test_helpers.hpp"
@@ -32,50 +33,67 @@ TEST_CASE("keep-awake: one spinner per allowed CPU asleep until client bytes", "
   CHECK(allowed_cpus(1).size() == 1);
   cpu_keep_awake k(200ms, cpus);
   CHECK(k.stats().spinners == cpus.size());
-  std::this_thread::sleep_for(100ms);  // time in which a spinner that did not wait would spin
+  // Every spinner has run and gone to sleep without spinning.
+  REQUIRE(eventually([&] { return k.asleep() == cpus.size(); }));
   CHECK(k.spinning() == 0);
   CHECK(spun_ns(k) == 0);
+  CHECK(k.stats().spells.load() == 0);
 }
 
 TEST_CASE("keep-awake: client bytes keep every spinner spinning for the window and then it sleeps", "[keep_awake]") {
   const auto window = 200ms;
   const auto cpus = allowed_cpus(2);
+  const auto n = static_cast<std::uint64_t>(cpus.size());
   cpu_keep_awake k(window, cpus);
   k.note_activity();
-  // Each spinner, however late it gets its CPU, spins one whole window from
-  // when it sees the bytes (its time counts preempted stretches too).
-  const auto at_least = std::chrono::nanoseconds(window).count() * static_cast<std::int64_t>(cpus.size());
-  const bool spun_enough = eventually([&] { return spun_ns(k) >= at_least; });
-  INFO("spun " << spun_ns(k) << " ns; at least " << at_least << " expected");
-  REQUIRE(spun_enough);
-  REQUIRE(eventually([&] { return k.spinning() == 0; }));
+  // One spell per spinner, each a whole window from when that spinner saw
+  // the bytes, however late it got its CPU (the time counts preempted
+  // stretches too); then all asleep again.
+  REQUIRE(eventually([&] { return k.stats().spells.load() == n && k.asleep() == n; }));
+  CHECK(spun_ns(k) >= std::chrono::nanoseconds(window).count() * static_cast<std::int64_t>(n));
   const auto after = spun_ns(k);
   std::this_thread::sleep_for(300ms);  // asleep: nothing more is spun without bytes
   CHECK(spun_ns(k) == after);
   CHECK(k.spinning() == 0);
+  CHECK(k.stats().spells.load() == n);
   CHECK(k.stats().rests.load() == 0);
 
   // And the next bytes wake them again.
   k.note_activity();
-  REQUIRE(eventually([&] { return spun_ns(k) >= after + at_least; }));
+  REQUIRE(eventually([&] { return k.stats().spells.load() == 2 * n && k.asleep() == n; }));
+  CHECK(spun_ns(k) >= after + std::chrono::nanoseconds(window).count() * static_cast<std::int64_t>(n));
 }
 
 TEST_CASE("keep-awake: spinners rest while bytes arrive more often than every 50 us and stop at once", "[keep_awake]") {
   auto k = std::make_unique<cpu_keep_awake>(60s, allowed_cpus(2));
-  // Far above busy_reads_per_period per busy_period, for as long as it takes
-  // a spinner (SCHED_IDLE: last in line on a busy machine) to look.
+  // Bytes without pause, far above the busy rate, for as long as it takes a
+  // spinner (SCHED_IDLE: last in line on a busy machine) to look.
   const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (k->stats().rests.load() == 0 && std::chrono::steady_clock::now() < deadline) {
-    k->note_activity();
-    std::this_thread::sleep_for(5us);
-  }
+  while (k->stats().rests.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    for (int i = 0; i < 1000; ++i) k->note_activity();
   CHECK(k->stats().rests.load() >= 1);
+  // The bytes stopped: after its rest each spinner sleeps until the next.
+  const auto n = k->stats().spinners;
+  REQUIRE(eventually([&] { return k->asleep() == n; }));
   // A window of a minute is not waited for: stopping ends a spell at once.
   k->note_activity();
+  REQUIRE(eventually([&] { return k->spinning() >= 1; }));
   const auto stopping = std::chrono::steady_clock::now();
   k.reset();
   INFO("stopping took " << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - stopping).count() << " ms");
   CHECK(std::chrono::steady_clock::now() - stopping < 30s);
+}
+
+TEST_CASE("keep-awake: a slow trickle of bytes is spun for and not rested from", "[keep_awake]") {
+  // One read a millisecond, well under the busy rate: the spinners spin
+  // through and never rest.
+  cpu_keep_awake k(50ms, allowed_cpus(2));
+  for (int i = 0; i < 300; ++i) {
+    k.note_activity();
+    std::this_thread::sleep_for(1ms);
+  }
+  CHECK(k.stats().rests.load() == 0);
+  CHECK(spun_ns(k) > 0);
 }
 
 TEST_CASE("keep-awake: runtime.keep_awake_us is bounded", "[keep_awake][config]") {
