@@ -55,13 +55,31 @@ void cpu_keep_awake::run(int cpu) {
     const bool busy = spin_while_active(seen);
     stats_.spells.fetch_add(1, std::memory_order_release);
     spinning_.fetch_sub(1, std::memory_order_release);
-    if (busy) {
-      stats_.rests.fetch_add(1, std::memory_order_relaxed);
-      // Activity during the rest moves the counter: the wait above then
-      // returns at once and the spinner looks again.
-      std::this_thread::sleep_for(busy_rest);
-    }
+    // Bytes that came during the last rest are new to `seen`: the wait
+    // above then returns at once and the spinner spins for them.
+    if (busy) rest_while_busy();
   }
+}
+
+void cpu_keep_awake::rest_while_busy() {
+  // The rate is judged from the counter alone while resting: spinning to
+  // look again, even for a millisecond every rest, cost 64 producers about
+  // a tenth of their rate (docs/benchmarks.md, "Keeping the CPUs awake").
+  using clock = std::chrono::steady_clock;
+  bool busy = true;
+  while (busy && !stopping_.load(std::memory_order_relaxed)) {
+    stats_.rests.fetch_add(1, std::memory_order_relaxed);
+    const std::uint32_t first = activity_.load(std::memory_order_relaxed);
+    const auto started = clock::now();
+    std::this_thread::sleep_for(busy_rest);
+    busy = too_frequent(activity_.load(std::memory_order_relaxed) - first, clock::now() - started);
+  }
+}
+
+bool cpu_keep_awake::too_frequent(std::uint32_t reads, std::chrono::steady_clock::duration over) {
+  const auto period_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(busy_period).count());
+  const auto over_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(over).count());
+  return static_cast<std::uint64_t>(reads) * period_ns > busy_reads_per_period * over_ns;
 }
 
 bool cpu_keep_awake::spin_while_active(std::uint32_t& seen) {
@@ -97,10 +115,7 @@ bool cpu_keep_awake::spin_while_active(std::uint32_t& seen) {
       // between the real threads then only adds switches to and from the
       // spinner. A rate, over the period as it really lasted: a spinner
       // preempted for long has a long period, not a busy one.
-      const auto reads = static_cast<std::uint64_t>(current - period_first);
-      const auto period_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(busy_period).count());
-      const auto elapsed_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(elapsed).count());
-      if (reads * period_ns > busy_reads_per_period * elapsed_ns) return true;
+      if (too_frequent(current - period_first, elapsed)) return true;
       period_started = now;
       period_first = current;
     }

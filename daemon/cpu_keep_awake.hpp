@@ -29,7 +29,8 @@ class cpu_keep_awake {
  public:
   /// Busy: reads of client bytes more often than busy_reads_per_period per
   /// busy_period (20,000 a second), over a period of at least busy_period.
-  /// A spinner that sees it rests for busy_rest, then looks again.
+  /// A spinner that sees it rests for busy_rest, and again while the bytes
+  /// that came during the rest were that frequent.
   static constexpr std::chrono::milliseconds busy_period{1};
   static constexpr std::uint32_t busy_reads_per_period = 20;
   static constexpr std::chrono::milliseconds busy_rest{50};
@@ -62,6 +63,11 @@ class cpu_keep_awake {
   /// Spins until `window_` passes without activity (false) or activity turns
   /// out too frequent to spin for (true); `seen` follows the counter.
   bool spin_while_active(std::uint32_t& seen);
+  /// Rests for busy_rest as long as client bytes came too often during the
+  /// last rest.
+  void rest_while_busy();
+  /// Whether `reads` over `over` is more often than the busy rate.
+  static bool too_frequent(std::uint32_t reads, std::chrono::steady_clock::duration over);
   void stop() noexcept;
 
   const std::chrono::nanoseconds window_;
