@@ -196,7 +196,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
              {"ack_mode", cfg.ingest.ack_mode == ack_mode::strict ? "strict" : "ordered"},
              {"scheduler_threads", std::to_string(actor_threads)},
              {"keep_awake", keep_awake ? std::to_string(cfg.runtime.keep_awake_us) + "us on " +
-                                             std::to_string(keep_awake->stats().spinners) + " cores"
+                                             std::to_string(keep_awake->stats().spinners) +
+                                             (keep_awake->stats().spinners == 1 ? " core" : " cores")
                                        : "off"},
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
