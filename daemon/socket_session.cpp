@@ -9,6 +9,8 @@
 #include <boost/asio/write.hpp>
 #include <caf/send.hpp>
 
+#include "daemon/cpu_keep_awake.hpp"
+
 namespace weir {
 
 namespace asio = boost::asio;

@@ -31,12 +31,13 @@
 #include <boost/asio/strand.hpp>
 #include <caf/actor.hpp>
 
-#include "daemon/cpu_keep_awake.hpp"
 #include "daemon/session_registry.hpp"
 #include "messages/connection_protocol.hpp"
 #include "observability/listener_stats.hpp"
 
 namespace weir {
+
+class cpu_keep_awake;
 
 template <class Stream>
 class basic_socket_session : public connection_io,

@@ -24,13 +24,14 @@
 #include <boost/asio/strand.hpp>
 
 #include "daemon/accept_backoff.hpp"
-#include "daemon/cpu_keep_awake.hpp"
 #include "daemon/session_registry.hpp"
 #include "daemon/tls_context.hpp"
 #include "messages/connection_protocol.hpp"
 #include "observability/listener_stats.hpp"
 
 namespace weir {
+
+class cpu_keep_awake;
 
 /// Handshakes in progress at once, at most: listen.max_connections, within 16 to 256.
 std::size_t max_pending_handshakes(std::int64_t max_connections);

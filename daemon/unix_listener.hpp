@@ -21,12 +21,13 @@
 
 #include "messages/connection_protocol.hpp"
 #include "daemon/accept_backoff.hpp"
-#include "daemon/cpu_keep_awake.hpp"
 #include "daemon/session_registry.hpp"
 #include "daemon/socket_access.hpp"
 #include "observability/listener_stats.hpp"
 
 namespace weir {
+
+class cpu_keep_awake;
 
 struct unix_listener_options {
   std::string path;
