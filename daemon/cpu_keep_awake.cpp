@@ -86,7 +86,11 @@ bool cpu_keep_awake::spin_while_active(std::uint32_t& seen) {
   using clock = std::chrono::steady_clock;
   auto period_started = clock::now();
   auto until = period_started;  // moved on at once: the counter has moved
-  std::uint32_t period_first = seen;
+  // The rate is judged from what comes while spinning: after a rest, `seen`
+  // is from before it, and the reads of the whole rest counted against the
+  // first millisecond would send the spinner back to rest at any rate above
+  // one read in 2.5 ms, for as long as the producers keep on.
+  std::uint32_t period_first = activity_.load(std::memory_order_relaxed);
   const auto count_spun = [&](clock::time_point now) {
     stats_.spun_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - period_started).count(),
                              std::memory_order_relaxed);

@@ -105,6 +105,30 @@ TEST_CASE("keep-awake: a slow trickle of bytes is spun for and not rested from",
   CHECK(spun_ns(k) > 0);
 }
 
+TEST_CASE("keep-awake: after a busy spell a slower trickle is spun for again", "[keep_awake]") {
+  cpu_keep_awake k(50ms, allowed_cpus(2));
+  const auto n = k.stats().spinners;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (k.stats().rests.load() < n && std::chrono::steady_clock::now() < deadline)
+    for (int i = 0; i < 1000; ++i) k.note_activity();
+  REQUIRE(k.stats().rests.load() >= n);
+  // One read a millisecond: 50 in each 50 ms rest, under the busy rate of
+  // the rest and of every spun millisecond alike. A rest or two may still
+  // see the busy bytes; after that the spinners spin and rest no more.
+  const auto trickle = [&](int ms) {
+    for (int i = 0; i < ms; ++i) {
+      k.note_activity();
+      std::this_thread::sleep_for(1ms);
+    }
+  };
+  trickle(500);
+  const auto rests = k.stats().rests.load();
+  const auto spun = spun_ns(k);
+  trickle(500);
+  CHECK(k.stats().rests.load() == rests);
+  CHECK(spun_ns(k) - spun >= std::chrono::nanoseconds(200ms).count());
+}
+
 TEST_CASE("keep-awake: runtime.keep_awake_us is bounded", "[keep_awake][config]") {
   for (const char* bad : {"runtime.keep_awake_us=-1", "runtime.keep_awake_us=1000001", "runtime.keep_awake_us=soon"}) {
     INFO(bad);
