@@ -3,9 +3,21 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
+
 namespace weir {
 
-cpu_keep_awake::cpu_keep_awake(std::chrono::microseconds window, const std::vector<int>& cpus) : window_(window) {
+std::vector<int> spinner_cpus(const std::vector<int>& allowed, unsigned count, const std::vector<int>& disk_irq_cpus) {
+  std::vector<int> chosen;
+  for (int cpu : allowed)
+    if (chosen.size() < count && std::find(disk_irq_cpus.begin(), disk_irq_cpus.end(), cpu) == disk_irq_cpus.end())
+      chosen.push_back(cpu);
+  if (chosen.empty()) chosen.assign(allowed.begin(), allowed.begin() + std::min<std::size_t>(count, allowed.size()));
+  return chosen;
+}
+
+cpu_keep_awake::cpu_keep_awake(std::chrono::microseconds window, const std::vector<int>& cpus)
+    : window_(window), cpus_(cpus) {
   threads_.reserve(cpus.size());
   try {
     for (int cpu : cpus) threads_.emplace_back([this, cpu] { run(cpu); });

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "daemon/config_reload.hpp"
 #include "daemon/cpu_keep_awake.hpp"
 #include "daemon/data_dir.hpp"
+#include "daemon/disk_interrupts.hpp"
 #include "observability/metrics.hpp"
 #include "daemon/pipeline.hpp"
 #include "daemon/socket_access.hpp"
@@ -53,6 +55,16 @@ namespace {
 std::size_t scheduler_threads(const config& cfg) {
   if (cfg.runtime.scheduler_threads > 0) return static_cast<std::size_t>(cfg.runtime.scheduler_threads);
   return std::clamp(usable_cores() / 2, 1u, 4u);
+}
+
+/// CPU ids as the log shows them: "0,2,3".
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (int cpu : cpus) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpu);
+  }
+  return out;
 }
 
 /// Blocks the signals the daemon handles so that every thread started after
@@ -100,8 +112,13 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // Sessions tell it of client bytes: it outlives them.
   std::unique_ptr<cpu_keep_awake> keep_awake;
   if (cfg.runtime.keep_awake_us > 0) {
-    keep_awake = std::make_unique<cpu_keep_awake>(std::chrono::microseconds(cfg.runtime.keep_awake_us),
-                                                  allowed_cpus(usable_cores()));
+    const auto disk_irqs = disk_interrupt_cpus(cfg.data_dir);
+    keep_awake = std::make_unique<cpu_keep_awake>(
+        std::chrono::microseconds(cfg.runtime.keep_awake_us),
+        spinner_cpus(allowed_cpus(std::numeric_limits<unsigned>::max()), usable_cores(), disk_irqs));
+    if (!disk_irqs.empty())
+      log::info("keep-awake spinners leave out the CPUs that take the WAB disk's interrupts",
+                {{"disk_interrupt_cpus", cpu_list(disk_irqs)}, {"spinner_cpus", cpu_list(keep_awake->cpus())}});
     if (keep_awake->stats().spinners == 0)
       log::warn("runtime.keep_awake_us is set but the CPU affinity could not be read; no CPU is kept awake");
     if (const auto quota = cpu_quota_cores())
@@ -196,8 +213,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
              {"ack_mode", cfg.ingest.ack_mode == ack_mode::strict ? "strict" : "ordered"},
              {"scheduler_threads", std::to_string(actor_threads)},
              {"keep_awake", keep_awake ? std::to_string(cfg.runtime.keep_awake_us) + "us on " +
-                                             std::to_string(keep_awake->stats().spinners) +
-                                             (keep_awake->stats().spinners == 1 ? " core" : " cores")
+                                             (keep_awake->cpus().size() == 1 ? "cpu " : "cpus ") +
+                                             cpu_list(keep_awake->cpus())
                                        : "off"},
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});

@@ -1,0 +1,113 @@
+#include "daemon/disk_interrupts.hpp"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+
+namespace weir {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<int> number(std::string_view text) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end != text.data() + text.size() || n < 0) return std::nullopt;
+  return n;
+}
+
+std::string first_line(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+/// Where an interrupt is delivered: the effective affinity (the CPU the
+/// kernel picked), else the allowed one (older kernels).
+std::vector<int> cpus_of_irq(const fs::path& proc, int irq) {
+  const fs::path dir = proc / "irq" / std::to_string(irq);
+  auto cpus = parse_cpu_list(first_line(dir / "effective_affinity_list"));
+  if (cpus.empty()) cpus = parse_cpu_list(first_line(dir / "smp_affinity_list"));
+  return cpus;
+}
+
+/// The interrupts of the device at `dir` or of its nearest ancestor that has
+/// any: a disk's own sysfs node (virtio, NVMe namespace, SCSI target) has
+/// none; the PCI function above it lists its MSI vectors, or one legacy line.
+std::vector<int> irqs_above(const fs::path& devices_root, fs::path dir) {
+  std::error_code ec;
+  for (; dir.string().rfind(devices_root.string(), 0) == 0 && dir != devices_root; dir = dir.parent_path()) {
+    std::vector<int> irqs;
+    for (const auto& e : fs::directory_iterator(dir / "msi_irqs", ec))
+      if (auto n = number(e.path().filename().string())) irqs.push_back(*n);
+    if (!irqs.empty()) return irqs;
+    if (auto legacy = number(first_line(dir / "irq")); legacy && *legacy > 0) return {*legacy};
+  }
+  return {};
+}
+
+/// The interrupts of the block device at `block` (its sysfs node): a
+/// partition's are its disk's, and a device-mapper or md device's are those
+/// of the disks it is made of.
+void collect_irqs(const fs::path& sys, fs::path block, int depth, std::set<int>& out) {
+  std::error_code ec;
+  if (depth > 8) return;  // a loop in a made-up tree; real stacks are a few deep
+  if (fs::exists(block / "partition", ec)) block = block.parent_path();
+  bool stacked = false;
+  for (const auto& e : fs::directory_iterator(block / "slaves", ec)) {
+    const auto under = fs::canonical(e.path(), ec);
+    if (ec) continue;
+    stacked = true;
+    collect_irqs(sys, under, depth + 1, out);
+  }
+  if (stacked) return;
+  const auto device = fs::canonical(block / "device", ec);
+  if (ec) return;  // a virtual device (loop, zram, ram): no interrupts of its own
+  for (int irq : irqs_above(fs::canonical(sys / "devices", ec), device)) out.insert(irq);
+}
+
+}  // namespace
+
+std::vector<int> parse_cpu_list(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  std::vector<int> cpus;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const auto item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    const auto dash = item.find('-');
+    const auto first = number(item.substr(0, dash));
+    const auto last = dash == std::string_view::npos ? first : number(item.substr(dash + 1));
+    if (!first || !last || *last < *first || *last - *first > 4096) return {};
+    for (int cpu = *first; cpu <= *last; ++cpu) cpus.push_back(cpu);
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+std::vector<int> disk_interrupt_cpus(const std::string& path, const std::string& sys, const std::string& proc) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  std::error_code ec;
+  const fs::path block = fs::canonical(fs::path(sys) / "dev" / "block" /
+                                           (std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev))),
+                                       ec);
+  if (ec) return {};  // no block device under it (tmpfs, overlay, NFS), or no sysfs
+  std::set<int> irqs;
+  collect_irqs(sys, block, 0, irqs);
+  std::set<int> cpus;
+  for (int irq : irqs)
+    for (int cpu : cpus_of_irq(proc, irq)) cpus.insert(cpu);
+  return {cpus.begin(), cpus.end()};
+}
+
+}  // namespace weir
