@@ -112,13 +112,17 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // Sessions tell it of client bytes: it outlives them.
   std::unique_ptr<cpu_keep_awake> keep_awake;
   if (cfg.runtime.keep_awake_us > 0) {
-    const auto disk_irqs = disk_interrupt_cpus(cfg.data_dir);
-    keep_awake = std::make_unique<cpu_keep_awake>(
-        std::chrono::microseconds(cfg.runtime.keep_awake_us),
-        spinner_cpus(allowed_cpus(std::numeric_limits<unsigned>::max()), usable_cores(), disk_irqs));
+    // The WAB's own directory: it may be a mount of its own under data_dir.
+    const auto disk_irqs = disk_interrupt_cpus(cfg.data_dir + "/wab");
+    const auto spinners = spinner_cpus(allowed_cpus(std::numeric_limits<unsigned>::max()), usable_cores(), disk_irqs);
+    keep_awake = std::make_unique<cpu_keep_awake>(std::chrono::microseconds(cfg.runtime.keep_awake_us), spinners);
+    const bool left_out = std::any_of(spinners.begin(), spinners.end(), [&](int cpu) {
+      return std::find(disk_irqs.begin(), disk_irqs.end(), cpu) != disk_irqs.end();
+    });
     if (!disk_irqs.empty())
-      log::info("keep-awake spinners leave out the CPUs that take the WAB disk's interrupts",
-                {{"disk_interrupt_cpus", cpu_list(disk_irqs)}, {"spinner_cpus", cpu_list(keep_awake->cpus())}});
+      log::info(left_out ? "every usable CPU takes the WAB disk's interrupts; keep-awake spinners go on them all"
+                         : "keep-awake spinners leave out the CPUs that take the WAB disk's interrupts",
+                {{"disk_interrupt_cpus", cpu_list(disk_irqs)}, {"spinner_cpus", cpu_list(spinners)}});
     if (keep_awake->stats().spinners == 0)
       log::warn("runtime.keep_awake_us is set but the CPU affinity could not be read; no CPU is kept awake");
     if (const auto quota = cpu_quota_cores())

@@ -3,6 +3,8 @@
 // of the WAB's fdatasync arrive there. Found from sysfs (the block device,
 // the disks under a device-mapper or md device, the PCI function that
 // raises their interrupts) and /proc/irq (where each is delivered).
+// Vectors that carry no completions (virtio's configuration vector, an NVMe
+// admin queue) are left out.
 #include <string>
 #include <string_view>
 #include <vector>

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
-#include <thread>
+#include <algorithm>
 
 #include <catch2/catch.hpp>
 
@@ -48,15 +48,22 @@ struct machine {
     return std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
   }
 
-  /// A PCI function raising MSI vectors `irqs`, each delivered to `where`.
+  /// A PCI function raising MSI vectors `irqs`, each delivered to `where`
+  /// (and, like a real one, with the legacy `irq` file beside them).
   fs::path pci_function(const std::string& name, const std::vector<int>& irqs, const std::string& where) {
     const fs::path dir = sys / "devices/pci0000:00" / name;
-    for (int irq : irqs) {
-      write(dir / "msi_irqs" / std::to_string(irq), "msi\n");
-      write(proc / "irq" / std::to_string(irq) / "effective_affinity_list", where + "\n");
-      write(proc / "irq" / std::to_string(irq) / "smp_affinity_list", "0-3\n");
-    }
+    write(dir / "irq", "16\n");
+    for (int irq : irqs) vector(dir, irq, where, "");
     return dir;
+  }
+
+  /// One MSI vector of `function`, delivered to `where`, its handler named
+  /// `action` ("" for none).
+  void vector(const fs::path& function, int irq, const std::string& where, const std::string& action) {
+    write(function / "msi_irqs" / std::to_string(irq), "msi\n");
+    write(proc / "irq" / std::to_string(irq) / "effective_affinity_list", where + "\n");
+    write(proc / "irq" / std::to_string(irq) / "smp_affinity_list", "0-3\n");
+    if (!action.empty()) write(sys / "kernel/irq" / std::to_string(irq) / "actions", action + "\n");
   }
 
   /// A virtio disk under `function`: its block node, whose `device` is the
@@ -90,6 +97,28 @@ TEST_CASE("disk interrupts: a virtio disk's vectors and where they are delivered
   CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()) == cpus{1});
 }
 
+TEST_CASE("disk interrupts: vectors that carry no completions are left out", "[keep_awake]") {
+  machine m;
+  // virtio: the configuration-change vector sits on another CPU than the queue's.
+  const auto function = m.pci_function("0000:00:02.0", {}, "");
+  m.vector(function, 35, "0", "virtio1-config");
+  m.vector(function, 36, "1", "virtio1-req.0");
+  m.data_on(m.virtio_disk(function, "virtio1", "vda"));
+  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()) == cpus{1});
+
+  // NVMe: the admin queue's vector, and two I/O queues.
+  machine n;
+  const auto nvme = n.pci_function("0000:00:04.0", {}, "");
+  n.vector(nvme, 50, "0", "nvme0q0");
+  n.vector(nvme, 51, "2", "nvme0q1");
+  n.vector(nvme, 52, "3", "nvme0q2");
+  const fs::path block = nvme / "nvme/nvme0/nvme0n1";
+  fs::create_directories(block);
+  link(block / "device", nvme / "nvme/nvme0");
+  n.data_on(block);
+  CHECK(disk_interrupt_cpus(n.data.string(), n.sys.string(), n.proc.string()) == cpus{2, 3});
+}
+
 TEST_CASE("disk interrupts: a partition is its disk's", "[keep_awake]") {
   machine m;
   const auto disk = m.virtio_disk(m.pci_function("0000:00:02.0", {35, 36}, "0"), "virtio1", "vda");
@@ -107,6 +136,15 @@ TEST_CASE("disk interrupts: a device-mapper device's are those of the disks unde
   link(dm / "slaves" / "vdc", vdc);
   m.data_on(dm);
   CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()) == cpus{0, 2, 3});
+
+  // LVM over a partition: the partition's disk.
+  machine p;
+  const auto vdd = p.virtio_disk(p.pci_function("0000:00:05.0", {44}, "1"), "virtio4", "vdd");
+  write(vdd / "vdd2" / "partition", "2\n");
+  const fs::path lv = p.sys / "devices/virtual/block/dm-1";
+  link(lv / "slaves" / "vdd2", vdd / "vdd2");
+  p.data_on(lv);
+  CHECK(disk_interrupt_cpus(p.data.string(), p.sys.string(), p.proc.string()) == cpus{1});
 }
 
 TEST_CASE("disk interrupts: a legacy interrupt line and no effective affinity", "[keep_awake]") {
@@ -119,6 +157,31 @@ TEST_CASE("disk interrupts: a legacy interrupt line and no effective affinity", 
   link(block / "device", function / "ata1/host0/target0:0:0/0:0:0:0");
   m.data_on(block);
   CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()) == cpus{2});
+}
+
+TEST_CASE("disk interrupts: a function without an interrupt does not lend its bridge's", "[keep_awake]") {
+  machine m;
+  const fs::path bridge = m.pci_function("0000:00:1c.0", {60}, "0");  // a PCIe port's own vectors
+  const fs::path function = bridge / "0000:01:00.0";
+  write(function / "irq", "0\n");
+  m.data_on(m.virtio_disk(function, "virtio5", "vde"));
+  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()).empty());
+}
+
+TEST_CASE("disk interrupts: a device outside the devices tree ends the search", "[keep_awake]") {
+  machine m;
+  // No <sys>/devices at all, and a device link that leads elsewhere: the
+  // search stops (it once climbed to / and round forever).
+  const fs::path elsewhere = m.root / "elsewhere";
+  write(elsewhere / "0000:00:02.0/msi_irqs/35", "msi\n");
+  write(m.proc / "irq/35/effective_affinity_list", "1\n");
+  const fs::path block = elsewhere / "0000:00:02.0/virtio1/block/vda";
+  fs::create_directories(block);
+  link(block / "device", elsewhere / "0000:00:02.0/virtio1");
+  m.data_on(block);
+  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()).empty());
+  fs::create_directories(m.sys / "devices");
+  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()).empty());
 }
 
 TEST_CASE("disk interrupts: none known without a block device or its interrupts", "[keep_awake]") {
@@ -135,8 +198,11 @@ TEST_CASE("disk interrupts: none known without a block device or its interrupts"
 
 TEST_CASE("disk interrupts: this machine's answer names CPUs that exist", "[keep_awake]") {
   temp_dir dir;
-  const auto found = disk_interrupt_cpus(dir.path().string());
-  for (int cpu : found) CHECK(cpu < static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  std::string possible;
+  std::getline(std::ifstream("/sys/devices/system/cpu/possible"), possible);
+  const auto cpus_here = parse_cpu_list(possible);
+  for (int cpu : disk_interrupt_cpus(dir.path().string()))
+    CHECK(std::find(cpus_here.begin(), cpus_here.end(), cpu) != cpus_here.end());
 }
 
 TEST_CASE("keep-awake: spinners go on the CPUs that do not take the WAB disk's interrupts", "[keep_awake]") {
