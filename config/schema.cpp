@@ -411,7 +411,7 @@ std::vector<setting> make_settings() {
   s.push_back(integer("runtime.io_threads", WEIR_FIELD(runtime.io_threads), 1, 64, "1",
                       "Threads serving client sockets."));
   s.push_back(integer("runtime.keep_awake_us", WEIR_FIELD(runtime.keep_awake_us), 0, 1000000, "0",
-                      "After client bytes arrive, keep the usable cores out of their idle state this long (one SCHED_IDLE spinner per core, none on the cores that take the WAB disk's interrupts unless all do; 0 = off): lower latency for few producers, paid in CPU time."));
+                      "After client bytes arrive, keep the usable cores out of their idle state this long (one SCHED_IDLE spinner per core, none on the cores that take the WAB disk's interrupts unless all do or they cannot be told; 0 = off): lower latency for few producers, paid in CPU time."));
 
   s.push_back(integer("shutdown_timeout_ms", WEIR_FIELD(shutdown_timeout_ms), 100, 3600000,
                       "30000", "Longest a graceful shutdown may take."));

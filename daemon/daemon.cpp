@@ -119,7 +119,11 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
     const bool left_out = std::any_of(spinners.begin(), spinners.end(), [&](int cpu) {
       return std::find(disk_irqs.begin(), disk_irqs.end(), cpu) != disk_irqs.end();
     });
-    if (!disk_irqs.empty())
+    if (disk_irqs.empty())
+      log::info("keep-awake: the CPUs that take the WAB disk's interrupts cannot be told (no single block device "
+                "with interrupts of its own under it); spinners go on every usable CPU",
+                {{"dir", cfg.data_dir + "/wab"}, {"spinner_cpus", cpu_list(spinners)}});
+    else
       log::info(left_out ? "every usable CPU takes the WAB disk's interrupts; keep-awake spinners go on them all"
                          : "keep-awake spinners leave out the CPUs that take the WAB disk's interrupts",
                 {{"disk_interrupt_cpus", cpu_list(disk_irqs)}, {"spinner_cpus", cpu_list(spinners)}});

@@ -69,13 +69,20 @@ struct machine {
   /// A virtio disk under `function`: its block node, whose `device` is the
   /// virtio device (no interrupts of its own) below the PCI function.
   fs::path virtio_disk(const fs::path& function, const std::string& virtio, const std::string& disk) {
-    const fs::path block = function / virtio / "block" / disk;
+    return block_device(function / virtio / "block" / disk, function / virtio);
+  }
+
+  /// A block device's sysfs node at `block`, whose `device` is `device`.
+  static fs::path block_device(const fs::path& block, const fs::path& device) {
     fs::create_directories(block);
-    link(block / "device", function / virtio);
+    link(block / "device", device);
     return block;
   }
 
   void data_on(const fs::path& block) { link(sys / "dev/block" / data_device(), block); }
+
+  /// What the search finds for the data directory in this tree.
+  cpus found() const { return disk_interrupt_cpus(data.string(), sys.string(), proc.string()); }
 };
 
 }  // namespace
@@ -94,7 +101,7 @@ TEST_CASE("disk interrupts: a virtio disk's vectors and where they are delivered
   machine m;
   const auto function = m.pci_function("0000:00:02.0", {35, 36}, "1");
   m.data_on(m.virtio_disk(function, "virtio1", "vda"));
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()) == cpus{1});
+  CHECK(m.found() == cpus{1});
 }
 
 TEST_CASE("disk interrupts: vectors that carry no completions are left out", "[keep_awake]") {
@@ -104,7 +111,7 @@ TEST_CASE("disk interrupts: vectors that carry no completions are left out", "[k
   m.vector(function, 35, "0", "virtio1-config");
   m.vector(function, 36, "1", "virtio1-req.0");
   m.data_on(m.virtio_disk(function, "virtio1", "vda"));
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()) == cpus{1});
+  CHECK(m.found() == cpus{1});
 
   // NVMe: the admin queue's vector, and two I/O queues.
   machine n;
@@ -112,11 +119,8 @@ TEST_CASE("disk interrupts: vectors that carry no completions are left out", "[k
   n.vector(nvme, 50, "0", "nvme0q0");
   n.vector(nvme, 51, "2", "nvme0q1");
   n.vector(nvme, 52, "3", "nvme0q2");
-  const fs::path block = nvme / "nvme/nvme0/nvme0n1";
-  fs::create_directories(block);
-  link(block / "device", nvme / "nvme/nvme0");
-  n.data_on(block);
-  CHECK(disk_interrupt_cpus(n.data.string(), n.sys.string(), n.proc.string()) == cpus{2, 3});
+  n.data_on(machine::block_device(nvme / "nvme/nvme0/nvme0n1", nvme / "nvme/nvme0"));
+  CHECK(n.found() == cpus{2, 3});
 }
 
 TEST_CASE("disk interrupts: a partition is its disk's", "[keep_awake]") {
@@ -124,7 +128,7 @@ TEST_CASE("disk interrupts: a partition is its disk's", "[keep_awake]") {
   const auto disk = m.virtio_disk(m.pci_function("0000:00:02.0", {35, 36}, "0"), "virtio1", "vda");
   write(disk / "vda1" / "partition", "1\n");
   m.data_on(disk / "vda1");
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()) == cpus{0});
+  CHECK(m.found() == cpus{0});
 }
 
 TEST_CASE("disk interrupts: a device-mapper device's are those of the disks under it", "[keep_awake]") {
@@ -135,7 +139,7 @@ TEST_CASE("disk interrupts: a device-mapper device's are those of the disks unde
   link(dm / "slaves" / "vdb", vdb);
   link(dm / "slaves" / "vdc", vdc);
   m.data_on(dm);
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()) == cpus{0, 2, 3});
+  CHECK(m.found() == cpus{0, 2, 3});
 
   // LVM over a partition: the partition's disk.
   machine p;
@@ -144,7 +148,7 @@ TEST_CASE("disk interrupts: a device-mapper device's are those of the disks unde
   const fs::path lv = p.sys / "devices/virtual/block/dm-1";
   link(lv / "slaves" / "vdd2", vdd / "vdd2");
   p.data_on(lv);
-  CHECK(disk_interrupt_cpus(p.data.string(), p.sys.string(), p.proc.string()) == cpus{1});
+  CHECK(p.found() == cpus{1});
 }
 
 TEST_CASE("disk interrupts: a legacy interrupt line and no effective affinity", "[keep_awake]") {
@@ -152,11 +156,9 @@ TEST_CASE("disk interrupts: a legacy interrupt line and no effective affinity", 
   const fs::path function = m.sys / "devices/pci0000:00/0000:00:1f.2";
   write(function / "irq", "11\n");
   write(m.proc / "irq/11/smp_affinity_list", "2\n");
-  const fs::path block = function / "ata1/host0/target0:0:0/0:0:0:0/block/sda";
-  fs::create_directories(block);
-  link(block / "device", function / "ata1/host0/target0:0:0/0:0:0:0");
-  m.data_on(block);
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()) == cpus{2});
+  const fs::path scsi = function / "ata1/host0/target0:0:0/0:0:0:0";
+  m.data_on(machine::block_device(scsi / "block/sda", scsi));
+  CHECK(m.found() == cpus{2});
 }
 
 TEST_CASE("disk interrupts: a function without an interrupt does not lend its bridge's", "[keep_awake]") {
@@ -165,7 +167,7 @@ TEST_CASE("disk interrupts: a function without an interrupt does not lend its br
   const fs::path function = bridge / "0000:01:00.0";
   write(function / "irq", "0\n");
   m.data_on(m.virtio_disk(function, "virtio5", "vde"));
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()).empty());
+  CHECK(m.found().empty());
 }
 
 TEST_CASE("disk interrupts: a device outside the devices tree ends the search", "[keep_awake]") {
@@ -175,24 +177,21 @@ TEST_CASE("disk interrupts: a device outside the devices tree ends the search", 
   const fs::path elsewhere = m.root / "elsewhere";
   write(elsewhere / "0000:00:02.0/msi_irqs/35", "msi\n");
   write(m.proc / "irq/35/effective_affinity_list", "1\n");
-  const fs::path block = elsewhere / "0000:00:02.0/virtio1/block/vda";
-  fs::create_directories(block);
-  link(block / "device", elsewhere / "0000:00:02.0/virtio1");
-  m.data_on(block);
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()).empty());
+  m.data_on(machine::block_device(elsewhere / "0000:00:02.0/virtio1/block/vda", elsewhere / "0000:00:02.0/virtio1"));
+  CHECK(m.found().empty());
   fs::create_directories(m.sys / "devices");
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()).empty());
+  CHECK(m.found().empty());
 }
 
 TEST_CASE("disk interrupts: none known without a block device or its interrupts", "[keep_awake]") {
   machine m;
   // No sysfs entry for the data's device (tmpfs, overlay, NFS).
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()).empty());
+  CHECK(m.found().empty());
   // A virtual block device (loop, zram): no `device` link.
   const fs::path loop = m.sys / "devices/virtual/block/loop0";
   fs::create_directories(loop);
   m.data_on(loop);
-  CHECK(disk_interrupt_cpus(m.data.string(), m.sys.string(), m.proc.string()).empty());
+  CHECK(m.found().empty());
   CHECK(disk_interrupt_cpus((m.root / "missing").string(), m.sys.string(), m.proc.string()).empty());
 }
 
