@@ -48,15 +48,17 @@ std::vector<std::string> server_args(const std::string& binary, std::vector<std:
 
 /// Runs `args` in `dir` with its stdout and stderr on `out`; its pid.
 pid_t spawn_in(const std::string& dir, std::vector<std::string> args, int out) {
+  // Made before the fork: between fork and exec the child of a threaded
+  // process may not allocate (another thread may hold the allocator's lock).
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     if (::chdir(dir.c_str()) != 0) _exit(127);
     ::dup2(out, 1);
     ::dup2(out, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
     _exit(127);
   }

@@ -43,10 +43,11 @@ struct admin_daemon {
 struct background {
   pid_t pid = -1;
   explicit background(const std::string& command) {
+    const std::string line = "exec " + command;  // made before the fork: the child only execs
     pid = ::fork();
     if (pid == 0) {
       ::setpgid(0, 0);
-      ::execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), nullptr);
+      ::execl("/bin/sh", "sh", "-c", line.c_str(), nullptr);
       _exit(127);
     }
   }

@@ -37,6 +37,15 @@ pid_t spawn(const std::filesystem::path& binary, const std::vector<std::string>&
   std::vector<std::string> argv_s{binary.string()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   const auto env_s = child_environment(env);
+  // Everything the child needs is allocated before the fork: between fork
+  // and exec the child of a threaded process may only make async-signal-safe
+  // calls. A malloc there deadlocked now and then under AddressSanitizer,
+  // whose allocator lock another thread of the test could hold at the fork.
+  std::vector<char*> argv, envp;
+  for (const auto& a : argv_s) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : env_s) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -47,11 +56,6 @@ pid_t spawn(const std::filesystem::path& binary, const std::vector<std::string>&
     ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(err, 2);
-    std::vector<char*> argv, envp;
-    for (auto& a : argv_s) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    for (auto& e : env_s) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
     // Unblock every signal: the test runner's mask must not leak into the daemon.
     sigset_t none;
     sigemptyset(&none);

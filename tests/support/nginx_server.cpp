@@ -74,9 +74,10 @@ void nginx_server::configure(const nginx_tls* tls) {
 
 void nginx_server::start() {
   const std::string d = dir_.string();
+  const std::string conf = d + "/nginx.conf";  // made before the fork: the child only execs
   pid_ = ::fork();
   if (pid_ == 0) {
-    ::execl(nginx_binary, nginx_binary, "-p", d.c_str(), "-c", (d + "/nginx.conf").c_str(), nullptr);
+    ::execl(nginx_binary, nginx_binary, "-p", d.c_str(), "-c", conf.c_str(), nullptr);
     _exit(127);
   }
   for (int i = 0; i < 500 && !accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
