@@ -113,19 +113,21 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   std::unique_ptr<cpu_keep_awake> keep_awake;
   if (cfg.runtime.keep_awake_us > 0) {
     // The WAB's own directory: it may be a mount of its own under data_dir.
-    const auto disk_irqs = disk_interrupt_cpus(cfg.data_dir + "/wab");
+    const std::string wab_dir = cfg.data_dir + "/wab";
+    const auto disk_irqs = disk_interrupt_cpus(wab_dir);
     const auto spinners = spinner_cpus(allowed_cpus(std::numeric_limits<unsigned>::max()), usable_cores(), disk_irqs);
     keep_awake = std::make_unique<cpu_keep_awake>(std::chrono::microseconds(cfg.runtime.keep_awake_us), spinners);
-    const bool left_out = std::any_of(spinners.begin(), spinners.end(), [&](int cpu) {
+    const bool on_interrupt_cpus = std::any_of(spinners.begin(), spinners.end(), [&](int cpu) {
       return std::find(disk_irqs.begin(), disk_irqs.end(), cpu) != disk_irqs.end();
     });
     if (disk_irqs.empty())
       log::info("keep-awake: the CPUs that take the WAB disk's interrupts cannot be told (no single block device "
                 "with interrupts of its own under it); spinners go on every usable CPU",
-                {{"dir", cfg.data_dir + "/wab"}, {"spinner_cpus", cpu_list(spinners)}});
+                {{"dir", wab_dir}, {"spinner_cpus", cpu_list(spinners)}});
     else
-      log::info(left_out ? "every usable CPU takes the WAB disk's interrupts; keep-awake spinners go on them all"
-                         : "keep-awake spinners leave out the CPUs that take the WAB disk's interrupts",
+      log::info(on_interrupt_cpus
+                    ? "every usable CPU takes the WAB disk's interrupts; keep-awake spinners go on them all"
+                    : "keep-awake spinners leave out the CPUs that take the WAB disk's interrupts",
                 {{"disk_interrupt_cpus", cpu_list(disk_irqs)}, {"spinner_cpus", cpu_list(spinners)}});
     if (keep_awake->stats().spinners == 0)
       log::warn("runtime.keep_awake_us is set but the CPU affinity could not be read; no CPU is kept awake");
