@@ -13,6 +13,7 @@ enum class ack_mode { strict, ordered };
 enum class commit_policy { adaptive, deadline };
 enum class log_format { text, json };
 enum class log_level { trace, debug, info, warn, error };
+enum class cpu_placement_mode { adaptive, spread };
 
 struct config {
   std::string data_dir;
@@ -128,6 +129,7 @@ struct config {
     std::int64_t scheduler_threads;
     std::int64_t io_threads;
     std::int64_t keep_awake_us;  // 0: off
+    cpu_placement_mode cpu_placement;
   } runtime;
 
   std::int64_t shutdown_timeout_ms;

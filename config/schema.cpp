@@ -410,6 +410,11 @@ std::vector<setting> make_settings() {
                       "0", "Actor scheduler threads (0 = half the usable cores: CPU affinity, capped by a cgroup v2 CPU quota; 1 to 4; the ready line says how many)."));
   s.push_back(integer("runtime.io_threads", WEIR_FIELD(runtime.io_threads), 1, 64, "1",
                       "Threads serving client sockets."));
+  s.push_back(choice("runtime.cpu_placement", WEIR_FIELD(runtime.cpu_placement),
+                     std::vector<std::pair<std::string, cpu_placement_mode>>{{"adaptive", cpu_placement_mode::adaptive},
+                                                                             {"spread", cpu_placement_mode::spread}},
+                     "adaptive",
+                     "adaptive: while the whole daemon fits on one CPU its threads gather on one that takes the WAB disk's interrupts (fewer wake-ups of halted CPUs for few producers), and spread over every usable CPU as soon as they queue for it; spread: the kernel places them."));
   s.push_back(integer("runtime.keep_awake_us", WEIR_FIELD(runtime.keep_awake_us), 0, 1000000, "0",
                       "After client bytes arrive, keep the usable cores out of their idle state this long (one SCHED_IDLE spinner per core, none on the cores that take the WAB disk's interrupts unless all do or they cannot be told; 0 = off): lower latency for few producers, paid in CPU time."));
 

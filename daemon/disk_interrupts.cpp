@@ -111,6 +111,15 @@ void collect_irqs(const fs::path& devices_root, fs::path block, int depth, std::
 
 }  // namespace
 
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (int cpu : cpus) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpu);
+  }
+  return out;
+}
+
 std::vector<int> parse_cpu_list(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
   std::vector<int> cpus;

@@ -15,6 +15,9 @@ namespace weir {
 /// that does not parse.
 std::vector<int> parse_cpu_list(std::string_view text);
 
+/// "0,1,3": CPU ids, comma-separated, for logs (no ranges).
+std::string cpu_list(const std::vector<int>& cpus);
+
 /// The CPUs that take the interrupts of the disk holding `path`, ascending;
 /// empty when they cannot be told (a file system on no block device, a
 /// device without interrupts of its own, sysfs or /proc not mounted).

@@ -9,7 +9,7 @@
 #include <boost/asio/write.hpp>
 #include <caf/send.hpp>
 
-#include "daemon/cpu_keep_awake.hpp"
+#include "daemon/client_activity.hpp"
 
 namespace weir {
 
@@ -18,14 +18,14 @@ namespace asio = boost::asio;
 template <class Stream>
 basic_socket_session<Stream>::basic_socket_session(socket_type socket, std::chrono::milliseconds read_timeout,
                                listener_stats& stats, std::function<void()> on_finished,
-                                                   cpu_keep_awake* keep_awake)
+                                                   client_activity* activity)
     : socket_(std::move(socket)),
       strand_(socket_.get_executor()),
       timer_(strand_),
       read_timeout_(read_timeout),
       stats_(stats),
       on_finished_(std::move(on_finished)),
-      keep_awake_(keep_awake) {
+      activity_(activity) {
   ++stats_.active;
   // Until its actor asks for the first read, a new connection waits on
   // nobody in particular: it is a candidate to make room, the oldest first.
@@ -271,7 +271,7 @@ void basic_socket_session<Stream>::start_read() {
           caf::anon_send(self->actor_, socket_eof_atom::value);
           return;
         }
-        if (self->keep_awake_) self->keep_awake_->note_activity();
+        if (self->activity_) self->activity_->note(self->activity_seen_);
         caf::anon_send(self->actor_, socket_data_atom::value,
                        byte_buffer(self->read_buf_.begin(), self->read_buf_.begin() + n));
         bool arm = false;

@@ -37,7 +37,7 @@
 
 namespace weir {
 
-class cpu_keep_awake;
+class client_activity;
 
 template <class Stream>
 class basic_socket_session : public connection_io,
@@ -57,7 +57,7 @@ class basic_socket_session : public connection_io,
   static constexpr std::uint64_t chunks_ahead = 2;
 
   basic_socket_session(socket_type socket, std::chrono::milliseconds read_timeout, listener_stats& stats,
-                       std::function<void()> on_finished, cpu_keep_awake* keep_awake = nullptr);
+                       std::function<void()> on_finished, client_activity* activity = nullptr);
   ~basic_socket_session() override;
 
   /// Makes the session's actor with `make_actor` and binds the session to
@@ -114,7 +114,8 @@ class basic_socket_session : public connection_io,
   std::chrono::milliseconds read_timeout_;
   listener_stats& stats_;
   std::function<void()> on_finished_;
-  cpu_keep_awake* keep_awake_;  // null: runtime.keep_awake_us is off
+  client_activity* activity_;  // told of client bytes; null: nobody listens
+  std::uint32_t activity_seen_ = 0;  // client_activity::note's marker for this connection
   connection_actor actor_;
   std::array<std::uint8_t, 64 * 1024> read_buf_{};
   // Replies may be sent straight from the actor's thread (try_send_now): the

@@ -186,7 +186,7 @@ void tls_listener::on_handshake(const std::shared_ptr<handshake>& h, const boost
   if (log::enabled(log_level::debug)) subject = peer_subject(h->stream.native_handle());
   const bool admitted = sessions_.admit([&](std::function<void()> forget) {
     auto session = std::make_shared<tls_session>(std::move(h->stream), options_.read_timeout, stats_,
-                                                 std::move(forget), options_.keep_awake);
+                                                 std::move(forget), options_.activity);
     session->attach(make_actor_);
     return session;
   });

@@ -31,7 +31,7 @@
 
 namespace weir {
 
-class cpu_keep_awake;
+class client_activity;
 
 /// Handshakes in progress at once, at most: listen.max_connections, within 16 to 256.
 std::size_t max_pending_handshakes(std::int64_t max_connections);
@@ -41,7 +41,7 @@ struct tls_listener_options {
   std::chrono::milliseconds read_timeout{30000};
   std::chrono::milliseconds handshake_timeout{10000};
   std::size_t max_pending = 256;  // max_pending_handshakes(listen.max_connections)
-  cpu_keep_awake* keep_awake = nullptr;  // told of client bytes; null: off
+  client_activity* activity = nullptr;  // told of client bytes; null: nobody listens
 };
 
 class tls_listener {

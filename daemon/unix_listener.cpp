@@ -181,7 +181,7 @@ void unix_listener::on_accepted(stream::socket socket) {
   }
   const bool admitted = sessions_.admit([&](std::function<void()> forget) {
     auto session = std::make_shared<unix_session>(std::move(socket), options_.read_timeout, stats_, std::move(forget),
-                                                  options_.keep_awake);
+                                                  options_.activity);
     session->attach(make_actor_);
     return session;
   });

@@ -27,13 +27,13 @@
 
 namespace weir {
 
-class cpu_keep_awake;
+class client_activity;
 
 struct unix_listener_options {
   std::string path;
   std::chrono::milliseconds read_timeout{30000};
   socket_access access;
-  cpu_keep_awake* keep_awake = nullptr;  // told of client bytes; null: off
+  client_activity* activity = nullptr;  // told of client bytes; null: nobody listens
 };
 
 class unix_listener {

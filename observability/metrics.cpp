@@ -346,6 +346,17 @@ std::string metrics::render(const live_state& live) {
                               "Times a keep-awake spinner rested because client bytes arrived too often to be worth spinning for",
                               MetricType::Counter, static_cast<double>(live.keep_awake->rests.load())));
   }
+  if (live.placement) {
+    families.push_back(single("weir_cpu_placement_gathered",
+                              "1 while runtime.cpu_placement has gathered the daemon's threads on one CPU, 0 while they are spread",
+                              MetricType::Gauge, live.placement->gathered.load() ? 1.0 : 0.0));
+    auto moves = family("weir_cpu_placement_moves_total",
+                        "Times runtime.cpu_placement gathered the daemon's threads on one CPU or spread them again",
+                        MetricType::Counter);
+    moves.metric.push_back(value(static_cast<double>(live.placement->gatherings.load()), MetricType::Counter, {{"to", "gathered"}}));
+    moves.metric.push_back(value(static_cast<double>(live.placement->spreads.load()), MetricType::Counter, {{"to", "spread"}}));
+    families.push_back(std::move(moves));
+  }
   if (!live.sink_type.empty()) {
     auto info = family("weir_sink_info", "The configured sink", MetricType::Gauge);
     info.metric.push_back(value(1, MetricType::Gauge, {{"sink_type", live.sink_type}}));

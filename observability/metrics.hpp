@@ -18,6 +18,7 @@
 
 #include "observability/atomic_histogram.hpp"
 #include "observability/keep_awake_stats.hpp"
+#include "observability/cpu_placement_stats.hpp"
 
 namespace weir {
 
@@ -89,6 +90,7 @@ class metrics {
     const shared_memory_gauge* frames = nullptr;
     const cluster_metrics* cluster = nullptr;  // in a cluster only
     const keep_awake_stats* keep_awake = nullptr;  // runtime.keep_awake_us on only
+    const cpu_placement_stats* placement = nullptr;  // runtime.cpu_placement adaptive only
   };
   /// A shard's segment files, their total size, and its spare files, read
   /// from its directory in one pass.

@@ -44,9 +44,11 @@ if [ -n "${BENCH_SCENARIOS:-}" ]; then
   # shellcheck disable=SC2086
   run $BENCH_SCENARIOS --seconds 1.5 --warmup 0.5 --repeat 2
 else
-  run durable-single durable-single-ordered durable-single-overwrite durable-single-minimal durable-single-awake \
-      buffered-single buffered-single-ordered buffered-single-awake \
-      durable-16 durable-64 durable-16-minimal durable-64-minimal durable-64-minimal-awake pipelined \
+  run durable-single durable-single-spread durable-single-ordered durable-single-overwrite durable-single-minimal \
+      durable-single-awake \
+      buffered-single buffered-single-spread buffered-single-ordered buffered-single-awake \
+      durable-16 durable-64 durable-16-minimal durable-64-minimal durable-64-minimal-spread \
+      durable-64-minimal-awake pipelined \
       batch-sizes batch-sizes-buffered payload-sweep \
       durable-single-redis durable-16-redis pipelined-redis \
       deliver-sqlite deliver-sqlite-batched deliver-sqlite-bulk deliver-sqlite-backlog \
