@@ -27,7 +27,7 @@ class client_activity {
   }
 
   /// The connections that sent bytes since the last call (one that read
-  /// just as the call happened may count in both).
+  /// just as the call happened may count twice in the next).
   std::uint32_t take_active_connections() noexcept {
     look_.fetch_add(1, std::memory_order_relaxed);
     return active_.exchange(0, std::memory_order_relaxed);

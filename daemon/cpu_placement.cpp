@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "daemon/client_activity.hpp"
 #include "daemon/disk_interrupts.hpp"
@@ -53,8 +56,6 @@ bool read_schedstat(pid_t id, std::uint64_t& ran_ns, std::uint64_t& waited_ns) {
   return number(ran_ns) && number(waited_ns);
 }
 
-bool idle_priority(pid_t id) { return ::sched_getscheduler(id) == SCHED_IDLE; }
-
 }  // namespace
 
 int gather_cpu(const std::vector<int>& allowed, const std::vector<int>& disk_irq_cpus) {
@@ -84,20 +85,24 @@ placement_policy::move placement_policy::next(const placement_sample& s, clock::
 }
 
 cpu_placement::cpu_placement(int gather, std::vector<int> spread, client_activity& activity)
-    : gather_(gather), spread_(std::move(spread)), activity_(activity) {
+    : gather_(gather), gather_set_{gather}, spread_(std::move(spread)), activity_(activity) {
   stats_.gather_cpu = gather_;
   const bool can_gather =
       spread_.size() >= 2 && std::find(spread_.begin(), spread_.end(), gather_) != spread_.end();
   std::uint64_t ran = 0, waited = 0;
   if (!can_gather) return;
   if (!read_schedstat(static_cast<pid_t>(::gettid()), ran, waited)) {
-    log::info("runtime.cpu_placement: the kernel keeps no schedstat for threads; they stay spread");
+    log::info("runtime.cpu_placement: no per-thread schedstat in /proc (a kernel without it, or /proc not "
+              "mounted); threads stay spread");
     return;
   }
+  active_ = true;
   thread_ = std::thread([this] { run(); });
 }
 
-cpu_placement::~cpu_placement() {
+cpu_placement::~cpu_placement() { stop(); }
+
+void cpu_placement::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -106,54 +111,64 @@ cpu_placement::~cpu_placement() {
   if (thread_.joinable()) thread_.join();
 }
 
+const std::vector<int>& cpu_placement::current_cpus() const { return policy_.gathered() ? gather_set_ : spread_; }
+
 void cpu_placement::run() {
   using clock = std::chrono::steady_clock;
-  sample(clock::duration::zero());  // the first reference point
+  std::vector<pid_t> born;
+  sample(clock::duration::zero(), born);  // the first reference point
   activity_.take_active_connections();
   auto last = clock::now();
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, tick, [this] { return stopping_; })) {
     const auto now = clock::now();
-    const auto s = sample(now - last);
+    born.clear();
+    const auto s = sample(now - last, born);
     last = now;
-    switch (policy_.next(s, now)) {
-      case placement_policy::move::stay:
-        break;
-      case placement_policy::move::gather:
-        place({gather_});
-        stats_.gatherings.fetch_add(1, std::memory_order_relaxed);
-        stats_.gathered.store(true, std::memory_order_release);
-        log::debug("threads gathered on one CPU", {{"cpu", std::to_string(gather_)}});
-        break;
-      case placement_policy::move::spread:
-        place(spread_);
-        stats_.spreads.fetch_add(1, std::memory_order_relaxed);
-        stats_.gathered.store(false, std::memory_order_release);
-        log::debug("threads spread over the usable CPUs",
-                   {{"cpus", cpu_list(spread_)},
-                    {"sending_connections", std::to_string(s.sending_connections)},
-                    {"cpu_cores", std::to_string(s.cpu_cores)},
-                    {"waiting_threads", std::to_string(s.waiting_threads)},
-                    {"next_gathering_after_ms",
-                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(policy_.hold()).count())}});
-        break;
+    // A thread started by one that was not yet moved has the old affinity.
+    place_threads(born, current_cpus());
+    const auto move = policy_.next(s, now);
+    if (move == placement_policy::move::stay) continue;
+    if (!place(current_cpus())) {
+      policy_.move_failed();  // tried again at the next tick that calls for it
+      if (!std::exchange(warned_, true))
+        log::warn("runtime.cpu_placement: the daemon's threads could not all be moved; trying again, and "
+                  "runtime.cpu_placement: spread stops it");
+      continue;
+    }
+    if (move == placement_policy::move::gather) {
+      stats_.gatherings.fetch_add(1, std::memory_order_relaxed);
+      stats_.gathered.store(true, std::memory_order_release);
+      log::debug("threads gathered on one CPU", {{"cpu", std::to_string(gather_)}});
+    } else {
+      stats_.spreads.fetch_add(1, std::memory_order_relaxed);
+      stats_.gathered.store(false, std::memory_order_release);
+      log::debug("threads spread over the usable CPUs",
+                 {{"cpus", cpu_list(spread_)},
+                  {"sending_connections", std::to_string(s.sending_connections)},
+                  {"cpu_cores", std::to_string(s.cpu_cores)},
+                  {"waiting_threads", std::to_string(s.waiting_threads)},
+                  {"next_gathering_after_ms",
+                   std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(policy_.hold()).count())}});
     }
   }
-  // Shutdown drains and syncs: with every CPU.
-  if (policy_.gathered()) place(spread_);
+  // Whatever happens after stop() gets every CPU.
+  if (policy_.gathered() && place(spread_)) stats_.gathered.store(false, std::memory_order_release);
 }
 
-placement_sample cpu_placement::sample(std::chrono::steady_clock::duration over) {
+placement_sample cpu_placement::sample(std::chrono::steady_clock::duration over, std::vector<pid_t>& born) {
   std::map<pid_t, thread_times> now;
   std::uint64_t ran = 0, waited = 0;
   for (pid_t id : thread_ids()) {
     thread_times t;
-    if (idle_priority(id) || !read_schedstat(id, t.ran_ns, t.waited_ns)) continue;
+    if (!read_schedstat(id, t.ran_ns, t.waited_ns)) continue;
     // A thread first seen now has no reference point yet: it counts from
     // the next tick (a thread gone since the last tick counts no more).
     if (auto before = last_.find(id); before != last_.end()) {
       ran += t.ran_ns - std::min(t.ran_ns, before->second.ran_ns);
       waited += t.waited_ns - std::min(t.waited_ns, before->second.waited_ns);
+    } else {
+      born.push_back(id);
     }
     now.emplace(id, t);
   }
@@ -164,14 +179,29 @@ placement_sample cpu_placement::sample(std::chrono::steady_clock::duration over)
           static_cast<double>(waited) / 1e9 / seconds};
 }
 
-void cpu_placement::place(const std::vector<int>& cpus) {
+bool cpu_placement::place_threads(const std::vector<pid_t>& ids, const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int c : cpus) CPU_SET(c, &set);
-  // A thread that ends meanwhile answers ESRCH; one refused (a seccomp
-  // policy, a CPU taken away) stays where it is. Neither is worth more.
-  for (pid_t id : thread_ids())
-    if (!idle_priority(id)) ::sched_setaffinity(id, sizeof set, &set);
+  bool all = true;
+  // A thread that ended meanwhile answers ESRCH and is no failure.
+  for (pid_t id : ids)
+    if (::sched_setaffinity(id, sizeof set, &set) != 0 && errno != ESRCH) all = false;
+  return all;
+}
+
+bool cpu_placement::place(const std::vector<int>& cpus) {
+  std::set<pid_t> moved;
+  for (int pass = 0; pass < 8; ++pass) {
+    const auto ids = thread_ids();
+    if (ids.empty()) return false;  // /proc/self/task unreadable (out of descriptors?)
+    std::vector<pid_t> fresh;
+    for (pid_t id : ids)
+      if (moved.insert(id).second) fresh.push_back(id);
+    if (fresh.empty()) return true;
+    if (!place_threads(fresh, cpus)) return false;
+  }
+  return true;  // threads keep being started; the next tick's newcomers are placed then
 }
 
 }  // namespace weir

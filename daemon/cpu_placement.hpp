@@ -11,9 +11,9 @@
 // switches, and the producer, woken by a thread on that CPU, tends to be
 // pulled there too. That CPU is one that takes the WAB disk's interrupts,
 // so the sync's completion is on the CPU that waits for it. Measured on a
-// 2-vCPU virtual machine (docs/benchmarks.md): one Durable producer 1.12-1.18
-// of raw append+fdatasync gathered against 0.77-0.82 spread; a Buffered
-// push's p50 50 us against 82 us. Many producers need every CPU: gathered,
+// 2-vCPU virtual machine (docs/benchmarks.md): one Durable producer 1.05-1.16
+// of raw append+fdatasync gathered against 0.79-0.80 spread; a Buffered
+// push's p50 48 us against 77-84 us. Many producers need every CPU: gathered,
 // 16 and 64 producers lost a fifth of their rate.
 //
 // So a controller thread looks ten times a second at how many connections
@@ -26,8 +26,9 @@
 // against spread, one to eight producers did as well or better (Buffered 8:
 // 52 k against 42-47 k records/s), sixteen Durable ones worse (30 k against
 // 39 k). A gathering undone within 10 s doubles the wait before the next
-// one (up to 64 s), so a load at the edge does not flap. Threads at
-// SCHED_IDLE (the keep-awake spinners) are never moved.
+// one (up to 64 s), so a load at the edge does not flap. Not used with the
+// keep-awake spinners (daemon.cpp): they pin themselves, and it would move
+// them.
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -79,6 +80,8 @@ class placement_policy {
   static constexpr std::chrono::seconds settled{10};
 
   move next(const placement_sample& s, clock::time_point now);
+  /// The threads could not be moved as next() said: the next tick decides again.
+  void move_failed() noexcept { gathered_ = !gathered_; }
   bool gathered() const noexcept { return gathered_; }
   clock::duration hold() const noexcept { return hold_; }
 
@@ -102,7 +105,9 @@ class cpu_placement {
   cpu_placement(const cpu_placement&) = delete;
   cpu_placement& operator=(const cpu_placement&) = delete;
 
-  bool active() const noexcept { return thread_.joinable(); }
+  /// Spreads the threads for good and ends the controller (the stats stay).
+  void stop();
+  bool active() const noexcept { return active_; }
   const cpu_placement_stats& stats() const noexcept { return stats_; }
 
  private:
@@ -111,12 +116,21 @@ class cpu_placement {
     std::uint64_t waited_ns = 0;
   };
   void run();
-  /// The tick's sample from the threads seen both now and at the last tick.
-  placement_sample sample(std::chrono::steady_clock::duration over);
-  /// Every thread of the process but SCHED_IDLE ones onto `cpus`.
-  void place(const std::vector<int>& cpus);
+  /// The tick's sample from the threads seen both now and at the last
+  /// tick; threads first seen now go to `born`.
+  placement_sample sample(std::chrono::steady_clock::duration over, std::vector<pid_t>& born);
+  /// Every thread of the process onto `cpus`, again until a pass finds no
+  /// thread it had not moved (one started meanwhile by a thread not yet
+  /// moved has the old affinity). False when /proc/self/task cannot be read
+  /// or a thread refused.
+  bool place(const std::vector<int>& cpus);
+  /// The threads in `ids` onto `cpus`; false when one that still exists refused.
+  static bool place_threads(const std::vector<pid_t>& ids, const std::vector<int>& cpus);
+  /// Where the threads belong now: {gather_} or spread_.
+  const std::vector<int>& current_cpus() const;
 
   const int gather_;
+  const std::vector<int> gather_set_;  // {gather_}
   const std::vector<int> spread_;
   client_activity& activity_;
   placement_policy policy_;
@@ -125,6 +139,8 @@ class cpu_placement {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool warned_ = false;  // a move failed and the log said so
+  bool active_ = false;
   std::thread thread_;
 };
 

@@ -59,7 +59,6 @@ std::size_t scheduler_threads(const config& cfg) {
   return std::clamp(usable_cores() / 2, 1u, 4u);
 }
 
-/// CPU ids as the log shows them: "0,2,3".
 /// Blocks the signals the daemon handles so that every thread started after
 /// this inherits the mask and only sigwait() in the main thread sees them.
 /// SIGHUP (a closed terminal, or an operator's reload) is one of them: its
@@ -102,10 +101,10 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   metrics exported(cfg.data_dir, static_cast<std::uint16_t>(cfg.ingest.shards));
   exported.recovered(recovered.records, recovered.quarantined);
 
-  // Sessions tell it of client bytes: it outlives them.
   // The WAB's own directory: it may be a mount of its own under data_dir.
   const std::string wab_dir = cfg.data_dir + "/wab";
   const auto disk_irqs = disk_interrupt_cpus(wab_dir);
+  // Sessions tell it of client bytes: it outlives them.
   std::unique_ptr<cpu_keep_awake> keep_awake;
   if (cfg.runtime.keep_awake_us > 0) {
     const auto spinners = spinner_cpus(allowed_cpus(std::numeric_limits<unsigned>::max()), usable_cores(), disk_irqs);
@@ -266,6 +265,9 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // shutdown_timeout_ms; past that, connections are cut (their unanswered
   // records are neither acked nor lost: they are on disk or never written).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.shutdown_timeout_ms);
+  // The last replies, syncs and seals get every CPU: quiet sockets would
+  // otherwise look like a light load and gather the threads mid-shutdown.
+  if (placement) placement->stop();
   if (listener) listener->close();
   if (tcp_listener) tcp_listener->close();
   sessions.wind_down();
