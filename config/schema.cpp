@@ -416,7 +416,7 @@ std::vector<setting> make_settings() {
                      "adaptive",
                      "adaptive: while at most 8 connections send and the daemon uses under 0.85 of a CPU, its threads gather on one CPU that takes the WAB disk's interrupts (fewer wake-ups of halted CPUs for few producers); more connections sending, a full CPU or threads queuing for it spread them over every usable CPU at once; off while runtime.keep_awake_us is on. spread: the kernel places them."));
   s.push_back(integer("runtime.keep_awake_us", WEIR_FIELD(runtime.keep_awake_us), 0, 1000000, "0",
-                      "After client bytes arrive, keep the usable cores out of their idle state this long (one SCHED_IDLE spinner per core, none on the cores that take the WAB disk's interrupts unless all do or they cannot be told; 0 = off): lower latency for few producers, paid in CPU time."));
+                      "After client bytes arrive, keep the usable cores out of their idle state this long (one SCHED_IDLE spinner per core, none on the cores that take the WAB disk's interrupts unless all do or they cannot be told; 0 = off; on, runtime.cpu_placement does not gather threads): lower latency for few producers, paid in CPU time."));
 
   s.push_back(integer("shutdown_timeout_ms", WEIR_FIELD(shutdown_timeout_ms), 100, 3600000,
                       "30000", "Longest a graceful shutdown may take."));
