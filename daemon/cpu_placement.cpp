@@ -139,7 +139,11 @@ void cpu_placement::run() {
     if (move == placement_policy::move::gather) {
       stats_.gatherings.fetch_add(1, std::memory_order_relaxed);
       stats_.gathered.store(true, std::memory_order_release);
-      log::debug("threads gathered on one CPU", {{"cpu", std::to_string(gather_)}});
+      log::debug("threads gathered on one CPU",
+                 {{"cpu", std::to_string(gather_)},
+                  {"sending_connections", std::to_string(s.sending_connections)},
+                  {"cpu_cores", std::to_string(s.cpu_cores)},
+                  {"waiting_threads", std::to_string(s.waiting_threads)}});
     } else {
       stats_.spreads.fetch_add(1, std::memory_order_relaxed);
       stats_.gathered.store(false, std::memory_order_release);

@@ -161,20 +161,30 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   conn.replicated_tier = cluster != nullptr;
 
   std::unique_ptr<cpu_placement> placement;
-  // Not with the spinners: they keep the other CPUs awake, the producer is
-  // then woken there, and the gathered daemon's own CPU halts between
-  // records (one Durable producer 1.01-1.02 of append+fdatasync gathered
-  // with a spinner, against about 1.17 spread with it).
-  if (cfg.runtime.cpu_placement == cpu_placement_mode::adaptive && keep_awake)
-    log::info("runtime.cpu_placement: adaptive does not gather threads while runtime.keep_awake_us is on; they stay spread");
-  else if (cfg.runtime.cpu_placement == cpu_placement_mode::adaptive) {
+  // Why the threads stay where the kernel puts them, for the ready line.
+  std::string placement_off = "spread";
+  if (cfg.runtime.cpu_placement == cpu_placement_mode::adaptive) {
     const auto allowed = allowed_cpus(std::numeric_limits<unsigned>::max());
-    placement = std::make_unique<cpu_placement>(gather_cpu(allowed, disk_irqs), allowed, activity);
-    if (placement->active())
-      log::info("runtime.cpu_placement: threads gather on one CPU while the daemon fits on one",
-                {{"gather_cpu", std::to_string(placement->stats().gather_cpu)},
-                 {"disk_interrupt_cpus", disk_irqs.empty() ? "unknown" : cpu_list(disk_irqs)},
-                 {"usable_cpus", cpu_list(allowed)}});
+    if (keep_awake) {
+      // Not with the spinners: they keep the other CPUs awake, the producer
+      // is then woken there, and the gathered daemon's own CPU halts between
+      // records (one Durable producer 1.01-1.02 of append+fdatasync gathered
+      // with a spinner, against about 1.17 spread with it).
+      placement_off = "spread (runtime.keep_awake_us is on)";
+      log::info("runtime.cpu_placement: adaptive does not gather threads while runtime.keep_awake_us is on; they stay spread");
+    } else if (allowed.size() < 2) {
+      placement_off = "spread (one usable CPU)";
+      log::info("runtime.cpu_placement: one usable CPU; threads are not moved", {{"usable_cpus", cpu_list(allowed)}});
+    } else {
+      placement = std::make_unique<cpu_placement>(gather_cpu(allowed, disk_irqs), allowed, activity);
+      if (placement->active())
+        log::info("runtime.cpu_placement: threads gather on one CPU while the daemon fits on one",
+                  {{"gather_cpu", std::to_string(placement->stats().gather_cpu)},
+                   {"disk_interrupt_cpus", disk_irqs.empty() ? "unknown" : cpu_list(disk_irqs)},
+                   {"usable_cpus", cpu_list(allowed)}});
+      else
+        placement_off = "spread (no per-thread schedstat)";
+    }
   }
 
   // Bound before the producer socket, so a taken port fails the start cleanly.
@@ -241,7 +251,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                                        : "off"},
              {"cpu_placement", placement && placement->active()
                                    ? "adaptive, gathering on cpu " + std::to_string(placement->stats().gather_cpu)
-                                   : "spread"},
+                                   : placement_off},
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
 

@@ -247,6 +247,11 @@ std::string status_report::json() const {
   }
   if (live_.dead_letters) j["dead_letter_bytes"] = live_.dead_letters->bytes();
   if (live_.cluster) j["cluster"] = cluster_section(*live_.cluster);
+  if (live_.placement)
+    j["cpu_placement"] = {{"gathered", live_.placement->gathered.load()},
+                          {"gather_cpu", live_.placement->gather_cpu},
+                          {"gatherings", live_.placement->gatherings.load()},
+                          {"spreads", live_.placement->spreads.load()}};
   return j.dump();
 }
 

@@ -155,8 +155,17 @@ void daemon_process::thaw() {
 
 bool daemon_process::wait_ready(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // A daemon that is not ready says why in its log, which its work
+  // directory (often a temporary one) does not keep: the test's output does.
+  auto not_ready = [&] {
+    const std::string text = log();
+    std::fprintf(stderr, "daemon in %s not ready (%s); its log ends:\n%s\n", workdir_.c_str(),
+                 running() ? "still starting" : "it exited",
+                 text.substr(text.size() > 3000 ? text.size() - 3000 : 0).c_str());
+    return false;
+  };
   while (std::chrono::steady_clock::now() < deadline) {
-    if (!running()) return false;
+    if (!running()) return not_ready();
     try {
       auto c = weir::client::connection::connect_unix(socket_path());
       c.set_timeout(std::chrono::seconds(5));
@@ -164,7 +173,7 @@ bool daemon_process::wait_ready(std::chrono::milliseconds timeout) {
       // The socket answers before the admin server starts and the ready
       // line is written; tests read both right after this.
       while (log().find("weir-server ready") == std::string::npos) {
-        if (!running() || std::chrono::steady_clock::now() >= deadline) return false;
+        if (!running() || std::chrono::steady_clock::now() >= deadline) return not_ready();
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       return true;
@@ -172,7 +181,7 @@ bool daemon_process::wait_ready(std::chrono::milliseconds timeout) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-  return false;
+  return not_ready();
 }
 
 int daemon_process::wait_exit(std::chrono::milliseconds timeout) {

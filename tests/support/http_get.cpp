@@ -4,9 +4,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
+#include <random>
+#include <set>
 #include <sstream>
 
 #include <boost/asio/connect.hpp>
@@ -38,16 +42,43 @@ http_reply http_request(std::uint16_t port, const std::string& target, const std
   }
 }
 
-std::uint16_t free_tcp_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+/// The lowest port of the kernel's ephemeral range (32768 when unreadable).
+int ephemeral_low() {
+  int low = 32768, high = 0;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low >> high;
+  return low;
+}
+
+bool bindable(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  a.sin_port = htons(port);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   ::close(fd);
-  return ntohs(a.sin_port);
+  return ok;
+}
+
+}  // namespace
+
+std::uint16_t free_tcp_port() {
+  static std::mutex mutex;
+  static std::set<std::uint16_t> given;
+  static std::mt19937 pick(std::random_device{}());
+  const int high = std::max(ephemeral_low() - 1, 11024);
+  std::uniform_int_distribution<int> in_range(std::max(1024, high - 10000), high);
+  std::lock_guard lock(mutex);
+  for (;;) {
+    const auto port = static_cast<std::uint16_t>(in_range(pick));
+    if (!given.count(port) && bindable(port)) {
+      given.insert(port);
+      return port;
+    }
+  }
 }
 
 int run_with_input(const std::string& command, const std::string& input, std::string& output) {

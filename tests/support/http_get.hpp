@@ -16,7 +16,12 @@ http_reply http_request(std::uint16_t port, const std::string& target, const std
 /// Prometheus text scrape; -1 when it is not there.
 double scrape_series(const std::string& scrape, const std::string& name);
 
-/// A TCP port on 127.0.0.1 that was free a moment ago.
+/// A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's
+/// ephemeral range: a port the kernel hands out itself (bind to port 0, or
+/// the source port of any outgoing connection, such as a cluster node's
+/// retries to a peer not started yet) could be taken again before the
+/// daemon binds it, and the daemon then exits at start. Never the same port
+/// twice in one process.
 std::uint16_t free_tcp_port();
 
 /// Headless Chromium on the page at `url` with its own profile under
