@@ -15,6 +15,7 @@
 
 #include "daemon/client_activity.hpp"
 #include "daemon/disk_interrupts.hpp"
+#include "daemon/whole_number.hpp"
 #include "observability/log.hpp"
 
 namespace weir {
@@ -26,9 +27,7 @@ std::vector<pid_t> thread_ids() {
   DIR* dir = ::opendir("/proc/self/task");
   if (dir == nullptr) return ids;
   while (const dirent* e = ::readdir(dir)) {
-    pid_t id = 0;
-    const char* end = e->d_name + std::char_traits<char>::length(e->d_name);
-    if (auto [p, ec] = std::from_chars(e->d_name, end, id); ec == std::errc{} && p == end && id > 0) ids.push_back(id);
+    if (const auto id = whole_number<pid_t>(e->d_name); id && *id > 0) ids.push_back(*id);
   }
   ::closedir(dir);
   return ids;
@@ -85,19 +84,15 @@ placement_policy::move placement_policy::next(const placement_sample& s, clock::
 }
 
 cpu_placement::cpu_placement(int gather, std::vector<int> spread, client_activity& activity)
-    : gather_(gather), gather_set_{gather}, spread_(std::move(spread)), activity_(activity) {
-  stats_.gather_cpu = gather_;
-  const bool can_gather =
-      spread_.size() >= 2 && std::find(spread_.begin(), spread_.end(), gather_) != spread_.end();
+    : gather_set_{gather}, spread_(std::move(spread)), activity_(activity) {
+  stats_.gather_cpu = gather;
   std::uint64_t ran = 0, waited = 0;
-  if (!can_gather) return;
-  if (!read_schedstat(static_cast<pid_t>(::gettid()), ran, waited)) {
-    log::info("runtime.cpu_placement: no per-thread schedstat in /proc (a kernel without it, or /proc not "
-              "mounted); threads stay spread");
-    return;
-  }
-  active_ = true;
-  thread_ = std::thread([this] { run(); });
+  if (spread_.size() < 2 || std::find(spread_.begin(), spread_.end(), gather) == spread_.end())
+    off_reason_ = "one usable CPU";
+  else if (!read_schedstat(static_cast<pid_t>(::gettid()), ran, waited))
+    off_reason_ = "no per-thread schedstat in /proc";
+  else
+    thread_ = std::thread([this] { run(); });
 }
 
 cpu_placement::~cpu_placement() { stop(); }
@@ -140,7 +135,7 @@ void cpu_placement::run() {
       stats_.gatherings.fetch_add(1, std::memory_order_relaxed);
       stats_.gathered.store(true, std::memory_order_release);
       log::debug("threads gathered on one CPU",
-                 {{"cpu", std::to_string(gather_)},
+                 {{"cpu", std::to_string(gather_set_.front())},
                   {"sending_connections", std::to_string(s.sending_connections)},
                   {"cpu_cores", std::to_string(s.cpu_cores)},
                   {"waiting_threads", std::to_string(s.waiting_threads)}});

@@ -98,8 +98,8 @@ class cpu_placement {
   static constexpr std::chrono::milliseconds tick{100};
 
   /// Starts the controller; threads move between {gather} and `spread`.
-  /// Inactive (no thread) when `spread` has fewer than two CPUs, `gather` is
-  /// not one of them, or the threads' schedstat cannot be read.
+  /// Inactive (no thread; off_reason() says why) when `spread` has fewer
+  /// than two CPUs or lacks `gather`, or the threads' schedstat cannot be read.
   cpu_placement(int gather, std::vector<int> spread, client_activity& activity);
   ~cpu_placement();
   cpu_placement(const cpu_placement&) = delete;
@@ -107,7 +107,9 @@ class cpu_placement {
 
   /// Spreads the threads for good and ends the controller (the stats stay).
   void stop();
-  bool active() const noexcept { return active_; }
+  bool active() const noexcept { return off_reason_ == nullptr; }
+  /// Why the threads are not moved; null while the controller runs.
+  const char* off_reason() const noexcept { return off_reason_; }
   const cpu_placement_stats& stats() const noexcept { return stats_; }
 
  private:
@@ -126,11 +128,10 @@ class cpu_placement {
   bool place(const std::vector<int>& cpus);
   /// The threads in `ids` onto `cpus`; false when one that still exists refused.
   static bool place_threads(const std::vector<pid_t>& ids, const std::vector<int>& cpus);
-  /// Where the threads belong now: {gather_} or spread_.
+  /// Where the threads belong now: gather_set_ or spread_.
   const std::vector<int>& current_cpus() const;
 
-  const int gather_;
-  const std::vector<int> gather_set_;  // {gather_}
+  const std::vector<int> gather_set_;  // {the CPU to gather on}
   const std::vector<int> spread_;
   client_activity& activity_;
   placement_policy policy_;
@@ -140,7 +141,7 @@ class cpu_placement {
   std::condition_variable wake_;
   bool stopping_ = false;
   bool warned_ = false;  // a move failed and the log said so
-  bool active_ = false;
+  const char* off_reason_ = nullptr;
   std::thread thread_;
 };
 

@@ -104,10 +104,11 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // The WAB's own directory: it may be a mount of its own under data_dir.
   const std::string wab_dir = cfg.data_dir + "/wab";
   const auto disk_irqs = disk_interrupt_cpus(wab_dir);
+  const auto allowed = allowed_cpus(std::numeric_limits<unsigned>::max());
   // Sessions tell it of client bytes: it outlives them.
   std::unique_ptr<cpu_keep_awake> keep_awake;
   if (cfg.runtime.keep_awake_us > 0) {
-    const auto spinners = spinner_cpus(allowed_cpus(std::numeric_limits<unsigned>::max()), usable_cores(), disk_irqs);
+    const auto spinners = spinner_cpus(allowed, usable_cores(), disk_irqs);
     keep_awake = std::make_unique<cpu_keep_awake>(std::chrono::microseconds(cfg.runtime.keep_awake_us), spinners);
     const bool on_interrupt_cpus = std::any_of(spinners.begin(), spinners.end(), [&](int cpu) {
       return std::find(disk_irqs.begin(), disk_irqs.end(), cpu) != disk_irqs.end();
@@ -164,7 +165,6 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // Why the threads stay where the kernel puts them, for the ready line.
   std::string placement_off = "spread";
   if (cfg.runtime.cpu_placement == cpu_placement_mode::adaptive) {
-    const auto allowed = allowed_cpus(std::numeric_limits<unsigned>::max());
     if (keep_awake) {
       // Not with the spinners: they keep the other CPUs awake, the producer
       // is then woken there, and the gathered daemon's own CPU halts between
@@ -172,18 +172,17 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
       // with a spinner, against about 1.17 spread with it).
       placement_off = "spread (runtime.keep_awake_us is on)";
       log::info("runtime.cpu_placement: adaptive does not gather threads while runtime.keep_awake_us is on; they stay spread");
-    } else if (allowed.size() < 2) {
-      placement_off = "spread (one usable CPU)";
-      log::info("runtime.cpu_placement: one usable CPU; threads are not moved", {{"usable_cpus", cpu_list(allowed)}});
     } else {
       placement = std::make_unique<cpu_placement>(gather_cpu(allowed, disk_irqs), allowed, activity);
-      if (placement->active())
+      if (const char* why = placement->off_reason()) {
+        placement_off = std::string("spread (") + why + ")";
+        log::info("runtime.cpu_placement: threads are not moved", {{"why", why}, {"usable_cpus", cpu_list(allowed)}});
+      } else {
         log::info("runtime.cpu_placement: threads gather on one CPU while the daemon fits on one",
                   {{"gather_cpu", std::to_string(placement->stats().gather_cpu)},
                    {"disk_interrupt_cpus", disk_irqs.empty() ? "unknown" : cpu_list(disk_irqs)},
                    {"usable_cpus", cpu_list(allowed)}});
-      else
-        placement_off = "spread (no per-thread schedstat)";
+      }
     }
   }
 

@@ -4,24 +4,18 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
+
+#include "daemon/whole_number.hpp"
 
 namespace weir {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::optional<int> number(std::string_view text) {
-  int n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc{} || end != text.data() + text.size() || n < 0) return std::nullopt;
-  return n;
-}
 
 std::string first_line(const fs::path& file) {
   std::ifstream in(file);
@@ -77,11 +71,11 @@ std::vector<int> irqs_above(const fs::path& devices_root, fs::path dir) {
   for (; within(dir, devices_root) && dir != devices_root && dir != dir.parent_path(); dir = dir.parent_path()) {
     std::vector<int> irqs;
     for (const auto& e : entries(dir / "msi_irqs"))
-      if (auto n = number(e.filename().string())) irqs.push_back(*n);
+      if (auto n = whole_number<int>(e.filename().string())) irqs.push_back(*n);
     if (!irqs.empty()) return irqs;
     std::error_code ec;
     if (fs::exists(dir / "irq", ec)) {
-      const auto legacy = number(first_line(dir / "irq"));
+      const auto legacy = whole_number<int>(first_line(dir / "irq"));
       if (legacy && *legacy > 0) return {*legacy};
       return {};
     }
@@ -128,8 +122,8 @@ std::vector<int> parse_cpu_list(std::string_view text) {
     const auto item = text.substr(0, comma);
     text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
     const auto dash = item.find('-');
-    const auto first = number(item.substr(0, dash));
-    const auto last = dash == std::string_view::npos ? first : number(item.substr(dash + 1));
+    const auto first = whole_number<int>(item.substr(0, dash));
+    const auto last = dash == std::string_view::npos ? first : whole_number<int>(item.substr(dash + 1));
     if (!first || !last || *last < *first || *last - *first > 4096) return {};
     for (int cpu = *first; cpu <= *last; ++cpu) cpus.push_back(cpu);
   }

@@ -3,22 +3,16 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 
+#include "daemon/whole_number.hpp"
+
 namespace weir {
 
 namespace {
-
-std::optional<unsigned long long> number(std::string_view text) {
-  unsigned long long n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return n;
-}
 
 /// The daemon's cgroup v2 directory, from the "0::" line of /proc/self/cgroup.
 std::filesystem::path own_cgroup() {
@@ -34,8 +28,8 @@ std::optional<unsigned> cores_of_cpu_max(std::string_view line) {
   while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.remove_suffix(1);
   const auto space = line.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
-  const auto quota = number(line.substr(0, space));  // "max" does not parse: no limit
-  const auto period = number(line.substr(space + 1));
+  const auto quota = whole_number<unsigned long long>(line.substr(0, space));  // "max" does not parse: no limit
+  const auto period = whole_number<unsigned long long>(line.substr(space + 1));
   if (!quota || !period || *period == 0) return std::nullopt;
   return static_cast<unsigned>(std::max<unsigned long long>(1, (*quota + *period - 1) / *period));
 }

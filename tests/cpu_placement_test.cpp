@@ -46,34 +46,20 @@ int ticks_until_move(policy& p, placement_sample s, policy::clock::time_point& t
   return -1;
 }
 
-/// The CPU list each thread of `pid` may run on, one entry per thread.
-std::vector<std::string> thread_cpus(pid_t pid) {
-  std::vector<std::string> out;
+/// The CPUs each thread of `pid` may run on, one entry per thread.
+std::vector<std::vector<int>> thread_cpus(pid_t pid) {
+  std::vector<std::vector<int>> out;
   for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
     std::ifstream status(task.path() / "status");
     for (std::string line; std::getline(status, line);)
-      if (line.rfind("Cpus_allowed_list:", 0) == 0) out.push_back(line.substr(line.find_first_not_of(" \t", 18)));
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) out.push_back(parse_cpu_list(line.substr(line.find_first_not_of(" \t", 18))));
   }
   return out;
 }
 
-bool all_threads_on(pid_t pid, const std::string& cpus) {
+bool all_threads_on(pid_t pid, const std::vector<int>& cpus) {
   const auto lists = thread_cpus(pid);
-  return !lists.empty() && std::all_of(lists.begin(), lists.end(), [&](const std::string& l) { return l == cpus; });
-}
-
-/// "0-1" as the kernel writes an affinity list of consecutive CPUs.
-std::string kernel_list(const std::vector<int>& cpus) {
-  std::string out;
-  for (std::size_t i = 0; i < cpus.size();) {
-    std::size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(cpus[i]);
-    if (j > i) out += '-' + std::to_string(cpus[j]);
-    i = j + 1;
-  }
-  return out;
+  return !lists.empty() && std::all_of(lists.begin(), lists.end(), [&](const auto& l) { return l == cpus; });
 }
 
 }  // namespace
@@ -200,7 +186,7 @@ TEST_CASE("cpu placement: an idle daemon gathers its threads and many producers 
   CHECK(d.log().find("cpu_placement=\"adaptive, gathering on cpu " + std::to_string(cpu) + "\"") != std::string::npos);
   auto gathered = [&] { return scrape_series(http_request(port, "/metrics").body, "weir_cpu_placement_gathered"); };
   REQUIRE(eventually([&] { return gathered() == 1; }));
-  CHECK(all_threads_on(d.pid(), std::to_string(cpu)));
+  CHECK(all_threads_on(d.pid(), {cpu}));
 
   // Sixteen producers, each with many Buffered pushes in flight: more than one CPU's work.
   std::atomic<bool> stop{false};
@@ -216,7 +202,7 @@ TEST_CASE("cpu placement: an idle daemon gathers its threads and many producers 
       }
     });
   const bool spread = eventually([&] { return gathered() == 0; });
-  const bool threads_spread = eventually([&] { return all_threads_on(d.pid(), kernel_list(allowed)); }, 5s);
+  const bool threads_spread = eventually([&] { return all_threads_on(d.pid(), allowed); }, 5s);
   stop = true;
   for (auto& t : producers) t.join();
   INFO("acked " << acked.load());
@@ -228,7 +214,7 @@ TEST_CASE("cpu placement: an idle daemon gathers its threads and many producers 
 
   // Quiet again: gathered after the hold.
   REQUIRE(eventually([&] { return gathered() == 1; }, 90s));
-  CHECK(all_threads_on(d.pid(), std::to_string(cpu)));
+  CHECK(all_threads_on(d.pid(), {cpu}));
   CHECK(d.stop() == 0);
 
   // spread: the kernel places the threads; no series.
@@ -239,7 +225,7 @@ TEST_CASE("cpu placement: an idle daemon gathers its threads and many producers 
   REQUIRE(s.wait_ready());
   CHECK(s.log().find("cpu_placement=spread") != std::string::npos);
   std::this_thread::sleep_for(placement_policy::quiet_ticks_to_gather * cpu_placement::tick * 3);  // it would have gathered by now
-  CHECK(all_threads_on(s.pid(), kernel_list(allowed)));
+  CHECK(all_threads_on(s.pid(), allowed));
   CHECK(scrape_series(http_request(spread_port, "/metrics").body, "weir_cpu_placement_gathered") == -1);
   CHECK(s.stop() == 0);
 }
