@@ -93,6 +93,7 @@ class drain_state {
     auto& st = segments_[seq];
     st.end = std::max(st.end, end);
     if (read_.sequence == 0) read_ = cursor_ = position{seq};  // the shard's first segment ever
+    apply_notice();
     commit_cursor();  // a segment closed just now may be wholly confirmed
     pump();
   }
@@ -126,6 +127,11 @@ class drain_state {
   void on_linger(std::uint64_t epoch) {
     if (epoch != linger_epoch_) return;
     linger_scheduled_ = false;
+    // What was written while the batch waited is in the notice, not in
+    // messages: it joins the batch before it goes.
+    catch_up();
+    while (!batch_full() && read_some()) {
+    }
     if (!pending_.empty()) send_pending();
     pump();
   }
@@ -134,19 +140,54 @@ class drain_state {
   /// Reads what is written and not yet read, cutting batches, while fewer
   /// than max_in_flight batches are unconfirmed.
   void pump() {
-    while (flying_.size() < s_.max_in_flight) {
-      if (!read_some()) break;
-      if (batch_full()) send_pending();
-    }
-    if (!pending_.empty() && !linger_scheduled_ && flying_.size() < s_.max_in_flight) {
-      if (s_.linger_ms == 0) {
-        send_pending();
-      } else {
-        linger_scheduled_ = true;
-        self_->delayed_send(self_, std::chrono::milliseconds(s_.linger_ms), linger_atom::value, linger_epoch_);
+    do {
+      while (flying_.size() < s_.max_in_flight) {
+        if (!read_some()) break;
+        if (batch_full()) send_pending();
       }
-    }
+      if (!pending_.empty() && !linger_scheduled_ && flying_.size() < s_.max_in_flight) {
+        if (s_.linger_ms == 0) {
+          send_pending();
+        } else {
+          linger_scheduled_ = true;
+          self_->delayed_send(self_, std::chrono::milliseconds(s_.linger_ms), linger_atom::value, linger_epoch_);
+        }
+      }
+    } while (ask_for_news());
     publish_oldest();
+  }
+
+  /// Asks the writer, through the notice, for a message at its next write
+  /// (caught up), or once its writes could fill the lingering batch; none
+  /// while the sink holds max_in_flight batches (a confirmation pumps). True
+  /// when the news is already there: it is taken, and the caller reads on.
+  bool ask_for_news() {
+    if (!s_.notice || flying_.size() >= s_.max_in_flight) return false;
+    std::uint64_t bytes = 0, records = 0;
+    if (linger_scheduled_) {
+      bytes = s_.batch_max_bytes - std::min(pending_bytes_, s_.batch_max_bytes - 1);
+      records = s_.batch_max_records - std::min<std::uint64_t>(pending_.size(), s_.batch_max_records - 1);
+    }
+    if (!s_.notice->wake_after(bytes, records)) return false;
+    catch_up();
+    return true;
+  }
+
+  /// Learns from the notice how far the writer's segment is readable. Only
+  /// messages make segments known, and close them, in the order the writer
+  /// made them: a segment the notice names before its `appended` message
+  /// came waits in unapplied_, or reading could step over one not yet known.
+  void catch_up() {
+    if (!s_.notice) return;
+    unapplied_ = s_.notice->take();
+    apply_notice();
+  }
+
+  void apply_notice() {
+    auto it = segments_.find(unapplied_.sequence);
+    if (it == segments_.end()) return;
+    it->second.end = std::max(it->second.end, unapplied_.end);
+    unapplied_ = {};
   }
 
   /// The ingest time of the shard's oldest record the sink has not
@@ -445,6 +486,7 @@ class drain_state {
   std::uint64_t next_batch_ = 0;
   std::uint64_t linger_epoch_ = 0;
   bool linger_scheduled_ = false;
+  append_notice::written_end unapplied_;  // from the notice, for a segment no message announced yet
   bool persist_scheduled_ = false;
   bool in_trouble_ = false;
   bool read_retry_ = false;  // a read failed: pump again on the persist timer

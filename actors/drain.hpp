@@ -8,7 +8,10 @@
 // earlier run sealed were not read at startup: the drain is where a damaged
 // record in one is found, copied to quarantine and reported.
 //
-// Messages in:  (appended_atom, sequence, end_offset)  from the shard_writer
+// Messages in:  (appended_atom, sequence, end_offset)  from the shard_writer, when
+//                                                      the drain asked for it in the
+//                                                      append_notice (caught up, or a
+//                                                      lingering batch could be full)
 //               (sealed_atom, sequence, end_offset)    from the shard_writer
 //               (delivered_atom, batch_id)             from the sink_runner
 //               (linger_atom, epoch)                   a partial batch waited long enough (self-sent)
@@ -17,8 +20,10 @@
 //               (shutdown_atom) => done_atom           persist the cursor, stop
 // Messages out: delivery_batch to the sink_runner
 // States:       following (reading up to the written end) -> waiting (caught
-//               up; the next append wakes it) -> full (sink.concurrency
-//               batches in flight: reads resume when one is confirmed)
+//               up; the next append wakes it) -> lingering (a partial batch
+//               waits drain.linger_ms; appends wake it only once they could
+//               fill the batch) -> full (sink.concurrency batches in flight:
+//               reads resume when one is confirmed)
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -27,6 +32,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "actors/append_notice.hpp"
 #include "messages/cluster_protocol.hpp"
 #include "messages/drain_protocol.hpp"
 #include "wab/file_io.hpp"
@@ -66,6 +72,10 @@ struct drain_settings {
   /// segment: every segment below it is delivered (a cluster's replicator,
   /// which lets the peers drop their copies). May be null.
   confirm_listener_actor confirmed;
+  /// Shared with the shard writer: where the written data ends, and the
+  /// drain's wish for a message (docs/architecture.md, "The path of one
+  /// record"). Null: the writer sends a message after every write.
+  std::shared_ptr<append_notice> notice;
   actor_thread thread = actor_thread::own;
 };
 

@@ -132,7 +132,7 @@ class shard_writer_state {
                   {"records_refused", std::to_string(spans.size() - written.landed)}});
     }
     answer(group, written);
-    announce();
+    announce(written.landed);
     if (active_->append_closed() || active_->size() >= settings_.segment_max_bytes) rotate();
     else if (!spare_asked_ && active_->size() >= settings_.segment_max_bytes / 2) ask_for_spare();
   }
@@ -213,10 +213,14 @@ class shard_writer_state {
            self_->mailbox().empty();
   }
 
-  /// Tells the drain how far the active segment is readable (and, for a new
-  /// one, that the previous segment is closed).
-  void announce() {
-    if (settings_.drain) self_->send(settings_.drain, appended_atom::value, active_->sequence(), active_->size());
+  /// Tells the drain how far the active segment is readable: through the
+  /// notice, and by message when the drain waits for one. A new segment is
+  /// always announced by message: the drain learns the segments, and that
+  /// the previous one is closed, from messages, in the order they were made.
+  void announce(std::uint64_t records, bool new_segment = false) {
+    const bool wanted = !settings_.notice || settings_.notice->publish(active_->sequence(), active_->size(), records);
+    if (settings_.drain && (wanted || new_segment))
+      self_->send(settings_.drain, appended_atom::value, active_->sequence(), active_->size());
     if (settings_.replicator)
       self_->send(settings_.replicator, appended_atom::value, active_->sequence(), active_->size(), active_->records());
   }
@@ -239,6 +243,7 @@ class shard_writer_state {
     // Sealed before the next segment takes a record: then only the newest
     // segment can be unsealed after a crash. (Once per segment: cheap.)
     seal_active("rotation");
+    if (settings_.notice) settings_.notice->retire(active_->sequence());
     if (settings_.drain) self_->send(settings_.drain, sealed_atom::value, active_->sequence(), active_->size());
     if (settings_.replicator) self_->send(settings_.replicator, sealed_atom::value, active_->sequence(), active_->size());
     active_.reset();
@@ -279,7 +284,7 @@ class shard_writer_state {
     active_in_spare_ = spare.has_value() && active_ != nullptr;
     spare_asked_ = false;
     settings_.usage->add(active_->size());
-    announce();
+    announce(0, true);
     if (offline_) log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
     offline_ = false;
     if (settings_.stats) settings_.stats->offline = false;

@@ -14,8 +14,10 @@
 //               is idle and the mailbox empty (one thread hop fewer)
 //               prepare_atom to the segment_preparer (a segment started
 //               without a spare, one in a spare half full, offline)
-//               (appended_atom, sequence, end) to the drain after each write
-//               and for each new segment
+//               (appended_atom, sequence, end) to the drain after a write
+//               or a new segment, when the drain waits for one (each is
+//               published in the shared append_notice; the drain reads it
+//               when its linger ends)
 // States:       writing (an open segment)
 //               -> rotating (segment reached wab.segment_max_bytes, a write
 //                  failed, or a spare became ready while the segment was a
@@ -33,6 +35,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/actor_thread.hpp"
+#include "actors/append_notice.hpp"
 #include "actors/segment_sync.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
@@ -60,6 +63,10 @@ struct shard_writer_settings {
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
   segment_listener_actor drain;  // told after every write what is readable; may be null (tests)
+  /// Shared with the drain (its settings' `notice`): every write is
+  /// published there, and the drain gets a message only when it asked for
+  /// one. Null: a message after every write.
+  std::shared_ptr<append_notice> notice;
   /// In a cluster: told as the drain is (it ships what is written to the
   /// peers), and where Replicated acks wait after their sync. Else null.
   replicator_actor replicator;

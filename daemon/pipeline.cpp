@@ -80,6 +80,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     ds.spares = spares;
     ds.quarantine_dir = cfg.data_dir + "/quarantine";
     ds.stats = shard_stats;
+    ds.notice = std::make_shared<append_notice>();
     if (auto r = recovered.segment_records.find(shard); r != recovered.segment_records.end()) ds.recovered_records = r->second;
     if (cluster_node(cfg) != 0) {
       auto rs = replicator_settings_for(cfg, shard, dir);
@@ -93,6 +94,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     ws.io = io;
     ws.usage = usage;
     ws.drain = drains_.back();
+    ws.notice = ds.notice;
     ws.spares = spares;
     if (spares->keep() > 0) {
       preparers_.push_back(spawn_segment_preparer(sys, {spares}));

@@ -57,12 +57,17 @@ struct drain_harness : test::test_scheduler {
   std::uint32_t cursor_persist_ms = 200;  // set before start()
   std::shared_ptr<wab::spare_pool> spares;  // set before start()
   std::string quarantine_dir;              // set before start()
+  std::shared_ptr<append_notice> notice;    // set before start(): write() then announces as the writer does
+  std::uint32_t batch_max_records = 1000;  // set before start()
+  int messages = 0;                         // `appended` messages write() sent
 
   void start(std::uint64_t first_live = 1) {
     drain_settings s;
     s.shard_dir = shard_dir.string();
     s.first_live_sequence = first_live;
     s.linger_ms = linger_ms;
+    s.batch_max_records = batch_max_records;
+    s.notice = notice;
     s.cursor_persist_ms = cursor_persist_ms;
     s.max_in_flight = 1;
     s.io = io;
@@ -74,9 +79,12 @@ struct drain_harness : test::test_scheduler {
     run();
   }
 
-  /// Appends to segment `seq` (created on first use) and announces it, as the writer does.
-  void write(std::uint64_t seq, const std::vector<std::string>& payloads, bool announce = true) {
+  /// Appends to segment `seq` (created on first use) and announces it, as
+  /// the writer does: with a notice, by message only when the drain asked or
+  /// the segment is new. `settle`: let the drain handle it now.
+  void write(std::uint64_t seq, const std::vector<std::string>& payloads, bool announce = true, bool settle = true) {
     auto& seg = segments[seq];
+    const bool created = !seg;
     if (!seg) {
       auto created = wab::segment_writer::create(io, shard_dir.string(), 0, seq, 1);
       REQUIRE(created);
@@ -90,8 +98,26 @@ struct drain_harness : test::test_scheduler {
     const auto before = seg->size();
     if (!payloads.empty()) REQUIRE(seg->append(spans, 7).error == 0);
     usage->add(seg->size() - before);
-    if (announce) caf::anon_send(drain, appended_atom::value, seq, seg->size());
-    run();
+    const bool wanted = !notice || notice->publish(seq, seg->size(), payloads.size());
+    if (announce && (wanted || created)) {
+      caf::anon_send(drain, appended_atom::value, seq, seg->size());
+      ++messages;
+    }
+    if (settle) run();
+  }
+
+  /// The writer's rotation: `seq` takes no more records.
+  void seal(std::uint64_t seq, bool settle = true) {
+    if (notice) notice->retire(seq);
+    caf::anon_send(drain, sealed_atom::value, seq, segments.at(seq)->size());
+    if (settle) run();
+  }
+
+  /// A batch the drain has already sent, without moving the clock.
+  std::optional<delivery_batch> batch_now() {
+    std::optional<delivery_batch> out;
+    (*runner)->receive([&](delivery_batch& b) { out = std::move(b); }, caf::after(std::chrono::seconds(0)) >> [] {});
+    return out;
   }
 
   /// The next batch the drain sends, waiting out its linger (on the test clock).
@@ -309,4 +335,69 @@ TEST_CASE("drain: a sealed segment whose last records stop checking is damage an
   REQUIRE(b);
   CHECK(h.payloads(*b) == std::vector<std::string>{"alpha"});
   CHECK(std::filesystem::exists(std::filesystem::path(h.quarantine_dir) / "shard_00__seg_00000001.wab"));
+}
+
+TEST_CASE("drain: with the append notice a lingering batch takes the writes made meanwhile without a message for each",
+          "[actor][drain]") {
+  drain_harness h;
+  h.notice = std::make_shared<append_notice>();
+  h.start();
+  h.write(1, {"a"});  // a new segment: announced by message
+  h.write(1, {"b"});
+  h.write(1, {"c"});
+  CHECK(h.messages == 1);
+  CHECK_FALSE(h.batch_now());  // the batch lingers
+  auto b = h.next_batch();
+  REQUIRE(b);
+  CHECK(h.payloads(*b) == std::vector<std::string>{"a", "b", "c"});
+  h.confirm(*b);
+  h.write(1, {"d"});  // caught up: the drain asked for the next write
+  CHECK(h.messages == 2);
+  auto b2 = h.next_batch();
+  REQUIRE(b2);
+  CHECK(h.payloads(*b2) == std::vector<std::string>{"d"});
+}
+
+TEST_CASE("drain: with the append notice writes that could fill the lingering batch wake it before its linger ends",
+          "[actor][drain]") {
+  drain_harness h;
+  h.notice = std::make_shared<append_notice>();
+  h.batch_max_records = 3;
+  h.start();
+  h.write(1, {"a"});
+  h.write(1, {"b"});
+  CHECK(h.messages == 1);
+  h.write(1, {"c"});  // two since the drain looked: the batch's room
+  CHECK(h.messages == 2);
+  auto b = h.batch_now();
+  REQUIRE(b);
+  CHECK(h.payloads(*b) == std::vector<std::string>{"a", "b", "c"});
+}
+
+TEST_CASE("drain: a segment the append notice names before its message is read only after the segments before it",
+          "[actor][drain]") {
+  drain_harness h;
+  h.notice = std::make_shared<append_notice>();
+  h.start();
+  h.write(1, {"a"});  // the drain knows segment 1 and lingers
+  // The writer runs ahead while the drain waits: segment 1 gets more and is
+  // sealed, segment 2 comes and goes, segment 3 is written to. The notice
+  // names segment 3 before the drain has read the messages for 2.
+  h.write(1, {"a2"}, true, false);
+  h.seal(1, false);
+  h.write(2, {"b"}, true, false);
+  h.seal(2, false);
+  h.write(3, {"c"}, true, false);
+  h.write(3, {"d"}, true, false);
+  std::vector<std::string> seen;
+  for (int i = 0; i < 4 && seen.size() < 5; ++i) {
+    auto b = h.next_batch();
+    if (!b) continue;
+    for (auto& p : h.payloads(*b)) seen.push_back(p);
+    h.confirm(*b);
+  }
+  CHECK(seen == std::vector<std::string>{"a", "a2", "b", "c", "d"});
+  h.persist();
+  CHECK_FALSE(h.exists(1));
+  CHECK_FALSE(h.exists(2));
 }

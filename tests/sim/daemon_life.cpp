@@ -58,6 +58,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     ds.io = io;
     ds.usage = usage_;
     for (const auto& seg : s.recovery.segments) ds.recovered_records[seg.sequence] = seg.records;
+    ds.notice = std::make_shared<append_notice>();
     ds.thread = actor_thread::scheduler;
     drains_.push_back(spawn_drain(*sys_, ds, runner_));
     watch(caf::actor_cast<caf::abstract_actor*>(drains_.back()), "drain " + std::to_string(s.shard));
@@ -80,6 +81,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     ws.io = io;
     ws.usage = usage_;
     ws.drain = drains_.back();
+    ws.notice = ds.notice;
     ws.thread = actor_thread::scheduler;
     writers_.push_back(spawn_shard_writer(*sys_, ws, fsyncs_.back()));
     watch(caf::actor_cast<caf::abstract_actor*>(writers_.back()), "shard_writer " + std::to_string(s.shard));
