@@ -14,8 +14,9 @@
 //               is idle and the mailbox empty (one thread hop fewer)
 //               prepare_atom to the segment_preparer (a segment started
 //               without a spare, one in a spare half full, offline)
-//               (appended_atom, sequence, end) to the drain after a write
-//               or a new segment, when the drain waits for one (each is
+//               (appended_atom, sequence, end) to the drain for a new
+//               segment, after a write no sync covers (Buffered only), and
+//               after any other write when the drain waits for one (each is
 //               published in the shared append_notice; the drain reads it
 //               when its linger ends)
 // States:       writing (an open segment)

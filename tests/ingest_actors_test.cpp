@@ -14,6 +14,7 @@
 #include <caf/send.hpp>
 #include <catch2/catch.hpp>
 
+#include "actors/append_notice.hpp"
 #include "actors/fsync_group.hpp"
 #include "actors/segment_preparer.hpp"
 #include "actors/reply_queue.hpp"
@@ -44,9 +45,11 @@ struct ingest_harness : test::test_scheduler {
   std::optional<caf::scoped_actor> self;
   shard_writer_actor writer;
 
-  /// `tune` may change the writer's settings from the defaults.
+  /// `tune` may change the writer's settings from the defaults (and make
+  /// actors in the harness's system for them).
   explicit ingest_harness(fsync_group_settings fs = {}, std::uint64_t segment_max = 1 << 20,
-                          std::uint64_t cap = 1ull << 30, std::function<void(shard_writer_settings&)> tune = {}) {
+                          std::uint64_t cap = 1ull << 30,
+                          std::function<void(shard_writer_settings&, caf::actor_system&)> tune = {}) {
     std::filesystem::create_directories(shard_dir);
     usage = std::make_shared<wab::wab_usage>(cap);
     self.emplace(sys());
@@ -56,7 +59,7 @@ struct ingest_harness : test::test_scheduler {
     ws.io = io;
     ws.usage = usage;
     ws.thread = actor_thread::scheduler;
-    if (tune) tune(ws);
+    if (tune) tune(ws, sys());
     fs.thread = actor_thread::scheduler;
     writer = spawn_shard_writer(sys(), ws, spawn_fsync_group(sys(), fs));
     run();
@@ -309,7 +312,7 @@ TEST_CASE("segments rotate at wab.segment_max_bytes and tracked coordinates foll
 }
 
 TEST_CASE("a shard whose directory fails goes offline and comes back when it clears", "[actor][ingest][faults]") {
-  ingest_harness h({}, 1 << 20, 1ull << 30, [](shard_writer_settings& ws) { ws.segment_retry_ms = 250; });
+  ingest_harness h({}, 1 << 20, 1ull << 30, [](shard_writer_settings& ws, caf::actor_system&) { ws.segment_retry_ms = 250; });
   h.io->fail_next_write = EIO;  // closes the first segment
   h.io->fail_creates = ENOSPC;  // and no new one can be made
   h.push(1, "refused", true);
@@ -379,7 +382,7 @@ TEST_CASE("a group is written at once when it reaches group_commit.max_bytes", "
   const std::string sixty(60, 'g');
   for (std::uint64_t max_bytes : {std::uint64_t{4} << 20, std::uint64_t{100}}) {
     INFO("max_group_bytes " << max_bytes);
-    ingest_harness h({}, 1 << 20, 1ull << 30, [&](shard_writer_settings& ws) { ws.max_group_bytes = max_bytes; });
+    ingest_harness h({}, 1 << 20, 1ull << 30, [&](shard_writer_settings& ws, caf::actor_system&) { ws.max_group_bytes = max_bytes; });
     const int before = h.io->writes.load();
     for (std::uint64_t t = 0; t < 3; ++t) h.push(t, sixty, false);
     h.run_writer();
@@ -397,7 +400,7 @@ namespace {
 /// group is idle.
 struct shared_load_harness {
   std::shared_ptr<sync_load> load = std::make_shared<sync_load>();
-  ingest_harness h{settings(), 1 << 20, 1ull << 30, [this](shard_writer_settings& ws) { ws.sync_load = load; }};
+  ingest_harness h{settings(), 1 << 20, 1ull << 30, [this](shard_writer_settings& ws, caf::actor_system&) { ws.sync_load = load; }};
 
   fsync_group_settings settings() const {
     fsync_group_settings fs;
@@ -567,4 +570,38 @@ TEST_CASE("a lone answer goes straight into the connection's reply queue after i
   CHECK(written_during_sync == 0);
   CHECK(socket->writes.size() == 5);
   CHECK_FALSE(h.arrived_reply());
+}
+
+TEST_CASE("with the append notice the writer messages the drain for a new segment and a Buffered write and otherwise only when asked",
+          "[actor][ingest][drain]") {
+  auto notice = std::make_shared<append_notice>();
+  std::optional<caf::scoped_actor> drain;  // the test plays the drain
+  ingest_harness h({}, 1 << 20, 1ull << 30, [&](shard_writer_settings& ws, caf::actor_system& sys) {
+    drain.emplace(sys);
+    ws.drain = caf::actor_cast<segment_listener_actor>(*drain);
+    ws.notice = notice;
+  });
+  struct let_go {  // the probe ends before the harness's actor system, which waits for it
+    std::optional<caf::scoped_actor>& probe;
+    ~let_go() { probe.reset(); }
+  } let_go_of_drain{drain};
+  auto messages = [&] {
+    h.run();
+    int n = 0;
+    for (bool more = true; more;)
+      (*drain)->receive([&](appended_atom, std::uint64_t, std::uint64_t) { ++n; },
+                        caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    return n;
+  };
+  CHECK(messages() == 1);  // the first segment
+  notice->take();
+  CHECK_FALSE(notice->wake_after(1 << 20, 1000));  // a lingering drain
+  h.push(1, "durable", true);
+  CHECK(messages() == 0);  // in the notice only
+  h.push(2, "buffered", false);
+  CHECK(messages() == 1);
+  CHECK(notice->take().end > wab::segment_prefix_size);
+  CHECK_FALSE(notice->wake_after(0, 0));  // a drain that caught up
+  h.push(3, "durable", true);
+  CHECK(messages() == 1);
 }
