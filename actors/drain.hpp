@@ -8,10 +8,12 @@
 // earlier run sealed were not read at startup: the drain is where a damaged
 // record in one is found, copied to quarantine and reported.
 //
-// Messages in:  (appended_atom, sequence, end_offset)  from the shard_writer, when
-//                                                      the drain asked for it in the
-//                                                      append_notice (caught up, or a
-//                                                      lingering batch could be full)
+// Messages in:  (appended_atom, sequence, end_offset)  from the shard_writer: for a
+//                                                      new segment, a Buffered-only
+//                                                      write, and otherwise when the
+//                                                      drain asked in the append_notice
+//                                                      (caught up, or a lingering
+//                                                      batch could be full)
 //               (sealed_atom, sequence, end_offset)    from the shard_writer
 //               (delivered_atom, batch_id)             from the sink_runner
 //               (linger_atom, epoch)                   a partial batch waited long enough (self-sent)
