@@ -1,11 +1,12 @@
 #pragma once
 // append_notice: how far a shard's writer has written, shared by the writer
-// and the shard's drain, so that the drain is woken by an `appended` message
-// only when it waits for records. While it lingers over a batch it needs no
-// message for each write (a lone producer paid a thread switch per record
-// for one, on the CPU that runs the producer's next request): it reads what
-// the notice says when the linger ends, or when the writes since it last
-// looked could fill the batch.
+// and the shard's drain, so that a Durable write wakes the drain with an
+// `appended` message only when the drain waits for records (new segments
+// and Buffered-only writes are always told by message). While it lingers
+// over a batch it needs no message for each write (a lone producer paid a
+// thread switch per record for one, on the CPU that runs the producer's
+// next request): it reads what the notice says when the linger ends, or
+// when the writes since it last looked could fill the batch.
 //
 // The writer publishes after every write and each new segment, and retires
 // the segment it seals before it tells the drain so; from then on the notice
@@ -41,11 +42,14 @@ class append_notice {
     if (written_.sequence == sequence) written_ = {};
   }
 
-  /// Drain: where the written data ends now. Growth is counted from here.
+  /// Drain: where the written data ends now. Growth is counted from here,
+  /// and a wish for a message is dropped: the drain asks again for what it
+  /// needs after it read this.
   written_end take() {
     std::lock_guard<std::mutex> guard(mutex_);
     taken_ = written_;
     records_since_taken_ = 0;
+    wanted_ = false;
     return written_;
   }
 

@@ -160,7 +160,10 @@ class drain_state {
   /// Asks the writer, through the notice, for a message at its next write
   /// (caught up), or once its writes could fill the lingering batch; none
   /// while the sink holds max_in_flight batches (a confirmation pumps). True
-  /// when the news is already there: it is taken, and the caller reads on.
+  /// when news had come meanwhile: it is taken, and the caller reads on and
+  /// asks again, even when there was nothing in it to read (a take drops
+  /// the wish: only asking again after it can leave one standing). Each
+  /// turn needs a write that lands between a take and the next ask.
   bool ask_for_news() {
     if (!s_.notice || flying_.size() >= s_.max_in_flight) return false;
     std::uint64_t bytes = 0, records = 0;

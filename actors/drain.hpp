@@ -23,9 +23,9 @@
 // Messages out: delivery_batch to the sink_runner
 // States:       following (reading up to the written end) -> waiting (caught
 //               up; the next append wakes it) -> lingering (a partial batch
-//               waits drain.linger_ms; appends wake it only once they could
-//               fill the batch) -> full (sink.concurrency batches in flight:
-//               reads resume when one is confirmed)
+//               waits drain.linger_ms; Durable appends wake it only once
+//               they could fill the batch) -> full (sink.concurrency batches
+//               in flight: reads resume when one is confirmed)
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -74,9 +74,9 @@ struct drain_settings {
   /// segment: every segment below it is delivered (a cluster's replicator,
   /// which lets the peers drop their copies). May be null.
   confirm_listener_actor confirmed;
-  /// Shared with the shard writer: where the written data ends, and the
-  /// drain's wish for a message (docs/architecture.md, "The path of one
-  /// record"). Null: the writer sends a message after every write.
+  /// The same object as the shard writer's `notice`: where the written
+  /// data ends, and the drain's wish for a message (docs/architecture.md,
+  /// drain). Null for both: the writer sends a message after every write.
   std::shared_ptr<append_notice> notice;
   actor_thread thread = actor_thread::own;
 };

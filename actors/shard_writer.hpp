@@ -63,10 +63,11 @@ struct shard_writer_settings {
   std::uint64_t min_free_bytes = 1024 * 1024;
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
-  segment_listener_actor drain;  // told after every write what is readable; may be null (tests)
-  /// Shared with the drain (its settings' `notice`): every write is
-  /// published there, and the drain gets a message only when it asked for
-  /// one. Null: a message after every write.
+  segment_listener_actor drain;  // told what is readable (below); may be null (tests)
+  /// The same object as the drain's `notice`: every write is published
+  /// there, and the drain gets a message for a new segment, a Buffered-only
+  /// write, or when it asked for one. Null for both: a message after every
+  /// write.
   std::shared_ptr<append_notice> notice;
   /// In a cluster: told as the drain is (it ships what is written to the
   /// peers), and where Replicated acks wait after their sync. Else null.

@@ -48,3 +48,17 @@ TEST_CASE("append notice: a retired segment is never named again", "[drain][noti
   CHECK(n.publish(5, 40, 0));
   CHECK(n.take().sequence == 5);
 }
+
+TEST_CASE("append notice: growth past a lingering drain's thresholds is reported at once and a take drops the wish",
+          "[drain][notice]") {
+  append_notice n;
+  n.publish(1, 100, 1);
+  n.take();
+  n.publish(1, 200, 2);
+  CHECK(n.wake_after(1000, 2));  // two records already: no waiting
+  CHECK(n.take().end == 200);
+  CHECK_FALSE(n.wake_after(0, 0));
+  n.take();                          // the drain looked again without asking
+  CHECK_FALSE(n.publish(1, 300, 1));  // so no message
+  CHECK(n.wake_after(0, 0));          // and asking finds the write waiting
+}

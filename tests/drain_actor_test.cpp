@@ -401,3 +401,23 @@ TEST_CASE("drain: a segment the append notice names before its message is read o
   CHECK_FALSE(h.exists(1));
   CHECK_FALSE(h.exists(2));
 }
+
+TEST_CASE("drain: with the append notice writes made while the in-flight limit is full need no message and go once a batch is confirmed",
+          "[actor][drain]") {
+  drain_harness h;
+  h.notice = std::make_shared<append_notice>();
+  h.start();
+  h.write(1, {});  // the writer announces a new segment before its first record
+  h.write(1, {"a"});
+  auto b1 = h.next_batch();
+  REQUIRE(b1);  // one batch in flight: the limit
+  const int before = h.messages;
+  h.write(1, {"b"});
+  h.write(1, {"c"});
+  CHECK(h.messages == before);  // the drain asked for nothing while full
+  CHECK_FALSE(h.next_batch());
+  h.confirm(*b1);
+  auto b2 = h.next_batch();
+  REQUIRE(b2);
+  CHECK(h.payloads(*b2) == std::vector<std::string>{"b", "c"});
+}
