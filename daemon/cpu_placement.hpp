@@ -107,7 +107,6 @@ class cpu_placement {
 
   /// Spreads the threads for good and ends the controller (the stats stay).
   void stop();
-  bool active() const noexcept { return off_reason_ == nullptr; }
   /// Why the threads are not moved; null while the controller runs.
   const char* off_reason() const noexcept { return off_reason_; }
   const cpu_placement_stats& stats() const noexcept { return stats_; }

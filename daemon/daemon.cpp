@@ -77,6 +77,37 @@ sigset_t block_handled_signals() {
   return set;
 }
 
+/// The placement controller with runtime.cpu_placement: adaptive, or null
+/// when the threads stay where the kernel puts them; `ready_field` says
+/// which, and why, for the ready line.
+std::unique_ptr<cpu_placement> start_cpu_placement(const config& cfg, const std::vector<int>& allowed,
+                                                   const std::vector<int>& disk_irqs, bool keep_awake,
+                                                   client_activity& activity, std::string& ready_field) {
+  ready_field = "spread";
+  if (cfg.runtime.cpu_placement != cpu_placement_mode::adaptive) return nullptr;
+  if (keep_awake) {
+    // Not with the spinners: they keep the other CPUs awake, the producer
+    // is then woken there, and the gathered daemon's own CPU halts between
+    // records (one Durable producer 1.01-1.02 of append+fdatasync gathered
+    // with a spinner, against about 1.17 spread with it).
+    ready_field = "spread (runtime.keep_awake_us is on)";
+    log::info("runtime.cpu_placement: adaptive does not gather threads while runtime.keep_awake_us is on; they stay spread");
+    return nullptr;
+  }
+  auto placement = std::make_unique<cpu_placement>(gather_cpu(allowed, disk_irqs), allowed, activity);
+  if (const char* why = placement->off_reason()) {
+    ready_field = std::string("spread (") + why + ")";
+    log::info("runtime.cpu_placement: threads are not moved", {{"why", why}, {"usable_cpus", cpu_list(allowed)}});
+    return nullptr;
+  }
+  ready_field = "adaptive, gathering on cpu " + std::to_string(placement->stats().gather_cpu);
+  log::info("runtime.cpu_placement: threads gather on one CPU while the daemon fits on one",
+            {{"gather_cpu", std::to_string(placement->stats().gather_cpu)},
+             {"disk_interrupt_cpus", disk_irqs.empty() ? "unknown" : cpu_list(disk_irqs)},
+             {"usable_cpus", cpu_list(allowed)}});
+  return placement;
+}
+
 }  // namespace
 
 int run_daemon(const config& cfg, std::function<config()> reread) {
@@ -161,30 +192,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   conn.stats = &exported;
   conn.replicated_tier = cluster != nullptr;
 
-  std::unique_ptr<cpu_placement> placement;
-  // Why the threads stay where the kernel puts them, for the ready line.
-  std::string placement_off = "spread";
-  if (cfg.runtime.cpu_placement == cpu_placement_mode::adaptive) {
-    if (keep_awake) {
-      // Not with the spinners: they keep the other CPUs awake, the producer
-      // is then woken there, and the gathered daemon's own CPU halts between
-      // records (one Durable producer 1.01-1.02 of append+fdatasync gathered
-      // with a spinner, against about 1.17 spread with it).
-      placement_off = "spread (runtime.keep_awake_us is on)";
-      log::info("runtime.cpu_placement: adaptive does not gather threads while runtime.keep_awake_us is on; they stay spread");
-    } else {
-      placement = std::make_unique<cpu_placement>(gather_cpu(allowed, disk_irqs), allowed, activity);
-      if (const char* why = placement->off_reason()) {
-        placement_off = std::string("spread (") + why + ")";
-        log::info("runtime.cpu_placement: threads are not moved", {{"why", why}, {"usable_cpus", cpu_list(allowed)}});
-      } else {
-        log::info("runtime.cpu_placement: threads gather on one CPU while the daemon fits on one",
-                  {{"gather_cpu", std::to_string(placement->stats().gather_cpu)},
-                   {"disk_interrupt_cpus", disk_irqs.empty() ? "unknown" : cpu_list(disk_irqs)},
-                   {"usable_cpus", cpu_list(allowed)}});
-      }
-    }
-  }
+  std::string placement_field;  // the ready line's cpu_placement
+  auto placement = start_cpu_placement(cfg, allowed, disk_irqs, keep_awake != nullptr, activity, placement_field);
 
   // Bound before the producer socket, so a taken port fails the start cleanly.
   std::unique_ptr<admin_server> admin;
@@ -194,7 +203,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                                                                shards.dead_letters().get(), shards.sink_type(),
                                                                conn.budget.get(), cluster_stats.get(),
                                                                keep_awake ? &keep_awake->stats() : nullptr,
-                                                               placement && placement->active() ? &placement->stats() : nullptr});
+                                                               placement ? &placement->stats() : nullptr});
 
   // Both listeners give their connections the same kind of actor.
   auto make_connection = [&](connection_io_ptr io_ptr) {
@@ -248,9 +257,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                                              (keep_awake->cpus().size() == 1 ? "cpu " : "cpus ") +
                                              cpu_list(keep_awake->cpus())
                                        : "off"},
-             {"cpu_placement", placement && placement->active()
-                                   ? "adaptive, gathering on cpu " + std::to_string(placement->stats().gather_cpu)
-                                   : placement_off},
+             {"cpu_placement", placement_field},
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
 
