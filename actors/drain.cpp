@@ -110,7 +110,8 @@ class drain_state {
     pump();
   }
 
-  void on_delivered(std::uint64_t id) {
+  void on_delivered(std::uint64_t id, spent_batch& spent) {
+    keep_for_reuse(spent);
     for (auto& b : flying_)
       if (b.id == id) {
         b.done = true;
@@ -306,20 +307,22 @@ class drain_state {
                                wab::resync_window_for(*fd_header_, wab::wall_clock_ns()));
     bool any = false;
     while (!batch_full()) {
-      auto rec = reader.next();
-      if (!rec) break;
+      sink_record& r = next_pending();
+      if (!reader.next(read_into_)) {
+        unread_pending();
+        break;
+      }
       any = true;
-      sink_record r;
-      r.id = wire::to_hex(wire::compute_record_id(segment, rec->index, rec->payload));
+      // The payload buffers swap: the reader fills the spent record's next time.
+      r.payload.swap(read_into_.payload);
+      wire::to_hex(wire::compute_record_id(segment, read_into_.index, r.payload), r.id);
       r.node = s_.node;
       r.shard = s_.shard;
       r.segment = segment;
       r.sequence = read_.sequence;
-      r.index = rec->index;
-      r.ts_ns = rec->ingest_ts_ns;
-      r.payload = std::move(rec->payload);
+      r.index = read_into_.index;
+      r.ts_ns = read_into_.ingest_ts_ns;
       pending_bytes_ += r.payload.size();
-      pending_.push_back(std::move(r));
     }
     // The reader may have stepped over damage without a record to show for it.
     any = any || reader.valid_end() > read_.offset;
@@ -371,6 +374,43 @@ class drain_state {
         s_.stats->quarantined_segments.fetch_add(1, std::memory_order_relaxed);
     }
     log::write(log_level::error, "WAB segment damaged; every record that checks is delivered", fields);
+  }
+
+  /// A record appended to pending_, made of a spent one when there is one
+  /// (its strings and payload buffer are reused as read_some refills every
+  /// field).
+  sink_record& next_pending() {
+    if (reusable_.empty()) return pending_.emplace_back();
+    pending_.push_back(std::move(reusable_.back()));
+    reusable_.pop_back();
+    reusable_bytes_ -= pending_.back().payload.capacity();
+    return pending_.back();
+  }
+
+  /// Takes back the record next_pending() gave when there was nothing to read.
+  void unread_pending() {
+    reusable_bytes_ += pending_.back().payload.capacity();
+    reusable_.push_back(std::move(pending_.back()));
+    pending_.pop_back();
+  }
+
+  /// Keeps a delivered batch's records to refill: at most a batch of them,
+  /// with payload buffers of at most a batch's bytes in all (the others are
+  /// freed, so that a burst of large records pins no memory).
+  void keep_for_reuse(spent_batch& spent) {
+    if (!spent.records || spent.records.use_count() != 1) return;
+    auto& records = *spent.records;
+    for (auto& r : records) {
+      if (reusable_.size() >= s_.batch_max_records) break;
+      if (reusable_bytes_ + r.payload.capacity() > s_.batch_max_bytes) byte_buffer().swap(r.payload);
+      reusable_bytes_ += r.payload.capacity();
+      reusable_.push_back(std::move(r));
+    }
+    if (pending_.empty() && pending_.capacity() < records.capacity()) {
+      records.clear();
+      pending_.swap(records);  // and the next batch is cut into this one's array
+    }
+    spent.records.reset();  // whatever is left is freed here, on the drain's thread
   }
 
   void send_pending() {
@@ -485,6 +525,9 @@ class drain_state {
   position stored_;  // the cursor as last persisted
   std::vector<sink_record> pending_;
   std::uint64_t pending_bytes_ = 0;
+  std::vector<sink_record> reusable_;  // delivered records, to refill
+  std::uint64_t reusable_bytes_ = 0;   // their payload buffers' capacity
+  wab::stored_record read_into_;       // the reader's target; its payload buffer swaps with a record's
   std::deque<in_flight> flying_;
   std::uint64_t next_batch_ = 0;
   std::uint64_t linger_epoch_ = 0;
@@ -511,7 +554,7 @@ drain_actor::behavior_type drain_behavior(drain_state::pointer self, drain_setti
   return {
       [=](appended_atom, std::uint64_t seq, std::uint64_t end) { self->state.on_appended(seq, end); },
       [=](sealed_atom, std::uint64_t seq, std::uint64_t end) { self->state.on_sealed(seq, end); },
-      [=](delivered_atom, std::uint64_t id) { self->state.on_delivered(id); },
+      [=](delivered_atom, std::uint64_t id, spent_batch& spent) { self->state.on_delivered(id, spent); },
       [=](linger_atom, std::uint64_t epoch) { self->state.on_linger(epoch); },
       [=](persist_atom) { self->state.persist_cursor(); },
       [=](shutdown_atom) {

@@ -15,7 +15,9 @@
 //                                                      (caught up, or a lingering
 //                                                      batch could be full)
 //               (sealed_atom, sequence, end_offset)    from the shard_writer
-//               (delivered_atom, batch_id)             from the sink_runner
+//               (delivered_atom, batch_id, spent_batch) from the sink_runner (the
+//                                                      batch's records, refilled by
+//                                                      later reads)
 //               (linger_atom, epoch)                   a partial batch waited long enough (self-sent)
 //               (persist_atom)                         make the cursor durable (self-sent, at
 //                                                      most every cursor_persist_ms)

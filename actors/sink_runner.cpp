@@ -25,7 +25,8 @@ namespace {
 struct job {
   delivery_client_actor drain;
   std::uint64_t batch_id = 0;
-  commit_job work;
+  std::shared_ptr<std::vector<sink_record>> batch;  // the drain's, to hand back
+  commit_job work;  // the same records, read-only, for the workers
   std::uint64_t records = 0;
   std::uint64_t attempt = 0;  // the runner's attempt when it was dispatched
 };
@@ -52,8 +53,8 @@ class sink_runner_state {
 
   void enqueue(delivery_batch& b) {
     const std::uint64_t n = b.records.size();
-    job j{b.reply_to, b.id,
-          commit_job{std::make_shared<const std::vector<sink_record>>(std::move(b.records))}, n};
+    auto batch = std::make_shared<std::vector<sink_record>>(std::move(b.records));
+    job j{b.reply_to, b.id, batch, commit_job{batch}, n};
     queue_.emplace(next_job_++, std::move(j));
     dispatch();
   }
@@ -116,7 +117,9 @@ class sink_runner_state {
       if (out.dead_lettered > 0)
         log::warn("records refused by the sink were dead-lettered",
                   {{"sink", type_}, {"records", std::to_string(out.dead_lettered)}});
-      self_->send(j.drain, delivered_atom::value, j.batch_id);
+      // Only the drain's reference may remain for it to refill the records.
+      j.work.records.reset();
+      self_->send(j.drain, delivered_atom::value, j.batch_id, spent_batch{std::move(j.batch)});
       dispatch();
       return;
     }

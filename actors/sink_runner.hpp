@@ -7,7 +7,8 @@
 // Messages in:  delivery_batch                  from a drain (answered to its reply_to)
 //               (retry_atom, epoch)             backoff over (self-sent)
 //               (probe_atom, epoch)             health interval (self-sent)
-// Messages out: (delivered_atom, batch id)      to the drain
+// Messages out: (delivered_atom, batch id, spent_batch)  to the drain, with
+//                                               its records back to reuse
 //               commit_job, (probe_atom)        to the workers
 // States:       idle -> delivering -> retrying (a commit failed transiently:
 //               nothing is dispatched until the backoff is over, and the failed

@@ -9,7 +9,9 @@
 //                                                                        (rotated, or retired after a failed
 //                                                                        write), even if no next one exists
 //   drain        -> sink_runner  delivery_batch                          commit these, then tell reply_to
-//   sink_runner  -> drain        (delivered_atom, batch_id)              committed or dead-lettered, all of it
+//   sink_runner  -> drain        (delivered_atom, batch_id, spent_batch) committed or dead-lettered, all of
+//                                                                        it; its records come back to be
+//                                                                        refilled
 //   sink_runner  -> sink_worker  commit_job => commit_outcome            one commit on the worker's sink
 //   sink_runner  -> sink_worker  (probe_atom) => sink_health             sink health
 //   daemon       -> drain        shutdown_atom => done_atom              store the cursor, stop
@@ -37,8 +39,18 @@ using persist_atom = caf::atom_constant<caf::atom("persist")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using probe_atom = caf::atom_constant<caf::atom("probe")>;
 
+/// A delivered batch's records, handed back to the drain that read them. The
+/// drain refills them for its next batches — their strings and payload
+/// buffers are already allocated, so reading a record allocates nothing —
+/// and what it does not keep is freed on its own thread, not on the
+/// scheduler thread the runner shares with the connections. Null when the
+/// records are still shared (a worker not yet done with its message).
+struct spent_batch {
+  std::shared_ptr<std::vector<sink_record>> records;
+};
+
 /// What the sink runner needs of whoever sent a batch: the news that it is done.
-using delivery_client_actor = caf::typed_actor<caf::reacts_to<delivered_atom, std::uint64_t>>;
+using delivery_client_actor = caf::typed_actor<caf::reacts_to<delivered_atom, std::uint64_t, spent_batch>>;
 
 struct delivery_batch {
   std::uint64_t id = 0;  // the drain's own numbering
@@ -65,7 +77,7 @@ struct commit_outcome {
 using segment_listener_actor = caf::typed_actor<caf::reacts_to<appended_atom, std::uint64_t, std::uint64_t>,
                                                caf::reacts_to<sealed_atom, std::uint64_t, std::uint64_t>>;
 
-using drain_actor = segment_listener_actor::extend<caf::reacts_to<delivered_atom, std::uint64_t>,
+using drain_actor = segment_listener_actor::extend<caf::reacts_to<delivered_atom, std::uint64_t, spent_batch>,
                                                    caf::reacts_to<linger_atom, std::uint64_t>,
                                                    caf::reacts_to<persist_atom>,
                                                    caf::replies_to<shutdown_atom>::with<done_atom>>;
@@ -83,5 +95,6 @@ using sink_worker_actor = caf::typed_actor<caf::replies_to<commit_job>::with<com
 
 // Local only: never serialized.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::delivery_batch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::spent_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::commit_job)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::commit_outcome)

@@ -130,9 +130,34 @@ struct drain_harness : test::test_scheduler {
     return out;
   }
 
-  void confirm(const delivery_batch& b) {
-    (*runner)->send(drain, delivered_atom::value, b.id);
+  /// The runner's answer: `b` is delivered, and a copy of its records comes
+  /// back for the drain to refill (or `spent`, when given).
+  void confirm(const delivery_batch& b, std::shared_ptr<std::vector<sink_record>> spent = nullptr) {
+    if (!spent) spent = std::make_shared<std::vector<sink_record>>(b.records);
+    (*runner)->send(drain, delivered_atom::value, b.id, spent_batch{std::move(spent)});
     run();
+  }
+
+  struct expected_record {
+    std::uint64_t seq;
+    std::uint64_t index;
+    std::string payload;
+  };
+
+  /// Checks every field a read fills against what the segments hold.
+  void check_read_fields(const delivery_batch& b, const std::vector<expected_record>& expected) {
+    REQUIRE(b.records.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const auto& r = b.records[i];
+      const auto& e = expected[i];
+      const std::string segment = "shard_00/" + wab::segment_file_name(e.seq);
+      CHECK(std::string(r.payload.begin(), r.payload.end()) == e.payload);
+      CHECK(r.segment == segment);
+      CHECK(r.sequence == e.seq);
+      CHECK(r.index == e.index);
+      CHECK(r.ts_ns == 7);
+      CHECK(r.id == wire::to_hex(wire::compute_record_id(segment, e.index, bytes_of(e.payload))));
+    }
   }
 
   std::vector<std::string> payloads(const delivery_batch& b) {
@@ -170,6 +195,47 @@ TEST_CASE("drain: records go out in order with their ids and the cursor follows 
   const auto cursor = wab::load_cursor(*h.io, h.shard_dir.string());
   REQUIRE(cursor);
   CHECK(cursor->sequence == 2);
+}
+
+TEST_CASE("drain: records handed back after delivery are refilled whole for the next batches", "[actor][drain]") {
+  drain_harness h;
+  h.batch_max_records = 3;
+  h.start();
+  const std::string long_payload(300, 'L');
+  h.write(1, {long_payload, "second record", "third"});
+  auto b1 = h.next_batch();
+  REQUIRE(b1);
+  h.check_read_fields(*b1, {{1, 1, long_payload}, {1, 2, "second record"}, {1, 3, "third"}});
+  // Shorter payloads, a later segment and higher indexes: nothing of the
+  // records they are refilled from may show through.
+  h.write(1, {"x", "zz"});
+  h.write(2, {"y", "w"});
+  h.confirm(*b1);
+  auto b2 = h.next_batch();
+  REQUIRE(b2);
+  h.check_read_fields(*b2, {{1, 4, "x"}, {1, 5, "zz"}, {2, 1, "y"}});
+  h.confirm(*b2);
+  auto b3 = h.next_batch();
+  REQUIRE(b3);
+  h.check_read_fields(*b3, {{2, 2, "w"}});
+}
+
+TEST_CASE("drain: records still shared when handed back are left alone", "[actor][drain]") {
+  drain_harness h;
+  h.start();
+  h.write(1, {"kept by someone else"});
+  auto b1 = h.next_batch();
+  REQUIRE(b1);
+  auto spent = std::make_shared<std::vector<sink_record>>(b1->records);
+  const auto still_held = spent;  // as if a worker had not yet let go of its message
+  h.write(1, {"next"});
+  h.confirm(*b1, spent);
+  auto b2 = h.next_batch();
+  REQUIRE(b2);
+  h.check_read_fields(*b2, {{1, 2, "next"}});
+  REQUIRE(still_held->size() == 1);
+  CHECK(std::string(still_held->front().payload.begin(), still_held->front().payload.end()) == "kept by someone else");
+  CHECK(still_held->front().index == 1);
 }
 
 TEST_CASE("drain: caught up at a segment's end it keeps reading after the cursor steps past it",

@@ -81,6 +81,7 @@ struct runner_world : test::test_scheduler {
   std::shared_ptr<dead_letter_store> dead_letters;
   std::optional<caf::scoped_actor> drain;  // the test plays the drain
   sink_runner_actor runner;
+  std::vector<std::string> handed_back;  // ids of the records delivered() got back
 
   explicit runner_world(sink_runner_settings s = defaults(), std::uint64_t dead_letter_bytes = 1 << 20) {
     std::filesystem::create_directories(dir / "dead_letter");
@@ -132,7 +133,11 @@ struct runner_world : test::test_scheduler {
     std::vector<std::uint64_t> out;
     bool more = true;
     while (more)
-      (*drain)->receive([&](delivered_atom, std::uint64_t id) { out.push_back(id); },
+      (*drain)->receive([&](delivered_atom, std::uint64_t id, spent_batch& spent) {
+                          out.push_back(id);
+                          if (spent.records)
+                            for (const auto& r : *spent.records) handed_back.push_back(r.id);
+                        },
                         caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
     return out;
   }
@@ -172,6 +177,17 @@ TEST_CASE("sink runner: a Retry-After from the sink replaces the backoff", "[act
   w.advance(1ms);
   CHECK(w.script->commits.size() == 2);
   CHECK(w.delivered() == std::vector<std::uint64_t>{7});
+}
+
+TEST_CASE("sink runner: a delivered batch's records go back to its drain with the news even after a retry",
+          "[actor][sink_runner]") {
+  runner_world w;
+  w.script->answers.push_back(transient());
+  w.send_batch(3, {"r1", "r2"});
+  w.send_batch(4, {"r3"});
+  w.advance(100ms);
+  CHECK(w.delivered() == std::vector<std::uint64_t>{3, 4});
+  CHECK(w.handed_back == std::vector<std::string>{"r1", "r2", "r3"});
 }
 
 TEST_CASE("sink runner: a failed batch goes first again so order holds with one slot", "[actor][sink_runner]") {

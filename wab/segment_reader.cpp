@@ -154,10 +154,10 @@ std::optional<std::uint64_t> segment_reader::find_next_record(std::uint64_t from
   return std::nullopt;
 }
 
-std::optional<stored_record> segment_reader::skip_damage(std::uint64_t next, const header_fields& bad) {
+bool segment_reader::skip_damage(std::uint64_t next, const header_fields& bad, stored_record* out) {
   ++damaged_;
   if (!first_damage_) first_damage_ = offset_;
-  std::optional<stored_record> out;
+  bool recovered = false;
   // Only the length may be wrong: the gap up to the next record is then the
   // payload, and the record's own CRC says whether that is so.
   const std::uint64_t gap = next - offset_;
@@ -167,12 +167,21 @@ std::optional<stored_record> segment_reader::skip_damage(std::uint64_t next, con
     if (auto payload = checked_payload(offset_, inferred)) {
       ++recovered_;
       ++returned_;
-      out = stored_record{index_, offset_, bad.ts, byte_buffer(payload->begin(), payload->end())};
+      take(out, bad.ts, *payload);
+      recovered = true;
     }
   }
   ++index_;
   offset_ = next;
-  return out;
+  return recovered;
+}
+
+void segment_reader::take(stored_record* out, std::int64_t ts, byte_span payload) const {
+  if (!out) return;
+  out->index = index_;
+  out->offset = offset_;
+  out->ingest_ts_ns = ts;
+  out->payload.assign(payload.begin(), payload.end());
 }
 
 void segment_reader::stop_at_bad_record(std::uint64_t checked_up_to, bool zero_length) {
@@ -185,9 +194,13 @@ void segment_reader::stop_at_bad_record(std::uint64_t checked_up_to, bool zero_l
   finish(*zeros ? scan_stop::torn_tail : scan_stop::corrupt);
 }
 
-std::optional<stored_record> segment_reader::next() { return read_next(true); }
+std::optional<stored_record> segment_reader::next() {
+  stored_record r;
+  if (!read_next(&r)) return std::nullopt;
+  return r;
+}
 
-std::optional<stored_record> segment_reader::read_next(bool with_payload) {
+bool segment_reader::read_next(stored_record* out) {
   while (stop_ == scan_stop::none) {
     if (offset_ >= size_) {
       finish(scan_stop::end_of_file);
@@ -211,11 +224,11 @@ std::optional<stored_record> segment_reader::read_next(bool with_payload) {
     if (plausible) {
       auto payload = checked_payload(offset_, f);
       if (payload) {
-        stored_record r{index_, offset_, f.ts, with_payload ? byte_buffer(payload->begin(), payload->end()) : byte_buffer{}};
+        take(out, f.ts, *payload);
         offset_ = end;
         ++index_;
         ++returned_;
-        return r;
+        return true;
       }
       if (error_ != 0) {
         finish(scan_stop::io_error);
@@ -229,13 +242,13 @@ std::optional<stored_record> segment_reader::read_next(bool with_payload) {
         break;
       }
       if (next_good) {
-        if (auto recovered = skip_damage(*next_good, f)) return recovered;
+        if (skip_damage(*next_good, f, out)) return true;
         continue;
       }
     }
     stop_at_bad_record(f.length > max_record_payload ? offset_ + record_header_size : end, f.length == 0);
   }
-  return std::nullopt;
+  return false;
 }
 
 }  // namespace weir::wab

@@ -81,9 +81,13 @@ class segment_reader {
                  std::optional<resync_window> resync = std::nullopt);
 
   std::optional<stored_record> next();
+  /// The next record into `out`, its payload copied into the buffer `out`
+  /// already has: a drain that reuses its delivered records allocates
+  /// nothing per record. False at the end (stop() says why).
+  bool next(stored_record& out) { return read_next(&out); }
   /// Checks the next record and moves past it without copying its payload
   /// (recovery, which only needs to know where the valid records end).
-  bool advance() { return read_next(false).has_value(); }
+  bool advance() { return read_next(nullptr); }
 
   scan_stop stop() const { return stop_; }
   /// Offset just past the last valid record: where a repaired file ends.
@@ -117,13 +121,18 @@ class segment_reader {
   /// The payload of a record at `at` if its CRC checks; nullopt otherwise
   /// (error_ set on I/O failure). Valid until the next read.
   std::optional<byte_span> checked_payload(std::uint64_t at, const header_fields& h);
-  std::optional<stored_record> read_next(bool with_payload);
+  /// Moves past the next record that checks (or is recovered) and fills
+  /// `out` with it, when given; false when the scan stops.
+  bool read_next(stored_record* out);
   /// The first offset after `from` holding a record that checks; nullopt when
   /// none does (or the search budget ran out, or I/O failed: error_ set).
   std::optional<std::uint64_t> find_next_record(std::uint64_t from);
   /// Reads past the damaged record at offset_ to the next good one at `next`;
-  /// returns the damaged record itself when it can be recovered.
-  std::optional<stored_record> skip_damage(std::uint64_t next, const header_fields& bad);
+  /// true, with the damaged record itself in `out` (when given), when it can
+  /// be recovered.
+  bool skip_damage(std::uint64_t next, const header_fields& bad, stored_record* out);
+  /// Fills `out` (when given) with the record at offset_.
+  void take(stored_record* out, std::int64_t ts, byte_span payload) const;
   void finish(scan_stop s) { stop_ = s; }
 
   file_io& io_;

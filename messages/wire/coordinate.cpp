@@ -51,14 +51,19 @@ record_id compute_record_id(std::string_view segment, std::uint64_t index, byte_
 }
 
 std::string to_hex(byte_span bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
   std::string out;
-  out.reserve(bytes.size() * 2);
-  for (auto b : bytes) {
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 0x0f]);
-  }
+  to_hex(bytes, out);
   return out;
+}
+
+void to_hex(byte_span bytes, std::string& out) {
+  static constexpr char digits[] = "0123456789abcdef";
+  out.resize(bytes.size() * 2);
+  char* at = out.data();
+  for (auto b : bytes) {
+    *at++ = digits[b >> 4];
+    *at++ = digits[b & 0x0f];
+  }
 }
 
 bool is_valid_utf8(std::string_view s) {

@@ -40,6 +40,8 @@ std::string_view name_of(coordinate_error e);
 
 record_id compute_record_id(std::string_view segment, std::uint64_t index, byte_span payload);
 std::string to_hex(byte_span bytes);
+/// Lowercase hex of `bytes` into `out`, reusing its storage.
+void to_hex(byte_span bytes, std::string& out);
 
 byte_buffer encode_coordinate(const record_coordinate& c);
 outcome<record_coordinate, coordinate_error> decode_coordinate(byte_span payload);
