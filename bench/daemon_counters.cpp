@@ -39,6 +39,7 @@ daemon_counters read_daemon_counters(const std::string& admin) {
   c.acked_records = metric_total(text, "weir_records_ack_total");
   c.fsync_seconds = metric_total(text, "weir_wab_fsync_duration_seconds_sum");
   c.fsync_count = metric_total(text, "weir_wab_fsync_duration_seconds_count");
+  c.cpu_seconds = metric_total(text, "process_cpu_seconds_total");
   return c;
 }
 

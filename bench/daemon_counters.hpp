@@ -1,6 +1,7 @@
 #pragma once
 // The daemon's own counts, read from its /metrics, that say how well it
-// batched: records per fdatasync (group commit) and records per sink commit.
+// batched — records per fdatasync (group commit) and records per sink
+// commit — and what it cost: its CPU time.
 // Reading them costs the daemon a scrape, not the sink a query.
 #include <cstdint>
 #include <string>
@@ -13,6 +14,7 @@ struct daemon_counters {
   double committed_records = 0, sink_commits = 0;  // weir_sink_commit_records_total / _duration_seconds
   double acked_records = 0;                        // weir_records_ack_total, every tier
   double fsync_seconds = 0, fsync_count = 0;       // weir_wab_fsync_duration_seconds _sum / _count
+  double cpu_seconds = 0;                          // process_cpu_seconds_total
 };
 
 /// Sum of every sample of `name` (all label sets) in a Prometheus text exposition.

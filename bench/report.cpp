@@ -34,8 +34,8 @@ bool delivers(const nlohmann::json& j) {
 void main_table(const std::vector<nlohmann::json>& results, std::ostream& out) {
   out << "| scenario | measure | tier | producers | pipeline | batch | payload B | records/s | p50 µs | p99 µs | "
          "baseline | baseline records/s | baseline p50 µs | ratio (range) | rounds | records per fsync (baseline) | "
-         "records per sink commit |\n"
-      << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
+         "records per sink commit | daemon CPU µs per record |\n"
+      << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& j : results) {
     out << "| " << j.value("scenario", "?") << " | " << j.value("measure", "ingest") << " | "
         << j.value("durability", "?") << " | " << j.value("producers", 0) << " | " << j.value("pipeline", 0) << " | "
@@ -48,7 +48,9 @@ void main_table(const std::vector<nlohmann::json>& results, std::ostream& out) {
         << (j.value("baseline_records_per_fsync", 0.0) > 0
                 ? " (" + fixed(j.value("baseline_records_per_fsync", 0.0), 1) + ")"
                 : "")
-        << " | " << counted(j.value("records_per_commit", 0.0)) << " |\n";
+        << " | " << counted(j.value("records_per_commit", 0.0)) << " | "
+        << (j.value("daemon_cpu_us_per_record", 0.0) > 0 ? fixed(j.value("daemon_cpu_us_per_record", 0.0), 2) : "–")
+        << " |\n";
   }
 }
 

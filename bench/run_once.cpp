@@ -70,6 +70,16 @@ std::uint64_t wab_bytes(const std::string& wab_dir) {
   return total;
 }
 
+/// The daemon's counters once its sink committed every record it acked, or
+/// at `deadline` if that comes first.
+daemon_counters delivered_counters(daemon_runner& daemon, clock::time_point deadline) {
+  for (;;) {
+    auto c = read_daemon_counters(daemon.admin_address());
+    if (c.committed_records >= c.acked_records || clock::now() >= deadline) return c;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 /// Waits until `arrived()`, polling; throws past `limit` after `since`.
 template <typename F>
 void wait_until(F&& arrived, clock::time_point since, const char* what,
@@ -227,7 +237,13 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   note_step("warming up");
   if (sc.measure == measure_kind::ingest || sc.measure == measure_kind::sustained) warm_up(target, spec);
   note_step("reading the daemon's counters before the load");
-  const daemon_counters before = daemon ? read_daemon_counters(daemon->admin_address()) : daemon_counters{};
+  // After a warm-up, once its records are delivered: the load's CPU time
+  // then counts neither the warm-up's delivery nor less than its own.
+  const bool warmed =
+      (sc.measure == measure_kind::ingest || sc.measure == measure_kind::sustained) && spec.warmup_seconds > 0;
+  const daemon_counters before = !daemon ? daemon_counters{}
+                                 : warmed ? delivered_counters(*daemon, clock::now() + std::chrono::seconds(10))
+                                          : read_daemon_counters(daemon->admin_address());
   const double db_commits_before = sc.sinks_to_postgres() ? postgres_commits(sc.postgres) : 0;
   std::optional<sampler> samples;
   if (sc.measure == measure_kind::sustained) samples.emplace(*daemon, sc.sample_seconds, spec.seconds);
@@ -246,6 +262,11 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
     if (daemon) {
       const auto after = read_daemon_counters(daemon->admin_address());
       s.records_per_fsync = per(after.synced_records - before.synced_records, after.fsyncs - before.fsyncs);
+      // A drain that lags would leave part of the records' cost out.
+      note_step("waiting for the sink to take what was acked");
+      const auto delivered = delivered_counters(*daemon, clock::now() + std::chrono::seconds(10));
+      s.daemon_cpu_us_per_record =
+          per((delivered.cpu_seconds - before.cpu_seconds) * 1e6, static_cast<double>(load.records));
       if (cluster) cluster->stop();
       else daemon->stop();
     }

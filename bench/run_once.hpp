@@ -27,6 +27,11 @@ struct sample {
   double startup_s = 0;   // recovery: exec to the socket accepting, after kill -9
   std::uint64_t backlog_bytes = 0;  // recovery: WAB bytes the restart found
   double records_per_fsync = 0;   // Durable records each WAB fdatasync released (weir-server only)
+  // Ingest: the daemon's CPU time from the load's start (once the warm-up's
+  // records are delivered) until its sink has taken every acked record (at
+  // most 10 s after the load), per record acked in the load; weir-server only.
+  // Steadier than a rate on a shared machine: it says what a change saved.
+  double daemon_cpu_us_per_record = 0;
   double records_per_commit = 0;  // delivery: records each sink commit stored
   double records_per_db_commit = 0;  // PostgreSQL delivery: rows over pg_stat_database commits
   double delivery_p50_us = 0, delivery_p99_us = 0;  // latency: push to arrival at the endpoint

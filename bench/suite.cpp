@@ -90,6 +90,7 @@ nlohmann::json result_of(const scenario& sc, const load_spec& spec, std::uint32_
                    {"catch_up_s", median(field(runs, &sample::catch_up_s))},
                    {"acked_per_s", median(field(runs, &sample::acked_per_s))},
                    {"records_per_fsync", median(field(runs, &sample::records_per_fsync))},
+                   {"daemon_cpu_us_per_record", median(field(runs, &sample::daemon_cpu_us_per_record))},
                    {"records_per_commit", median(field(runs, &sample::records_per_commit))},
                    {"records_per_db_commit", median(field(runs, &sample::records_per_db_commit))},
                    {"delivery_p50_us", median(field(runs, &sample::delivery_p50_us))},
@@ -235,6 +236,9 @@ std::string summarise(const nlohmann::json& j) {
                       name.c_str(), per_sync, base_sync));
   else if (per_sync > 0)
     add(std::snprintf(line, sizeof line, "%s: %.1f Durable records per WAB fdatasync\n", name.c_str(), per_sync));
+  if (const double cpu = j.value("daemon_cpu_us_per_record", 0.0); cpu > 0)
+    add(std::snprintf(line, sizeof line, "%s: the daemon used %.2f us of CPU per record (its delivery included)\n",
+                      name.c_str(), cpu));
   if (measure == "sustained")
     add(std::snprintf(line, sizeof line, "%s: peak resident memory %.1f MiB over the run\n", name.c_str(),
                       j.value("peak_rss_mib", 0.0)));

@@ -95,6 +95,9 @@ restart's exec; outage: after the sink answers again), acked_per_s
 baseline_records_per_fsync: the minimal server's), records_per_commit
 (delivery: records each sink commit stored), records_per_db_commit
 (PostgreSQL: records over the server's own commit count),
+daemon_cpu_us_per_record (ingest: the daemon's CPU time from the load's start
+until its sink took every acked record, at most 10 s after, per record acked
+in the load; from its process_cpu_seconds_total),
 p50_us/p99_us/p999_us (send to reply, per frame),
 delivery_p50_us/delivery_p99_us (latency: push to arrival at the sink),
 startup_s (exec to accepting; recovery: on the backlog_bytes the crash left;
