@@ -318,6 +318,9 @@ sample_seconds: 1
   CHECK(with_syncs >= static_cast<int>(series.size()) - 1);
   CHECK(with_memory == static_cast<int>(series.size()));
   CHECK(j.at("peak_rss_mib").get<double>() > 1);
+  // Its CPU time per record: counted from the daemon's own metrics, with
+  // the delivery of the same records.
+  CHECK(j.at("daemon_cpu_us_per_record").get<double>() > 0);
 }
 
 TEST_CASE("weir-bench: a startup round and a recovery round against backlog sizes report their times",
@@ -381,7 +384,7 @@ TEST_CASE("weir-bench: report writes Markdown tables and a PNG chart from JSON l
   const auto results = dir.path() / "results.jsonl";
   {
     std::ofstream out(results);
-    out << R"J({"scenario":"durable-16","measure":"ingest","ratio":0.8,"ratio_min":0.7,"ratio_max":0.9,"records_per_s":900,"baseline":"fsync","machine":{"cpu_model":"Test CPU","cores":2,"cpus_allowed":"0-1","kernel":"Linux 6","wab_filesystem":"ext4","wab_device":"/dev/x (1:2)","git_commit":"abc"}})J" "\n";
+    out << R"J({"scenario":"durable-16","measure":"ingest","ratio":0.8,"ratio_min":0.7,"ratio_max":0.9,"records_per_s":900,"daemon_cpu_us_per_record":12.345,"baseline":"fsync","machine":{"cpu_model":"Test CPU","cores":2,"cpus_allowed":"0-1","kernel":"Linux 6","wab_filesystem":"ext4","wab_device":"/dev/x (1:2)","git_commit":"abc"}})J" "\n";
     out << "not a result\n";
     out << R"J(BENCH: {"scenario":"sustained","measure":"sustained","ratio":1.5,"seconds":10,"series":[[{"t_s":5,"records_per_s":1000,"fsync_ms":0.5,"rss_mib":20},{"t_s":10,"records_per_s":800,"fsync_ms":0.9,"rss_mib":21}]]})J" "\n";
     out << R"J({"scenario":"delivery-latency","measure":"latency","ratio":0.2,"delivery_p50_us":5000,"delivery_p99_us":9000,"baseline_p50_us":1000,"baseline":"fsync_post"})J" "\n";
@@ -398,6 +401,7 @@ TEST_CASE("weir-bench: report writes Markdown tables and a PNG chart from JSON l
   CHECK(tables.find("Measured on Test CPU, 2 cores (CPUs 0-1), Linux 6; WAB on ext4 /dev/x (1:2); weir abc.") !=
         std::string::npos);
   CHECK(tables.find("| durable-16 | ingest |") != std::string::npos);
+  CHECK(tables.find("| 12.35 |\n") != std::string::npos);  // daemon CPU µs per record, last in its row
   CHECK(tables.find("0.80 (0.70–0.90)") != std::string::npos);
   CHECK(tables.find("| sustained | 1 | 10 | 2 | 800 |") != std::string::npos);
   CHECK(tables.find("| delivery-latency | latency |") != std::string::npos);
