@@ -1,5 +1,6 @@
 #include "actors/drain.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -395,14 +396,17 @@ class drain_state {
   }
 
   /// Keeps a delivered batch's records to refill: at most a batch of them,
-  /// with payload buffers of at most a batch's bytes in all (the others are
-  /// freed, so that a burst of large records pins no memory).
+  /// with payload buffers of at most reuse_bytes_max_ in all (the others are
+  /// freed: large payloads gain little from reuse, and an idle drain should
+  /// not hold a burst's worth of them). Records something else still holds
+  /// are left to it.
   void keep_for_reuse(spent_batch& spent) {
     if (!spent.records || spent.records.use_count() != 1) return;
     auto& records = *spent.records;
+    const std::uint64_t bytes_max = std::min<std::uint64_t>(s_.batch_max_bytes, reuse_bytes_max_);
     for (auto& r : records) {
       if (reusable_.size() >= s_.batch_max_records) break;
-      if (reusable_bytes_ + r.payload.capacity() > s_.batch_max_bytes) byte_buffer().swap(r.payload);
+      if (reusable_bytes_ + r.payload.capacity() > bytes_max) byte_buffer().swap(r.payload);
       reusable_bytes_ += r.payload.capacity();
       reusable_.push_back(std::move(r));
     }
@@ -410,7 +414,7 @@ class drain_state {
       records.clear();
       pending_.swap(records);  // and the next batch is cut into this one's array
     }
-    spent.records.reset();  // whatever is left is freed here, on the drain's thread
+    spent.records.reset();  // what is not kept is freed here, on the drain's thread
   }
 
   void send_pending() {
@@ -528,6 +532,7 @@ class drain_state {
   std::vector<sink_record> reusable_;  // delivered records, to refill
   std::uint64_t reusable_bytes_ = 0;   // their payload buffers' capacity
   wab::stored_record read_into_;       // the reader's target; its payload buffer swaps with a record's
+  static constexpr std::uint64_t reuse_bytes_max_ = 1 << 20;
   std::deque<in_flight> flying_;
   std::uint64_t next_batch_ = 0;
   std::uint64_t linger_epoch_ = 0;

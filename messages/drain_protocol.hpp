@@ -43,8 +43,9 @@ using probe_atom = caf::atom_constant<caf::atom("probe")>;
 /// drain refills them for its next batches — their strings and payload
 /// buffers are already allocated, so reading a record allocates nothing —
 /// and what it does not keep is freed on its own thread, not on the
-/// scheduler thread the runner shares with the connections. Null when the
-/// records are still shared (a worker not yet done with its message).
+/// scheduler thread the runner shares with the connections. The drain takes
+/// them only when nothing else holds them any more (a worker may not yet
+/// have let go of its message; the last holder then frees them).
 struct spent_batch {
   std::shared_ptr<std::vector<sink_record>> records;
 };

@@ -60,6 +60,8 @@ struct drain_harness : test::test_scheduler {
   std::shared_ptr<append_notice> notice;    // set before start(): write() then announces as the writer does
   std::uint32_t batch_max_records = 1000;  // set before start()
   int messages = 0;                         // `appended` messages write() sent
+  std::uint16_t node = 0;                   // set before start()
+  std::int64_t ts_ns = 7;                   // the ingest time write() stamps
 
   void start(std::uint64_t first_live = 1) {
     drain_settings s;
@@ -67,6 +69,7 @@ struct drain_harness : test::test_scheduler {
     s.first_live_sequence = first_live;
     s.linger_ms = linger_ms;
     s.batch_max_records = batch_max_records;
+    s.node = node;
     s.notice = notice;
     s.cursor_persist_ms = cursor_persist_ms;
     s.max_in_flight = 1;
@@ -96,7 +99,7 @@ struct drain_harness : test::test_scheduler {
     for (const auto& p : payloads) owned.push_back(bytes_of(p));
     for (const auto& o : owned) spans.emplace_back(o);
     const auto before = seg->size();
-    if (!payloads.empty()) REQUIRE(seg->append(spans, 7).error == 0);
+    if (!payloads.empty()) REQUIRE(seg->append(spans, ts_ns).error == 0);
     usage->add(seg->size() - before);
     const bool wanted = !notice || notice->publish(seq, seg->size(), payloads.size());
     if (announce && (wanted || created)) {
@@ -142,6 +145,7 @@ struct drain_harness : test::test_scheduler {
     std::uint64_t seq;
     std::uint64_t index;
     std::string payload;
+    std::int64_t ts_ns = 7;
   };
 
   /// Checks every field a read fills against what the segments hold.
@@ -155,7 +159,9 @@ struct drain_harness : test::test_scheduler {
       CHECK(r.segment == segment);
       CHECK(r.sequence == e.seq);
       CHECK(r.index == e.index);
-      CHECK(r.ts_ns == 7);
+      CHECK(r.ts_ns == e.ts_ns);
+      CHECK(r.node == node);
+      CHECK(r.shard == 0);
       CHECK(r.id == wire::to_hex(wire::compute_record_id(segment, e.index, bytes_of(e.payload))));
     }
   }
@@ -200,24 +206,26 @@ TEST_CASE("drain: records go out in order with their ids and the cursor follows 
 TEST_CASE("drain: records handed back after delivery are refilled whole for the next batches", "[actor][drain]") {
   drain_harness h;
   h.batch_max_records = 3;
+  h.node = 4;
   h.start();
   const std::string long_payload(300, 'L');
   h.write(1, {long_payload, "second record", "third"});
   auto b1 = h.next_batch();
   REQUIRE(b1);
   h.check_read_fields(*b1, {{1, 1, long_payload}, {1, 2, "second record"}, {1, 3, "third"}});
-  // Shorter payloads, a later segment and higher indexes: nothing of the
-  // records they are refilled from may show through.
+  // Shorter payloads, later ingest times, a later segment and higher
+  // indexes: nothing of the records they are refilled from may show through.
+  h.ts_ns = 9;
   h.write(1, {"x", "zz"});
   h.write(2, {"y", "w"});
   h.confirm(*b1);
   auto b2 = h.next_batch();
   REQUIRE(b2);
-  h.check_read_fields(*b2, {{1, 4, "x"}, {1, 5, "zz"}, {2, 1, "y"}});
+  h.check_read_fields(*b2, {{1, 4, "x", 9}, {1, 5, "zz", 9}, {2, 1, "y", 9}});
   h.confirm(*b2);
   auto b3 = h.next_batch();
   REQUIRE(b3);
-  h.check_read_fields(*b3, {{2, 2, "w"}});
+  h.check_read_fields(*b3, {{2, 2, "w", 9}});
 }
 
 TEST_CASE("drain: records still shared when handed back are left alone", "[actor][drain]") {

@@ -135,8 +135,11 @@ struct runner_world : test::test_scheduler {
     while (more)
       (*drain)->receive([&](delivered_atom, std::uint64_t id, spent_batch& spent) {
                           out.push_back(id);
-                          if (spent.records)
-                            for (const auto& r : *spent.records) handed_back.push_back(r.id);
+                          REQUIRE(spent.records);
+                          // Once the runner's turn is over nothing else holds them
+                          // (else the drain could not refill them).
+                          CHECK(spent.records.use_count() == 1);
+                          for (const auto& r : *spent.records) handed_back.push_back(r.id);
                         },
                         caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
     return out;
