@@ -71,11 +71,22 @@ TEST_CASE("keep-awake: spinners rest while bytes arrive more often than every 50
   // every spinner (SCHED_IDLE: last in line on a busy machine) to look, and
   // then through two rests more: a rest that saw bytes that frequent is
   // followed by another, without spinning in between.
+  // This thread can be kept off the CPU (a busy machine): a rest that
+  // then saw no bytes rightly ends in a spell, so each such stall allows
+  // one more. Counted generously, as any pause longer than busy_period.
   const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (k.stats().rests.load() < 3 * n && std::chrono::steady_clock::now() < deadline)
-    for (int i = 0; i < 1000; ++i) k.note_activity();
+  int stalls = 0;
+  auto last = std::chrono::steady_clock::now();
+  while (k.stats().rests.load() < 3 * n && last < deadline)
+    for (int i = 0; i < 1000; ++i) {
+      k.note_activity();
+      const auto now = std::chrono::steady_clock::now();
+      stalls += now - last > cpu_keep_awake::busy_period;
+      last = now;
+    }
   CHECK(k.stats().rests.load() >= 3 * n);
-  CHECK(k.stats().spells.load() <= n);  // one spell each, ended by the first rest
+  INFO("pauses of this thread longer than busy_period: " << stalls);
+  CHECK(k.stats().spells.load() <= n + static_cast<unsigned>(stalls));  // one spell each, ended by the first rest
   // The bytes stopped: after a rest that saw none, each spinner spins for
   // the last of them, then sleeps until the next.
   REQUIRE(eventually([&] { return k.asleep() == n; }));
