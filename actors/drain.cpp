@@ -307,13 +307,9 @@ class drain_state {
     wab::segment_reader reader(*s_.io, fd_, *fd_header_, it->second.end, read_.offset, read_.index,
                                wab::resync_window_for(*fd_header_, wab::wall_clock_ns()));
     bool any = false;
-    while (!batch_full()) {
-      sink_record& r = next_pending();
-      if (!reader.next(read_into_)) {
-        unread_pending();
-        break;
-      }
+    while (!batch_full() && reader.next(read_into_)) {
       any = true;
+      sink_record& r = next_pending();
       // The payload buffers swap: the reader fills the spent record's next time.
       r.payload.swap(read_into_.payload);
       wire::to_hex(wire::compute_record_id(segment, read_into_.index, r.payload), r.id);
@@ -386,13 +382,6 @@ class drain_state {
     reusable_.pop_back();
     reusable_bytes_ -= pending_.back().payload.capacity();
     return pending_.back();
-  }
-
-  /// Takes back the record next_pending() gave when there was nothing to read.
-  void unread_pending() {
-    reusable_bytes_ += pending_.back().payload.capacity();
-    reusable_.push_back(std::move(pending_.back()));
-    pending_.pop_back();
   }
 
   /// Keeps a delivered batch's records to refill: at most a batch of them,

@@ -25,8 +25,7 @@ namespace {
 struct job {
   delivery_client_actor drain;
   std::uint64_t batch_id = 0;
-  std::shared_ptr<std::vector<sink_record>> batch;  // the drain's, to hand back
-  commit_job work;  // the same records, read-only, for the workers
+  std::shared_ptr<std::vector<sink_record>> batch;  // the workers read it; it goes back to the drain
   std::uint64_t records = 0;
   std::uint64_t attempt = 0;  // the runner's attempt when it was dispatched
 };
@@ -53,8 +52,7 @@ class sink_runner_state {
 
   void enqueue(delivery_batch& b) {
     const std::uint64_t n = b.records.size();
-    auto batch = std::make_shared<std::vector<sink_record>>(std::move(b.records));
-    job j{b.reply_to, b.id, batch, commit_job{batch}, n};
+    job j{b.reply_to, b.id, std::make_shared<std::vector<sink_record>>(std::move(b.records)), n};
     queue_.emplace(next_job_++, std::move(j));
     dispatch();
   }
@@ -92,7 +90,7 @@ class sink_runner_state {
       idle_[w] = false;
       j.attempt = attempt_;
       status_->state = delivery_state::delivering;
-      self_->request(workers_[w], caf::infinite, j.work)
+      self_->request(workers_[w], caf::infinite, commit_job{j.batch})
           .then([=, this](commit_outcome& out) mutable { finished(w, key, std::move(j), out); });
     }
     if (queue_.empty() && !paused_ && all_idle()) status_->state = delivery_state::idle;
@@ -117,8 +115,6 @@ class sink_runner_state {
       if (out.dead_lettered > 0)
         log::warn("records refused by the sink were dead-lettered",
                   {{"sink", type_}, {"records", std::to_string(out.dead_lettered)}});
-      // Only the drain's reference may remain for it to refill the records.
-      j.work.records.reset();
       self_->send(j.drain, delivered_atom::value, j.batch_id, spent_batch{std::move(j.batch)});
       dispatch();
       return;

@@ -16,7 +16,7 @@ std::string fixed(double v, int digits) {
 }
 
 /// A per-fsync or per-commit figure; "–" where the run has none (older lines, no daemon).
-std::string counted(double v) { return v > 0 ? fixed(v, 1) : "–"; }
+std::string counted(double v, int digits = 1) { return v > 0 ? fixed(v, digits) : "–"; }
 
 std::string range(const nlohmann::json& j, const char* key, int digits) {
   const double v = j.value(key, 0.0);
@@ -49,8 +49,7 @@ void main_table(const std::vector<nlohmann::json>& results, std::ostream& out) {
                 ? " (" + fixed(j.value("baseline_records_per_fsync", 0.0), 1) + ")"
                 : "")
         << " | " << counted(j.value("records_per_commit", 0.0)) << " | "
-        << (j.value("daemon_cpu_us_per_record", 0.0) > 0 ? fixed(j.value("daemon_cpu_us_per_record", 0.0), 2) : "–")
-        << " |\n";
+        << counted(j.value("daemon_cpu_us_per_record", 0.0), 2) << " |\n";
   }
 }
 
