@@ -26,9 +26,13 @@ constexpr const char* password = "weir-test-password";
 
 /// The same InnoDB sizes at install and at every start (a log file size
 /// that differs is refused); small, so that a test's server is quick to make.
+/// Its own tmpdir: temporary tables otherwise go to the shared /tmp, where
+/// two servers installing at once have lost each other's (CI saw
+/// "Unknown table 'mysql.tmp_user_sys'" from mariadb-install-db).
 std::vector<std::string> server_options(const std::filesystem::path& dir) {
   std::vector<std::string> opts{"--no-defaults",
                                 "--datadir=" + (dir / "data").string(),
+                                "--tmpdir=" + (dir / "tmp").string(),
                                 "--innodb-log-file-size=8M",
                                 "--innodb-buffer-pool-size=32M",
                                 "--innodb-data-file-path=ibdata1:12M:autoextend",
@@ -91,6 +95,7 @@ mariadb_server::mariadb_server() {
   char tmpl[] = "/tmp/weir-mariadb-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
+  std::filesystem::create_directory(dir_ / "tmp");
   std::string out;
   const std::string install = "mariadb-install-db" + quoted(server_options(dir_)) +
                               " --auth-root-authentication-method=normal --skip-test-db";
