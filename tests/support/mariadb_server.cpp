@@ -26,8 +26,9 @@ constexpr const char* password = "weir-test-password";
 
 /// The same InnoDB sizes at install and at every start (a log file size
 /// that differs is refused); small, so that a test's server is quick to make.
-/// Its own tmpdir: temporary tables otherwise go to the shared /tmp, where
-/// two servers installing at once have lost each other's (CI saw
+/// Its own tmpdir: a starting mariadbd deletes every #sql* file it finds in
+/// its tmpdir as a crashed server's leftovers, so in the shared /tmp one
+/// test's server took another's install-time temporary tables (CI saw
 /// "Unknown table 'mysql.tmp_user_sys'" from mariadb-install-db).
 std::vector<std::string> server_options(const std::filesystem::path& dir) {
   std::vector<std::string> opts{"--no-defaults",
