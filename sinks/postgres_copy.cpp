@@ -6,42 +6,57 @@ namespace weir {
 
 namespace {
 
-// Every integer in the format is big-endian ("network order").
-void put_be(std::string& out, std::uint64_t v, int bytes) {
-  for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+/// Writes v at p as `bytes` big-endian bytes (every integer in the format is
+/// in network order); returns the position after them.
+char* put_be(char* p, std::uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) {
+    p[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+  return p + bytes;
+}
+
+/// A fixed-size integer field: its length, then its value.
+char* put_int_field(char* p, std::uint64_t v, int bytes) {
+  return put_be(put_be(p, static_cast<std::uint64_t>(bytes), 4), v, bytes);
 }
 
 void put_field(std::string& out, const void* data, std::size_t size) {
-  put_be(out, size, 4);
+  char length[4];
+  put_be(length, size, 4);
+  out.append(length, sizeof length);
   out.append(static_cast<const char*>(data), size);
 }
 
-void put_int_field(std::string& out, std::uint64_t v, int bytes) {
-  put_be(out, static_cast<std::uint64_t>(bytes), 4);
-  put_be(out, v, bytes);
-}
+constexpr std::size_t row_fixed_bytes = 2 + (4 + 4) * 2 + (4 + 8) * 3 + 4 * 3;
 
 }  // namespace
 
 void encode_copy_rows(const std::vector<sink_record>& batch, std::string& out) {
   static constexpr char signature[] = "PGCOPY\n\377\r\n";  // 11 bytes with its NUL
   constexpr int columns = 8;
+  std::size_t total = sizeof signature + 8 + 2;
+  for (const auto& r : batch) total += row_fixed_bytes + r.id.size() + r.segment.size() + r.payload.size();
   out.clear();
+  out.reserve(total);
   out.append(signature, sizeof signature);
-  put_be(out, 0, 4);  // flags: no OIDs
-  put_be(out, 0, 4);  // header extension: none
+  out.append(8, '\0');  // flags (no OIDs), then a header extension of none
+  // The integer fields are gathered into one append per run of them: a
+  // byte at a time, they were the larger part of encoding a batch.
+  char fixed[2 + (4 + 4) * 2 + (4 + 8) * 2];
   for (const auto& r : batch) {
-    put_be(out, columns, 2);
-    put_int_field(out, r.node, 4);  // INTEGER
-    put_int_field(out, r.shard, 4);
-    put_int_field(out, r.sequence, 8);
-    put_int_field(out, r.index, 8);
+    char* p = put_be(fixed, columns, 2);
+    p = put_int_field(p, r.node, 4);  // INTEGER
+    p = put_int_field(p, r.shard, 4);
+    p = put_int_field(p, r.sequence, 8);  // BIGINT
+    p = put_int_field(p, r.index, 8);
+    out.append(fixed, static_cast<std::size_t>(p - fixed));
     put_field(out, r.id.data(), r.id.size());
     put_field(out, r.segment.data(), r.segment.size());
-    put_int_field(out, static_cast<std::uint64_t>(r.ts_ns), 8);
+    out.append(fixed, static_cast<std::size_t>(put_int_field(fixed, static_cast<std::uint64_t>(r.ts_ns), 8) - fixed));
     put_field(out, r.payload.data(), r.payload.size());
   }
-  put_be(out, 0xffff, 2);  // trailer: a field count of -1
+  out.append(2, '\xff');  // trailer: a field count of -1
 }
 
 }  // namespace weir

@@ -77,19 +77,22 @@ segment_reader::segment_reader(file_io& io, int fd, const segment_header& header
 byte_span segment_reader::bytes_at(std::uint64_t at, std::size_t n) {
   const std::uint64_t want_end = std::min<std::uint64_t>(at + n, size_);
   if (at >= want_end) return {};
-  if (at >= buffer_at_ && want_end <= buffer_at_ + buffer_.size())
-    return byte_span(buffer_.data() + (at - buffer_at_), static_cast<std::size_t>(want_end - at));
+  if (at >= buffer_at_ && want_end <= buffer_at_ + buffer_size_)
+    return byte_span(buffer_.get() + (at - buffer_at_), static_cast<std::size_t>(want_end - at));
   const auto fill = static_cast<std::size_t>(std::min<std::uint64_t>(std::max(n, read_ahead), size_ - at));
-  buffer_.resize(fill);
+  if (buffer_capacity_ < fill) {
+    buffer_ = std::make_unique_for_overwrite<std::uint8_t[]>(fill);
+    buffer_capacity_ = fill;
+  }
   buffer_at_ = at;
-  const ssize_t got = pread_full(io_, fd_, buffer_.data(), fill, at);
+  buffer_size_ = 0;
+  const ssize_t got = pread_full(io_, fd_, buffer_.get(), fill, at);
   if (got < 0) {
     error_ = static_cast<int>(-got);
-    buffer_.clear();
     return {};
   }
-  buffer_.resize(static_cast<std::size_t>(got));
-  return byte_span(buffer_.data(), std::min(buffer_.size(), static_cast<std::size_t>(want_end - at)));
+  buffer_size_ = static_cast<std::size_t>(got);
+  return byte_span(buffer_.get(), std::min(buffer_size_, static_cast<std::size_t>(want_end - at)));
 }
 
 std::optional<bool> segment_reader::zeros_from(std::uint64_t from) {

@@ -11,6 +11,7 @@
 // field was damaged, the bytes up to the next record still carry its CRC and
 // it is recovered whole. Without a window the reader stops at the damage.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -148,7 +149,12 @@ class segment_reader {
   std::optional<std::uint64_t> first_damage_;
   scan_stop stop_ = scan_stop::none;
   int error_ = 0;
-  std::vector<std::uint8_t> buffer_;  // file bytes [buffer_at_, buffer_at_ + buffer_.size())
+  // File bytes [buffer_at_, buffer_at_ + buffer_size_). Not a vector: each
+  // refill is overwritten by pread at once, and zeroing it first cost as much
+  // as the read itself.
+  std::unique_ptr<std::uint8_t[]> buffer_;
+  std::size_t buffer_capacity_ = 0;
+  std::size_t buffer_size_ = 0;
   std::uint64_t buffer_at_ = 0;
 };
 
