@@ -306,6 +306,7 @@ class drain_state {
     }
     wab::segment_reader reader(*s_.io, fd_, *fd_header_, it->second.end, read_.offset, read_.index,
                                wab::resync_window_for(*fd_header_, wab::wall_clock_ns()));
+    reader.use_buffer(read_ahead_);
     bool any = false;
     while (!batch_full() && reader.next(read_into_)) {
       any = true;
@@ -521,6 +522,7 @@ class drain_state {
   std::vector<sink_record> reusable_;  // delivered records, to refill
   std::uint64_t reusable_bytes_ = 0;   // their payload buffers' capacity
   wab::stored_record read_into_;       // the reader's target; its payload buffer swaps with a record's
+  wab::read_ahead_buffer read_ahead_;  // lent to each read's reader
   static constexpr std::uint64_t reuse_bytes_max_ = 1 << 20;
   std::deque<in_flight> flying_;
   std::uint64_t next_batch_ = 0;

@@ -74,25 +74,32 @@ segment_reader::segment_reader(file_io& io, int fd, const segment_header& header
       // must not make a search quadratic: past this much CRC work, give up.
       search_budget_(4 * end + 64ull * 1024 * 1024) {}
 
+segment_reader::~segment_reader() {
+  if (buffer_ != &own_buffer_ && buffer_->capacity > read_ahead) *buffer_ = read_ahead_buffer{};
+}
+
 byte_span segment_reader::bytes_at(std::uint64_t at, std::size_t n) {
   const std::uint64_t want_end = std::min<std::uint64_t>(at + n, size_);
   if (at >= want_end) return {};
   if (at >= buffer_at_ && want_end <= buffer_at_ + buffer_size_)
-    return byte_span(buffer_.get() + (at - buffer_at_), static_cast<std::size_t>(want_end - at));
+    return byte_span(buffer_->bytes.get() + (at - buffer_at_), static_cast<std::size_t>(want_end - at));
   const auto fill = static_cast<std::size_t>(std::min<std::uint64_t>(std::max(n, read_ahead), size_ - at));
-  if (buffer_capacity_ < fill) {
-    buffer_ = std::make_unique_for_overwrite<std::uint8_t[]>(fill);
-    buffer_capacity_ = fill;
+  if (buffer_->capacity < fill) {
+    // A lent buffer grows to the read-ahead at once: small first reads would
+    // otherwise replace it again and again as the reads grow.
+    const std::size_t capacity = buffer_ == &own_buffer_ ? fill : std::max(fill, read_ahead);
+    buffer_->bytes = std::make_unique_for_overwrite<std::uint8_t[]>(capacity);
+    buffer_->capacity = capacity;
   }
   buffer_at_ = at;
   buffer_size_ = 0;
-  const ssize_t got = pread_full(io_, fd_, buffer_.get(), fill, at);
+  const ssize_t got = pread_full(io_, fd_, buffer_->bytes.get(), fill, at);
   if (got < 0) {
     error_ = static_cast<int>(-got);
     return {};
   }
   buffer_size_ = static_cast<std::size_t>(got);
-  return byte_span(buffer_.get(), std::min(buffer_size_, static_cast<std::size_t>(want_end - at)));
+  return byte_span(buffer_->bytes.get(), std::min(buffer_size_, static_cast<std::size_t>(want_end - at)));
 }
 
 std::optional<bool> segment_reader::zeros_from(std::uint64_t from) {

@@ -71,6 +71,15 @@ struct segment_extent {
 /// opened or its header cannot be read.
 std::optional<segment_extent> read_segment_extent(file_io& io, const std::string& path);
 
+/// The bytes a reader reads ahead into. A caller that makes a reader for
+/// every read (the drain) keeps one and lends it to each: a fresh buffer is
+/// a fresh mapping (the daemon maps every allocation of 128 KiB and more),
+/// and faulting its pages in cost more than the read itself.
+struct read_ahead_buffer {
+  std::unique_ptr<std::uint8_t[]> bytes;
+  std::size_t capacity = 0;
+};
+
 class segment_reader {
  public:
   /// Reads the records of the segment `header` describes that lie before
@@ -80,6 +89,16 @@ class segment_reader {
   segment_reader(file_io& io, int fd, const segment_header& header, std::uint64_t end,
                  std::uint64_t start_offset = 0, std::uint64_t start_index = 1,
                  std::optional<resync_window> resync = std::nullopt);
+
+  /// Gives back what a lent buffer grew past the usual read-ahead for an
+  /// outsized record: the lender keeps it for good.
+  ~segment_reader();
+  segment_reader(const segment_reader&) = delete;
+  segment_reader& operator=(const segment_reader&) = delete;
+
+  /// Reads ahead into `buffer` instead of a buffer of its own; `buffer`
+  /// outlives the reader.
+  void use_buffer(read_ahead_buffer& buffer) { buffer_ = &buffer; }
 
   std::optional<stored_record> next();
   /// The next record into `out`, its payload copied into the buffer `out`
@@ -152,8 +171,8 @@ class segment_reader {
   // File bytes [buffer_at_, buffer_at_ + buffer_size_). Not a vector: each
   // refill is overwritten by pread at once, and zeroing it first cost as much
   // as the read itself.
-  std::unique_ptr<std::uint8_t[]> buffer_;
-  std::size_t buffer_capacity_ = 0;
+  read_ahead_buffer own_buffer_;
+  read_ahead_buffer* buffer_ = &own_buffer_;
   std::size_t buffer_size_ = 0;
   std::uint64_t buffer_at_ = 0;
 };
