@@ -206,14 +206,14 @@ class http_sink final : public sink {
   commit_result commit_ndjson(const std::vector<sink_record>& batch) {
     commit_result out;
     std::vector<const sink_record*> sent;
-    std::string body;
+    body_.clear();
     for (const auto& r : batch) {
-      body += json_envelope(r);
-      body.push_back('\n');
+      body_ += json_envelope(r);
+      body_.push_back('\n');
       sent.push_back(&r);
     }
     if (sent.empty()) return out;
-    auto res = post(std::move(body), "application/x-ndjson", "sha256:" + batch_key(sent));
+    auto res = post(body_, "application/x-ndjson", "sha256:" + batch_key(sent));
     if (!res) return commit_result::retry(res.error());
     switch (classify(res.value().result_int())) {
       case verdict::ok:
@@ -289,7 +289,8 @@ class http_sink final : public sink {
 
   /// One request on the kept-alive connection (reconnecting once if the
   /// server closed it meanwhile); the reason on a transport error.
-  outcome<response, std::string> post(std::string body, const char* content_type, const std::string& key) {
+  /// `body` is lent to the request and given back, for the next batch's.
+  outcome<response, std::string> post(std::string& body, const char* content_type, const std::string& key) {
     http::request<http::string_body> req{http::verb::post, s_->url.target, 11};
     req.set(http::field::host, s_->url.host);
     req.set(http::field::content_type, content_type);
@@ -299,8 +300,13 @@ class http_sink final : public sink {
       req.set(http::field::authorization, "Bearer " + token);
     for (const auto& [k, v] : s_->headers) req.set(k, v);
     req.keep_alive(true);
-    req.body() = std::move(body);
+    req.body().swap(body);
     req.prepare_payload();
+    struct give_back {
+      std::string& lent;
+      std::string& owner;
+      ~give_back() { owner.swap(lent); }
+    } body_back{req.body(), body};
     std::string failure;
     for (int attempt = 0; attempt < 2; ++attempt) {
       const bool reused = lowest().socket().is_open();
@@ -338,6 +344,9 @@ class http_sink final : public sink {
   std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> secure_;  // https://, per connection
   boost::beast::flat_buffer buffer_;
   std::string requests_;  // a raw window's requests, kept between commits: one allocation for the slot's life
+  // An NDJSON batch's body, kept between commits the same way: a fresh one is
+  // a fresh mapping each time, whose page faults cost more than writing it.
+  std::string body_;
 };
 
 class http_factory final : public sink_factory {
