@@ -424,6 +424,51 @@ TEST_CASE("the reader's read-ahead serves records that straddle it or outgrow it
   CHECK(r.quarantined_segments == 0);
 }
 
+TEST_CASE("readers made one read at a time share a lent read-ahead buffer and give back what a large record grew",
+          "[wab]") {
+  shard_fixture f;
+  const std::vector<std::size_t> sizes{64, 100 * 1024, 64, 300 * 1024, 64, 200 * 1024, 64, 64};
+  std::vector<std::string> payloads;
+  for (std::size_t i = 0; i < sizes.size(); ++i) payloads.emplace_back(sizes[i], static_cast<char>('a' + i));
+  write_file(f.segment(1), segment_image(0, 1, payloads));
+  auto& io = *default_file_io();
+  const int fd = io.open_existing(f.segment(1).string());
+  REQUIRE(fd >= 0);
+  const auto header = header_of(io, fd);
+  const std::uint64_t end = end_of(io, fd);
+  read_ahead_buffer lent;
+  std::vector<std::string> read;
+  std::vector<std::size_t> capacity_after;      // the lent buffer's, after each reader
+  std::vector<const std::uint8_t*> storage_after;  // and where its bytes were
+  std::uint64_t offset = 0, index = 1;
+  // As the drain reads: a new reader per record, resuming where the last stopped.
+  while (read.size() < payloads.size()) {
+    {
+      segment_reader r(io, fd, header, end, offset, index);
+      r.use_buffer(lent);
+      stored_record rec;
+      REQUIRE(r.next(rec));
+      read.emplace_back(rec.payload.begin(), rec.payload.end());
+      offset = r.valid_end();
+      index = r.next_index();
+    }
+    capacity_after.push_back(lent.capacity);
+    storage_after.push_back(lent.bytes.get());
+  }
+  io.close(fd);
+  CHECK(read == payloads);
+  // The first read sized it at the read-ahead, never less; the record over
+  // 256 KiB grew it, and its reader gave that back.
+  CHECK(capacity_after[0] == 256 * 1024);
+  CHECK(capacity_after[3] == 0);
+  CHECK(capacity_after[4] == 256 * 1024);
+  CHECK(std::count(capacity_after.begin(), capacity_after.end(), 256 * 1024) == 7);
+  // Until then every reader read into the same bytes.
+  CHECK(storage_after[0] != nullptr);
+  CHECK(storage_after[1] == storage_after[0]);
+  CHECK(storage_after[2] == storage_after[0]);
+}
+
 TEST_CASE("reading past damage crosses a zero-filled stretch onto a record whose length starts with zero bytes",
           "[wab][recovery]") {
   shard_fixture f;
