@@ -84,7 +84,7 @@ TEST_CASE("own coordinate vectors decode to their verdicts", "[wire]") {
   }
 }
 
-TEST_CASE("a record id is the SHA-256 of the segment, index and payload, each length-prefixed", "[wire]") {
+TEST_CASE("a record id is the SHA-256 of the segment name and index and payload each with its length before it", "[wire]") {
   // Spelled out byte by byte and hashed in one piece, for names that fit a
   // coordinate and for one longer than any coordinate can carry.
   auto le64 = [](std::string& out, std::uint64_t v) {
