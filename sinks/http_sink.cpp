@@ -301,12 +301,12 @@ class http_sink final : public sink {
     for (const auto& [k, v] : s_->headers) req.set(k, v);
     req.keep_alive(true);
     req.body().swap(body);
-    req.prepare_payload();
     struct give_back {
       std::string& lent;
       std::string& owner;
       ~give_back() { owner.swap(lent); }
     } body_back{req.body(), body};
+    req.prepare_payload();
     std::string failure;
     for (int attempt = 0; attempt < 2; ++attempt) {
       const bool reused = lowest().socket().is_open();

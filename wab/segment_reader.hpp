@@ -97,8 +97,11 @@ class segment_reader {
   segment_reader& operator=(const segment_reader&) = delete;
 
   /// Reads ahead into `buffer` instead of a buffer of its own; `buffer`
-  /// outlives the reader.
-  void use_buffer(read_ahead_buffer& buffer) { buffer_ = &buffer; }
+  /// outlives the reader. Whatever was read ahead before is not served again.
+  void use_buffer(read_ahead_buffer& buffer) {
+    buffer_ = &buffer;
+    buffer_size_ = 0;
+  }
 
   std::optional<stored_record> next();
   /// The next record into `out`, its payload copied into the buffer `out`
