@@ -28,17 +28,12 @@ void put_field(std::string& out, const void* data, std::size_t size) {
   out.append(static_cast<const char*>(data), size);
 }
 
-constexpr std::size_t row_fixed_bytes = 2 + (4 + 4) * 2 + (4 + 8) * 3 + 4 * 3;
-
 }  // namespace
 
 void encode_copy_rows(const std::vector<sink_record>& batch, std::string& out) {
   static constexpr char signature[] = "PGCOPY\n\377\r\n";  // 11 bytes with its NUL
   constexpr int columns = 8;
-  std::size_t total = sizeof signature + 8 + 2;
-  for (const auto& r : batch) total += row_fixed_bytes + r.id.size() + r.segment.size() + r.payload.size();
-  out.clear();
-  out.reserve(total);
+  out.clear();  // its capacity stays: the caller keeps `out` from batch to batch
   out.append(signature, sizeof signature);
   out.append(8, '\0');  // flags (no OIDs), then a header extension of none
   // The integer fields are gathered into one append per run of them: a
@@ -53,7 +48,8 @@ void encode_copy_rows(const std::vector<sink_record>& batch, std::string& out) {
     out.append(fixed, static_cast<std::size_t>(p - fixed));
     put_field(out, r.id.data(), r.id.size());
     put_field(out, r.segment.data(), r.segment.size());
-    out.append(fixed, static_cast<std::size_t>(put_int_field(fixed, static_cast<std::uint64_t>(r.ts_ns), 8) - fixed));
+    p = put_int_field(fixed, static_cast<std::uint64_t>(r.ts_ns), 8);
+    out.append(fixed, static_cast<std::size_t>(p - fixed));
     put_field(out, r.payload.data(), r.payload.size());
   }
   out.append(2, '\xff');  // trailer: a field count of -1
