@@ -12,6 +12,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/failover_owner.hpp"
 #include "actors/failure_log.hpp"
 #include "config/value_parsing.hpp"
 #include "observability/cluster_metrics.hpp"
@@ -38,11 +39,6 @@ struct peer {
   std::chrono::milliseconds backoff{100};
   std::vector<replica_position> held;  // its copies' ends, from its last heartbeat
 };
-
-bool further(const replica_position& a, const replica_position& b) {
-  if (a.sequence != b.sequence) return a.sequence > b.sequence;
-  return a.offset > b.offset;
-}
 
 class membership_state {
  public:
@@ -129,23 +125,33 @@ class membership_state {
     if (i < peers_.size() && !peers_[i].connected) connect(i);
   }
 
+  /// A heartbeat goes out on every tick, whatever the replica store is
+  /// doing; failover is decided only on a tick that has the store's own
+  /// copy ends (a busy store answers late, and only one question is out).
   void on_tick() {
-    self_->request(s_.store, s_.heartbeat, held_atom::value)
-        .then([this](std::vector<replica_position>& held) {
-                own_held_ = held;
-                beat();
-              },
-              [this](caf::error&) { beat(); });
     self_->delayed_send(self_, s_.heartbeat, tick_atom::value);
+    if (asking_store_) return beat(false);
+    asking_store_ = true;
+    self_->request(s_.store, std::chrono::seconds(60), held_atom::value)
+        .then(
+            [this](std::vector<replica_position>& held) {
+              asking_store_ = false;
+              own_held_ = std::move(held);
+              beat(true);
+            },
+            [this](caf::error&) {
+              asking_store_ = false;
+              beat(false);
+            });
   }
 
  private:
-  void beat() {
+  void beat(bool store_answered) {
     for (auto& p : peers_) {
       if (p.connected) self_->send(p.handle, peer_heartbeat{s_.node, own_held_});
       refresh(p);
     }
-    decide_failover();
+    if (store_answered) decide_failover();
   }
 
   void connect(std::uint32_t i) {
@@ -250,7 +256,7 @@ class membership_state {
   }
 
   /// For each peer not up for failover_after, and each shard of it that some
-  /// survivor holds: does this node deliver it?
+  /// survivor holds: does this node deliver it? (See failover_owner.hpp.)
   ///
   /// The failed nodes are known by the copies held, not only by peers heard
   /// from: a survivor restarted while a peer is down never learnt its id.
@@ -267,8 +273,9 @@ class membership_state {
     for (const auto& p : peers_)
       for (const auto& h : p.held)
         if (holds(h)) copies.insert({h.origin, h.shard});
+    std::set<std::pair<std::uint16_t, std::uint16_t>> failed;
     for (const auto& [origin, shard] : copies) {
-      if (origin == s_.node) continue;
+      if (origin == s_.node || owned_.count({origin, shard}) || handing_back_.count({origin, shard})) continue;
       auto since = started_;
       bool up = false;
       for (const auto& p : peers_)
@@ -276,22 +283,26 @@ class membership_state {
           up = p.announced_up;
           since = p.not_up_since;
         }
-      if (!up && clock::now() - since >= s_.failover_after) decide(origin, shard);
+      if (up || clock::now() - since < s_.failover_after) continue;
+      failed.insert({origin, shard});
+      if (const auto owner = views_.observe(origin, shard, candidates(origin, shard))) decide(origin, shard, *owner);
     }
+    views_.retain(failed);
   }
 
-  void decide(std::uint16_t origin, std::uint16_t shard) {
-    if (owned_.count({origin, shard}) || handing_back_.count({origin, shard})) return;
-    std::uint16_t owner = s_.node;
-    replica_position best = find(own_held_, origin, shard);
+  /// This node and every peer that is not itself failed over, with its copy
+  /// of (origin, shard).
+  std::vector<failover_candidate> candidates(std::uint16_t origin, std::uint16_t shard) const {
+    std::vector<failover_candidate> out{{s_.node, find(own_held_, origin, shard)}};
     for (const auto& p : peers_) {
-      if (!p.announced_up) continue;
-      const auto theirs = find(p.held, origin, shard);
-      if (further(theirs, best) || (!further(best, theirs) && p.node < owner)) {
-        best = theirs;
-        owner = p.node;
-      }
+      if (p.node == 0 || p.node == origin) continue;
+      if (!p.announced_up && clock::now() - p.not_up_since >= s_.failover_after) continue;
+      out.push_back({p.node, find(p.held, origin, shard)});
     }
+    return out;
+  }
+
+  void decide(std::uint16_t origin, std::uint16_t shard, std::uint16_t owner) {
     if (owner != s_.node) {
       if (logged_.insert({origin, shard, owner}).second)
         log::info("failover: a peer delivers a failed node's replica",
@@ -299,6 +310,7 @@ class membership_state {
                    {"owner", std::to_string(owner)}, {"node", std::to_string(s_.node)}});
       return;
     }
+    const auto best = find(own_held_, origin, shard);
     owned_.insert({origin, shard});
     owned_origins_.insert(origin);
     log::warn("failover: this node delivers a failed node's replica",
@@ -393,6 +405,8 @@ class membership_state {
   };
   std::list<handback> handbacks_;
   std::uint64_t decisions_ = 0;  // bumped when a failover ends
+  failover_views views_;
+  bool asking_store_ = false;  // a question for the copy ends is out
   clock::time_point started_ = clock::now();
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
 };
