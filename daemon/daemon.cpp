@@ -27,6 +27,7 @@
 #include "daemon/cpu_keep_awake.hpp"
 #include "daemon/cpu_placement.hpp"
 #include "daemon/data_dir.hpp"
+#include "daemon/io_thread_unit.hpp"
 #include "daemon/disk_interrupts.hpp"
 #include "observability/metrics.hpp"
 #include "daemon/pipeline.hpp"
@@ -238,7 +239,11 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   memory_trimmer trimmer(io, std::chrono::seconds(10));
   trimmer.start();
   std::vector<std::thread> io_threads;
-  for (std::int64_t i = 0; i < cfg.runtime.io_threads; ++i) io_threads.emplace_back([&io] { io.run(); });
+  for (std::int64_t i = 0; i < cfg.runtime.io_threads; ++i)
+    io_threads.emplace_back([&io, &system] {
+      io_thread_unit unit(system);  // connection actors woken by their bytes run here
+      io.run();
+    });
   if (admin) admin->start();
 
   const auto startup_ms =

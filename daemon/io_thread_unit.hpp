@@ -1,0 +1,73 @@
+#pragma once
+// Lets an io thread run the actor its bytes wake, instead of waking a
+// scheduler thread for it.
+//
+// A client's bytes are read on an io thread and handed to its connection
+// actor. Handed over with a plain send, an idle connection actor is put on
+// CAF's scheduler queue and a scheduler thread is woken to decode the frame:
+// one thread wake-up per frame, which on a virtual CPU that halted meanwhile
+// costs more than the decoding. Sent with `send_from_io_thread`, the actor
+// is given to this thread's execution unit instead (CAF schedules an actor a
+// message unblocks on the sender's execution unit), and the io thread runs
+// it then and there; what it sends on to the shard writer is unchanged.
+// The io thread only runs actors that are on the scheduler already (they
+// never block); an actor woken by anyone else still runs there.
+//
+// That pays while the scheduler has nothing else to do. With other
+// connections waiting on the daemon, the scheduler thread is awake anyway,
+// and decoding on the io thread would only serialize what the two threads
+// did side by side: the socket session decides (socket_session.cpp).
+//
+// Jobs that a running actor wakes (another actor it sends to) wait until it
+// is done, so a job never runs inside another; the queue is empty whenever
+// the unit returns to the io loop.
+#include <deque>
+
+#include <caf/abstract_actor.hpp>
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/execution_unit.hpp>
+#include <caf/resumable.hpp>
+#include <caf/send.hpp>
+
+namespace weir {
+
+class io_thread_unit final : public caf::execution_unit {
+ public:
+  /// Makes the calling thread's sends through `send_from_io_thread` run on
+  /// this unit until it is destroyed (on the same thread).
+  explicit io_thread_unit(caf::actor_system& sys);
+  ~io_thread_unit() override;
+  io_thread_unit(const io_thread_unit&) = delete;
+  io_thread_unit& operator=(const io_thread_unit&) = delete;
+
+  void exec_later(caf::resumable* job) override;
+
+  /// The calling thread's unit; null on any other thread.
+  static io_thread_unit* current();
+
+  /// How many times an actor ran on this unit.
+  std::uint64_t jobs_run() const { return jobs_run_; }
+
+ private:
+  void run_jobs();
+
+  std::deque<caf::resumable*> jobs_;
+  bool running_ = false;
+  std::uint64_t jobs_run_ = 0;
+};
+
+/// `caf::anon_send`; but with `run_here` on an io thread, the receiver, if
+/// this message wakes it, runs on that thread before this returns. Never
+/// run it here with a lock held that the receiver may take.
+template <class Dest, class... Ts>
+void send_from_io_thread(bool run_here, const Dest& dest, Ts&&... xs) {
+  using token = caf::detail::type_list<caf::detail::strip_and_convert_t<Ts>...>;
+  static_assert(caf::response_type_unbox<caf::signatures_of_t<Dest>, token>::valid,
+                "receiver does not accept given message");
+  if (dest)
+    dest->eq_impl(caf::make_message_id(), nullptr, run_here ? io_thread_unit::current() : nullptr,
+                  std::forward<Ts>(xs)...);
+}
+
+}  // namespace weir

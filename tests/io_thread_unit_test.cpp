@@ -1,0 +1,93 @@
+// daemon/io_thread_unit.hpp: an actor woken from an io thread runs on that
+// thread, before the send returns, and what it wakes in turn runs after it,
+// not inside it; without the unit, or when not asked to, the actor runs on
+// CAF's scheduler as after any send.
+#include <catch2/catch.hpp>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include "daemon/io_thread_unit.hpp"
+
+using namespace weir;
+
+namespace {
+
+// Where each message ran, and in which order the handlers began and ended.
+struct trace {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::thread::id> threads;
+  std::vector<std::string> events;
+  void add(std::string e) {
+    std::lock_guard<std::mutex> guard(mutex);
+    threads.push_back(std::this_thread::get_id());
+    events.push_back(std::move(e));
+    changed.notify_all();
+  }
+};
+
+caf::behavior recorder(caf::event_based_actor*, trace* t, std::string name) {
+  return {[=](int) { t->add(name); }};
+}
+
+// Forwards to `next`, then records: a nested run would record `next` first.
+caf::behavior forwarder(caf::event_based_actor* self, trace* t, caf::actor next) {
+  return {[=](int x) {
+    t->add("forwarder begins");
+    self->send(next, x);
+    t->add("forwarder ends");
+  }};
+}
+
+}  // namespace
+
+TEST_CASE("io thread unit: a woken actor runs on the sending thread and what it wakes runs after it") {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 1);
+  caf::actor_system sys{cfg};
+  trace t;
+  auto last = sys.spawn(recorder, &t, std::string("recorder"));
+  auto first = sys.spawn(forwarder, &t, last);
+
+  std::uint64_t runs = 0;
+  std::thread io([&] {
+    io_thread_unit unit(sys);
+    CHECK(io_thread_unit::current() == &unit);
+    send_from_io_thread(true, first, 1);
+    // Both ran before the send returned, on this thread, one after the other.
+    std::lock_guard<std::mutex> guard(t.mutex);
+    REQUIRE(t.events == std::vector<std::string>{"forwarder begins", "forwarder ends", "recorder"});
+    for (const auto& id : t.threads) CHECK(id == std::this_thread::get_id());
+    runs = unit.jobs_run();
+  });
+  io.join();
+  CHECK(runs == 2);
+  CHECK(io_thread_unit::current() == nullptr);
+
+  // Not asked to run here: the scheduler runs both, as after anon_send.
+  t.events.clear();
+  t.threads.clear();
+  std::thread::id other_id;
+  std::uint64_t other_runs = 1;
+  std::thread other([&] {
+    other_id = std::this_thread::get_id();
+    io_thread_unit unit(sys);
+    send_from_io_thread(false, first, 2);
+    other_runs = unit.jobs_run();
+  });
+  other.join();
+  CHECK(other_runs == 0);
+  std::unique_lock<std::mutex> lock(t.mutex);
+  REQUIRE(t.changed.wait_for(lock, std::chrono::seconds(10), [&] { return t.events.size() == 3; }));
+  for (const auto& id : t.threads) CHECK(id != other_id);
+  lock.unlock();
+  caf::anon_send_exit(first, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(last, caf::exit_reason::user_shutdown);
+}
