@@ -1,9 +1,11 @@
 #pragma once
 // Which survivor delivers a failed node's shard. Every survivor computes the
 // answer on its own, from its copy and the copy ends its peers sent in their
-// heartbeats, and no message settles a disagreement: two survivors that
-// answered from different views would both deliver the shard. So the answer
-// is taken only from a view that every survivor shares:
+// heartbeats, and no message settles a disagreement beforehand: two
+// survivors that answered from different views would both deliver the shard
+// until their heartbeats showed it (membership then lets one keep it, by
+// `failover_owner` over the two). So the answer is taken only from a view
+// that every survivor shares:
 //  - the candidates are every survivor that is not itself failed over (a peer
 //    merely late or briefly gone still counts: it answers for itself, and a
 //    survivor that left it out would take the shard beside it);

@@ -38,6 +38,8 @@ struct peer {
   clock::time_point not_up_since = clock::now();
   std::chrono::milliseconds backoff{100};
   std::vector<replica_position> held;  // its copies' ends, from its last heartbeat
+  bool held_known = false;             // its store answered for them
+  std::vector<replica_position> delivering;  // the copies it delivers as failover owner
 };
 
 class membership_state {
@@ -116,6 +118,8 @@ class membership_state {
       if (p.node != h.from) continue;
       p.last_heard = clock::now();
       p.held = std::move(h.held);
+      p.held_known = h.held_known;
+      p.delivering = std::move(h.delivering);
       refresh(p);
       return;
     }
@@ -130,13 +134,20 @@ class membership_state {
   /// copy ends (a busy store answers late, and only one question is out).
   void on_tick() {
     self_->delayed_send(self_, s_.heartbeat, tick_atom::value);
-    if (asking_store_) return beat(false);
+    if (asking_store_) {
+      // A store that has not answered for failover_after makes this node no
+      // candidate: it could not release a copy to deliver it either.
+      if (clock::now() - asked_at_ >= s_.failover_after) held_known_ = false;
+      return beat(false);
+    }
     asking_store_ = true;
+    asked_at_ = clock::now();
     self_->request(s_.store, std::chrono::seconds(60), held_atom::value)
         .then(
             [this](std::vector<replica_position>& held) {
               asking_store_ = false;
               own_held_ = std::move(held);
+              held_known_ = true;
               beat(true);
             },
             [this](caf::error&) {
@@ -147,11 +158,15 @@ class membership_state {
 
  private:
   void beat(bool store_answered) {
+    std::vector<replica_position> delivering;
+    for (const auto& [origin, shard] : owned_) delivering.push_back(find(own_held_, origin, shard));
     for (auto& p : peers_) {
-      if (p.connected) self_->send(p.handle, peer_heartbeat{s_.node, own_held_});
+      if (p.connected) self_->send(p.handle, peer_heartbeat{s_.node, own_held_, held_known_, delivering});
       refresh(p);
     }
-    if (store_answered) decide_failover();
+    if (!store_answered) return;
+    give_up_contested();
+    decide_failover();
   }
 
   void connect(std::uint32_t i) {
@@ -240,7 +255,7 @@ class membership_state {
           handing_back_.insert(*it);
           it = owned_.erase(it);
         }
-        hand_back(p.node, std::move(shards), s_.failover.stop(p.node));
+        hand_back(p.node, std::move(shards), s_.failover.stop(p.node, std::nullopt));
         ++decisions_;  // a release still on its way must not start a drain now
         if (s_.stats) s_.stats->set_failover(p.node, false);
       }
@@ -284,22 +299,68 @@ class membership_state {
           since = p.not_up_since;
         }
       if (up || clock::now() - since < s_.failover_after) continue;
+      if (const auto* p = peer_delivering(origin, shard)) {  // taken already: settled or not, it stays so
+        decide(origin, shard, p->node);
+        continue;
+      }
       failed.insert({origin, shard});
       if (const auto owner = views_.observe(origin, shard, candidates(origin, shard))) decide(origin, shard, *owner);
     }
     views_.retain(failed);
   }
 
-  /// This node and every peer that is not itself failed over, with its copy
-  /// of (origin, shard).
+  /// A peer heard from that is not itself failed over.
+  bool is_survivor(const peer& p) const {
+    return p.node != 0 && (p.announced_up || clock::now() - p.not_up_since < s_.failover_after);
+  }
+  /// A survivor whose store has answered for its copies.
+  bool is_candidate(const peer& p) const { return is_survivor(p) && p.held_known; }
+
+  /// This node and every candidate peer, with its copy of (origin, shard).
   std::vector<failover_candidate> candidates(std::uint16_t origin, std::uint16_t shard) const {
     std::vector<failover_candidate> out{{s_.node, find(own_held_, origin, shard)}};
-    for (const auto& p : peers_) {
-      if (p.node == 0 || p.node == origin) continue;
-      if (!p.announced_up && clock::now() - p.not_up_since >= s_.failover_after) continue;
-      out.push_back({p.node, find(p.held, origin, shard)});
-    }
+    for (const auto& p : peers_)
+      if (p.node != origin && is_candidate(p)) out.push_back({p.node, find(p.held, origin, shard)});
     return out;
+  }
+
+  /// A surviving peer that says it delivers (origin, shard), if any.
+  const peer* peer_delivering(std::uint16_t origin, std::uint16_t shard) const {
+    for (const auto& p : peers_) {
+      if (p.node == origin || !is_survivor(p)) continue;
+      for (const auto& d : p.delivering)
+        if (d.origin == origin && d.shard == shard) return &p;
+    }
+    return nullptr;
+  }
+
+  /// Two survivors that both deliver a shard (views that never met: a
+  /// survivor that restarted, or a partition longer than failover_after):
+  /// the one the two copy ends name keeps it, the other stops its drain and
+  /// gives the copy back. Both compute it from the same two ends.
+  void give_up_contested() {
+    std::vector<std::pair<std::uint16_t, std::uint16_t>> lost;
+    for (const auto& [origin, shard] : owned_) {
+      const peer* p = peer_delivering(origin, shard);
+      if (!p) continue;
+      const auto theirs = find(p->delivering, origin, shard);
+      if (failover_owner({{s_.node, find(own_held_, origin, shard)}, {p->node, theirs}}) == s_.node) continue;
+      log::warn("failover: another survivor delivers this replica too; this node stops",
+                {{"origin", std::to_string(origin)}, {"shard", std::to_string(shard)},
+                 {"owner", std::to_string(p->node)}, {"node", std::to_string(s_.node)}});
+      lost.push_back({origin, shard});
+    }
+    for (const auto& [origin, shard] : lost) {
+      owned_.erase({origin, shard});
+      handing_back_.insert({origin, shard});
+      hand_back(origin, {shard}, s_.failover.stop(origin, shard));
+      bool owns_more = false;
+      for (const auto& o : owned_) owns_more = owns_more || o.first == origin;
+      if (!owns_more) {
+        owned_origins_.erase(origin);
+        if (s_.stats) s_.stats->set_failover(origin, false);
+      }
+    }
   }
 
   void decide(std::uint16_t origin, std::uint16_t shard, std::uint16_t owner) {
@@ -407,6 +468,8 @@ class membership_state {
   std::uint64_t decisions_ = 0;  // bumped when a failover ends
   failover_views views_;
   bool asking_store_ = false;  // a question for the copy ends is out
+  clock::time_point asked_at_{};
+  bool held_known_ = false;  // own_held_ is the store's answer (and a recent one)
   clock::time_point started_ = clock::now();
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
 };

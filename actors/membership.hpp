@@ -11,9 +11,12 @@
 //
 // Failover: once a peer has not been up for cluster.failover_after_ms, one
 // survivor per shard of that peer delivers the peer's replica to the sink:
-// among this node and the peers up, the one whose copy of the shard reaches
-// furthest (heartbeats carry every node's copy ends), the lowest node id on a
-// tie. Every survivor computes the same answer from the same heartbeats. When
+// among this node and the peers not failed over themselves, the one whose
+// copy of the shard reaches furthest (heartbeats carry every node's copy
+// ends, and the copies it delivers), the lowest node id on a tie, decided
+// on views that have settled (failover_owner.hpp). A shard a peer says it
+// delivers is not taken; two survivors that took one anyway (a restart, a
+// long partition) settle it by the same rule, and the other stops. When
 // the peer is up again, its failover drains stop and it delivers its own
 // backlog (duplicates carry the same ids; nothing is lost). Only once those
 // drains have stored their last cursor and ended does the replica store take
@@ -30,6 +33,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,11 +49,12 @@ struct cluster_metrics;
 
 /// What failover needs from the daemon: start delivering `origin`'s
 /// replica of `shard` (its directory made ready by the replica store), and
-/// give up every delivery of `origin`'s replica: `stop` hands back those
-/// drains, which membership then shuts down (and waits for).
+/// give up the delivery of `origin`'s replica (of every shard, or of one):
+/// `stop` hands back those drains, which membership then shuts down (and
+/// waits for).
 struct failover_hooks {
   std::function<void(std::uint16_t origin, std::uint16_t shard)> start;
-  std::function<std::vector<drain_actor>(std::uint16_t origin)> stop;
+  std::function<std::vector<drain_actor>(std::uint16_t origin, std::optional<std::uint16_t> shard)> stop;
 };
 
 struct membership_settings {

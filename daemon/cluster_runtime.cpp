@@ -56,7 +56,9 @@ cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipe
   ms.failover.start = [&shards, root](std::uint16_t origin, std::uint16_t shard) {
     shards.start_failover_drain(origin, shard, replica_shard_dir(root, origin, shard));
   };
-  ms.failover.stop = [&shards](std::uint16_t origin) { return shards.take_failover_drains(origin); };
+  ms.failover.stop = [&shards](std::uint16_t origin, std::optional<std::uint16_t> shard) {
+    return shards.take_failover_drains(origin, shard);
+  };
   membership_ = spawn_membership(sys, ms);
 
   const auto at = parse_address(cfg.cluster.listen);

@@ -171,6 +171,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   session_registry sessions(static_cast<std::size_t>(cfg.listen.max_connections), stats);
   boost::asio::io_context io;
 
+  // Declared before the actor system, so they outlive every actor that ran on them.
+  std::vector<io_thread_unit> io_units(static_cast<std::size_t>(cfg.runtime.io_threads));
   caf::actor_system_config caf_cfg;
   const std::size_t actor_threads = scheduler_threads(cfg);
   caf_cfg.set("scheduler.max-threads", actor_threads);
@@ -239,11 +241,13 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   memory_trimmer trimmer(io, std::chrono::seconds(10));
   trimmer.start();
   std::vector<std::thread> io_threads;
-  for (std::int64_t i = 0; i < cfg.runtime.io_threads; ++i)
-    io_threads.emplace_back([&io, &system] {
-      io_thread_unit unit(system);  // connection actors woken by their bytes run here
+  for (auto& unit : io_units) {
+    unit.use(system);
+    io_threads.emplace_back([&io, &unit] {
+      io_thread_unit::bound_here bound(unit);  // connection actors woken by their bytes run here
       io.run();
     });
+  }
   if (admin) admin->start();
 
   const auto startup_ms =

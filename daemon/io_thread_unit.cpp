@@ -16,11 +16,9 @@ constexpr std::size_t max_throughput = std::numeric_limits<std::size_t>::max();
 
 }  // namespace
 
-io_thread_unit::io_thread_unit(caf::actor_system& sys) : caf::execution_unit(&sys) { this_thread_unit = this; }
+io_thread_unit::bound_here::bound_here(io_thread_unit& unit) { this_thread_unit = &unit; }
 
-io_thread_unit::~io_thread_unit() {
-  if (this_thread_unit == this) this_thread_unit = nullptr;
-}
+io_thread_unit::bound_here::~bound_here() { this_thread_unit = nullptr; }
 
 io_thread_unit* io_thread_unit::current() { return this_thread_unit; }
 

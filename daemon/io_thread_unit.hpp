@@ -34,12 +34,23 @@ namespace weir {
 
 class io_thread_unit final : public caf::execution_unit {
  public:
-  /// Makes the calling thread's sends through `send_from_io_thread` run on
-  /// this unit until it is destroyed (on the same thread).
-  explicit io_thread_unit(caf::actor_system& sys);
-  ~io_thread_unit() override;
+  /// Made before the actor system it is given later (`use`): an actor that
+  /// last ran here keeps pointing at its unit until the system is gone.
+  io_thread_unit() = default;
   io_thread_unit(const io_thread_unit&) = delete;
   io_thread_unit& operator=(const io_thread_unit&) = delete;
+  void use(caf::actor_system& sys) { system_ = &sys; }
+
+  /// While it lives, the calling thread's sends through
+  /// `send_from_io_thread` run on `unit`; anything else that reaches the
+  /// unit goes to the scheduler.
+  class bound_here {
+   public:
+    explicit bound_here(io_thread_unit& unit);
+    ~bound_here();
+    bound_here(const bound_here&) = delete;
+    bound_here& operator=(const bound_here&) = delete;
+  };
 
   void exec_later(caf::resumable* job) override;
 

@@ -118,7 +118,7 @@ pipeline::~pipeline() {
   for (auto& p : preparers_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
   for (auto& r : replicators_) caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
   std::lock_guard<std::mutex> guard(failover_mutex_);
-  for (auto& [origin, d] : failover_drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+  for (auto& [key, d] : failover_drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
 }
 
@@ -131,14 +131,20 @@ void pipeline::start_failover_drain(std::uint16_t origin, std::uint16_t shard, c
   ds.first_live_sequence = std::numeric_limits<std::uint64_t>::max();  // nothing more is written to it
   ds.usage = std::make_shared<wab::wab_usage>(std::numeric_limits<std::uint64_t>::max());
   std::lock_guard<std::mutex> guard(failover_mutex_);
-  failover_drains_.emplace(origin, spawn_drain(sys_, ds, runner_));
+  failover_drains_.emplace(std::make_pair(origin, shard), spawn_drain(sys_, ds, runner_));
 }
 
-std::vector<drain_actor> pipeline::take_failover_drains(std::uint16_t origin) {
+std::vector<drain_actor> pipeline::take_failover_drains(std::uint16_t origin, std::optional<std::uint16_t> shard) {
   std::lock_guard<std::mutex> guard(failover_mutex_);
   std::vector<drain_actor> taken;
-  for (auto [it, end] = failover_drains_.equal_range(origin); it != end; ++it) taken.push_back(it->second);
-  failover_drains_.erase(origin);
+  for (auto it = failover_drains_.begin(); it != failover_drains_.end();) {
+    if (it->first.first != origin || (shard && it->first.second != *shard)) {
+      ++it;
+      continue;
+    }
+    taken.push_back(it->second);
+    it = failover_drains_.erase(it);
+  }
   return taken;
 }
 
@@ -165,7 +171,7 @@ bool pipeline::shut_down(std::chrono::milliseconds timeout) {
   std::vector<drain_actor> failover;
   {
     std::lock_guard<std::mutex> guard(failover_mutex_);
-    for (auto& [origin, d] : failover_drains_) failover.push_back(d);
+    for (auto& [key, d] : failover_drains_) failover.push_back(d);
     failover_drains_.clear();
   }
   const bool drains = stop_all(self, drains_, deadline) && stop_all(self, failover, deadline);

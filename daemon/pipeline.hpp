@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <caf/fwd.hpp>
@@ -63,10 +64,10 @@ class pipeline {
   const std::vector<replicator_actor>& replicators() const { return replicators_; }
   /// Failover: delivers `origin`'s replica of `shard` (in `replica_dir`) to
   /// the sink, with the record ids its origin would have given. Taken,
-  /// `origin`'s failover drains are the caller's to shut down (membership
-  /// must know when they have ended).
+  /// `origin`'s failover drains (of every shard, or of `shard` only) are the
+  /// caller's to shut down (membership must know when they have ended).
   void start_failover_drain(std::uint16_t origin, std::uint16_t shard, const std::string& replica_dir);
-  std::vector<drain_actor> take_failover_drains(std::uint16_t origin);
+  std::vector<drain_actor> take_failover_drains(std::uint16_t origin, std::optional<std::uint16_t> shard);
 
   /// Reads the sink's secret files again (SIGHUP).
   sink_factory::secret_reload reload_sink_secrets() { return factory_->reload_secrets(); }
@@ -78,7 +79,7 @@ class pipeline {
   std::vector<segment_preparer_actor> preparers_;
   std::vector<replicator_actor> replicators_;
   std::mutex failover_mutex_;  // the hooks run on the membership actor's thread
-  std::multimap<std::uint16_t, drain_actor> failover_drains_;  // by origin
+  std::multimap<std::pair<std::uint16_t, std::uint16_t>, drain_actor> failover_drains_;  // by (origin, shard)
   drain_settings failover_template_;
   sink_runner_actor runner_;
   std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();

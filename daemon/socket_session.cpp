@@ -35,7 +35,9 @@ basic_socket_session<Stream>::basic_socket_session(socket_type socket, std::chro
 
 template <class Stream>
 basic_socket_session<Stream>::~basic_socket_session() {
-  if (!finished_) --stats_.active;
+  if (finished_) return;
+  --stats_.active;
+  if (replies_owed_) --stats_.owed_replies;
 }
 
 template <class Stream>

@@ -96,15 +96,20 @@ typename Inspector::result_type inspect(Inspector& f, replica_position& x) {
 }
 
 /// Alive, and what the sender holds for other origins (failover picks the
-/// survivor whose copy reaches furthest).
+/// survivor whose copy reaches furthest): `held` is its replica store's
+/// answer when `held_known` (a node whose store has not answered yet, or
+/// not for a long time, is no candidate), and `delivering` the copies it
+/// delivers as the failover owner.
 struct peer_heartbeat {
   std::uint16_t from = 0;
   std::vector<replica_position> held;
+  bool held_known = false;
+  std::vector<replica_position> delivering;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_heartbeat& x) {
-  return f(caf::meta::type_name("weir::peer_heartbeat"), x.from, x.held);
+  return f(caf::meta::type_name("weir::peer_heartbeat"), x.from, x.held, x.held_known, x.delivering);
 }
 
 /// The origin's drain delivered every segment of `shard` below `sequence`.

@@ -53,21 +53,34 @@ TEST_CASE("io thread unit: a woken actor runs on the sending thread and what it 
   cfg.set("scheduler.max-threads", 1);
   caf::actor_system sys{cfg};
   trace t;
-  auto last = sys.spawn(recorder, &t, std::string("recorder"));
-  auto first = sys.spawn(forwarder, &t, last);
+  // Lazily started: an actor spawned is first run by the scheduler, and a
+  // message that finds it still starting would not wake it.
+  auto last = sys.spawn<caf::lazy_init>(recorder, &t, std::string("recorder"));
+  auto first = sys.spawn<caf::lazy_init>(forwarder, &t, last);
 
   std::uint64_t runs = 0;
+  bool bound_to_io = false;
+  std::vector<std::string> at_return;  // what had run when the send returned
+  std::vector<std::thread::id> ran_on;
+  std::thread::id io_id;
+  io_thread_unit unit;
+  unit.use(sys);
   std::thread io([&] {
-    io_thread_unit unit(sys);
-    CHECK(io_thread_unit::current() == &unit);
+    io_id = std::this_thread::get_id();
+    io_thread_unit::bound_here bound(unit);
+    bound_to_io = io_thread_unit::current() == &unit;
     send_from_io_thread(true, first, 1);
-    // Both ran before the send returned, on this thread, one after the other.
     std::lock_guard<std::mutex> guard(t.mutex);
-    REQUIRE(t.events == std::vector<std::string>{"forwarder begins", "forwarder ends", "recorder"});
-    for (const auto& id : t.threads) CHECK(id == std::this_thread::get_id());
+    at_return = t.events;
+    ran_on = t.threads;
     runs = unit.jobs_run();
   });
   io.join();
+  CHECK(bound_to_io);
+  // Both ran before the send returned, on the io thread, one after the other.
+  CHECK(at_return == std::vector<std::string>{"forwarder begins", "forwarder ends", "recorder"});
+  CHECK(ran_on.size() == 3);
+  for (const auto& id : ran_on) CHECK(id == io_id);
   CHECK(runs == 2);
   CHECK(io_thread_unit::current() == nullptr);
 
@@ -76,11 +89,13 @@ TEST_CASE("io thread unit: a woken actor runs on the sending thread and what it 
   t.threads.clear();
   std::thread::id other_id;
   std::uint64_t other_runs = 1;
+  io_thread_unit other_unit;
+  other_unit.use(sys);
   std::thread other([&] {
     other_id = std::this_thread::get_id();
-    io_thread_unit unit(sys);
+    io_thread_unit::bound_here bound(other_unit);
     send_from_io_thread(false, first, 2);
-    other_runs = unit.jobs_run();
+    other_runs = other_unit.jobs_run();
   });
   other.join();
   CHECK(other_runs == 0);
