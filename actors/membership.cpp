@@ -137,21 +137,22 @@ class membership_state {
     if (asking_store_) {
       // A store that has not answered for failover_after makes this node no
       // candidate: it could not release a copy to deliver it either.
-      if (clock::now() - asked_at_ >= s_.failover_after) held_known_ = false;
+      if (clock::now() - answered_at_ >= s_.failover_after) held_known_ = false;
       return beat(false);
     }
     asking_store_ = true;
-    asked_at_ = clock::now();
     self_->request(s_.store, std::chrono::seconds(60), held_atom::value)
         .then(
             [this](std::vector<replica_position>& held) {
               asking_store_ = false;
               own_held_ = std::move(held);
               held_known_ = true;
+              answered_at_ = clock::now();
               beat(true);
             },
             [this](caf::error&) {
               asking_store_ = false;
+              held_known_ = false;  // a store that fails cannot hand a copy to a drain
               beat(false);
             });
   }
@@ -256,7 +257,7 @@ class membership_state {
           it = owned_.erase(it);
         }
         hand_back(p.node, std::move(shards), s_.failover.stop(p.node, std::nullopt));
-        ++decisions_;  // a release still on its way must not start a drain now
+        ++decisions_[p.node];  // a release still on its way must not start a drain now
         if (s_.stats) s_.stats->set_failover(p.node, false);
       }
       if (!up) log::warn("cluster peer not up", {{"peer", p.address}, {"node", std::to_string(p.node)},
@@ -299,8 +300,15 @@ class membership_state {
           since = p.not_up_since;
         }
       if (up || clock::now() - since < s_.failover_after) continue;
-      if (const auto* p = peer_delivering(origin, shard)) {  // taken already: settled or not, it stays so
-        decide(origin, shard, p->node);
+      if (const auto* p = peer_delivering(origin, shard)) {
+        // Taken already: left to it unless this node's copy reaches further
+        // (then this node takes it, and the peer gives it up by the same rule).
+        if (failover_owner({{s_.node, find(own_held_, origin, shard)}, {p->node, find(p->delivering, origin, shard)}}) ==
+            p->node) {
+          decide(origin, shard, p->node);
+          continue;
+        }
+        decide(origin, shard, s_.node);
         continue;
       }
       failed.insert({origin, shard});
@@ -380,10 +388,10 @@ class membership_state {
                {"replica_offset", std::to_string(best.offset)}});
     if (s_.stats) s_.stats->set_failover(origin, true);
     // The store stops writing the copy and repairs its tail; then the drain starts.
-    const auto decision = decisions_;
+    const auto decision = decisions_[origin];
     self_->request(s_.store, caf::infinite, release_atom::value, origin, shard, true)
         .then([this, origin, shard, decision](done_atom) {
-          if (decision == decisions_ && owned_.count({origin, shard})) s_.failover.start(origin, shard);
+          if (decision == decisions_[origin] && owned_.count({origin, shard})) s_.failover.start(origin, shard);
         });
   }
 
@@ -465,10 +473,10 @@ class membership_state {
     std::set<caf::actor_addr> drains;  // not ended yet
   };
   std::list<handback> handbacks_;
-  std::uint64_t decisions_ = 0;  // bumped when a failover ends
+  std::map<std::uint16_t, std::uint64_t> decisions_;  // per origin, bumped when its failover ends
   failover_views views_;
   bool asking_store_ = false;  // a question for the copy ends is out
-  clock::time_point asked_at_{};
+  clock::time_point answered_at_{};  // the store's last answer
   bool held_known_ = false;  // own_held_ is the store's answer (and a recent one)
   clock::time_point started_ = clock::now();
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
