@@ -303,12 +303,7 @@ class membership_state {
       if (const auto* p = peer_delivering(origin, shard)) {
         // Taken already: left to it unless this node's copy reaches further
         // (then this node takes it, and the peer gives it up by the same rule).
-        if (failover_owner({{s_.node, find(own_held_, origin, shard)}, {p->node, find(p->delivering, origin, shard)}}) ==
-            p->node) {
-          decide(origin, shard, p->node);
-          continue;
-        }
-        decide(origin, shard, s_.node);
+        decide(origin, shard, contest_winner(*p, origin, shard));
         continue;
       }
       failed.insert({origin, shard});
@@ -342,6 +337,12 @@ class membership_state {
     return nullptr;
   }
 
+  /// Of this node and peer `p`, which says it delivers (origin, shard): the
+  /// one whose copy the rule names. `p` computes the same from the same ends.
+  std::uint16_t contest_winner(const peer& p, std::uint16_t origin, std::uint16_t shard) const {
+    return failover_owner({{s_.node, find(own_held_, origin, shard)}, {p.node, find(p.delivering, origin, shard)}});
+  }
+
   /// Two survivors that both deliver a shard (views that never met: a
   /// survivor that restarted, or a partition longer than failover_after):
   /// the one the two copy ends name keeps it, the other stops its drain and
@@ -350,9 +351,7 @@ class membership_state {
     std::vector<std::pair<std::uint16_t, std::uint16_t>> lost;
     for (const auto& [origin, shard] : owned_) {
       const peer* p = peer_delivering(origin, shard);
-      if (!p) continue;
-      const auto theirs = find(p->delivering, origin, shard);
-      if (failover_owner({{s_.node, find(own_held_, origin, shard)}, {p->node, theirs}}) == s_.node) continue;
+      if (!p || contest_winner(*p, origin, shard) == s_.node) continue;
       log::warn("failover: another survivor delivers this replica too; this node stops",
                 {{"origin", std::to_string(origin)}, {"shard", std::to_string(shard)},
                  {"owner", std::to_string(p->node)}, {"node", std::to_string(s_.node)}});
