@@ -40,6 +40,7 @@ struct peer {
   std::vector<replica_position> held;  // its copies' ends, from its last heartbeat
   bool held_known = false;             // its store answered for them
   std::vector<replica_position> delivering;  // the copies it delivers as failover owner
+  std::uint16_t mismatch_logged = 0;         // the other protocol version it was last refused for
 };
 
 class membership_state {
@@ -82,20 +83,28 @@ class membership_state {
   }
 
   /// A peer that connects here: its hello's sender is the handle to it.
-  std::uint16_t on_hello(std::uint16_t from, const std::string& address) {
+  /// The answer always names this node and its protocol, so that a caller
+  /// of another version can say why it was not taken.
+  caf::result<std::uint16_t, std::uint16_t> on_hello(std::uint16_t from, const std::string& address,
+                                                     std::uint16_t protocol) {
+    const caf::result<std::uint16_t, std::uint16_t> answer{s_.node, cluster_protocol_version};
     auto it = std::find_if(peers_.begin(), peers_.end(), [&](const peer& p) { return p.address == address; });
     if (it == peers_.end() || from == s_.node) {
       log::warn("a node not in cluster.peers said hello; ignored", {{"node", std::to_string(from)}, {"listen", address}});
-      return s_.node;
+      return answer;
+    }
+    if (protocol != cluster_protocol_version) {
+      log_protocol_mismatch(*it, protocol);
+      return answer;
     }
     for (const auto& other : peers_)
       if (&other != &*it && other.connected && other.node == from) {
         log::error("two cluster peers claim the same cluster.node_id; the second is not taken",
                    {{"node", std::to_string(from)}, {"first", other.address}, {"second", address}});
-        return s_.node;
+        return answer;
       }
     auto handle = caf::actor_cast<cluster_node_actor>(self_->current_sender());
-    if (!handle) return s_.node;
+    if (!handle) return answer;
     if (it->connected && it->handle != handle) {
       // The peer restarted before its old connection was seen to end: the
       // replicators must let go of the old handle before they take the new.
@@ -110,7 +119,7 @@ class membership_state {
     it->last_heard = clock::now();
     log::info("cluster peer connected", {{"peer", it->address}, {"node", std::to_string(from)}});
     refresh(*it);
-    return s_.node;
+    return answer;
   }
 
   void on_heartbeat(peer_heartbeat& h) {
@@ -123,6 +132,16 @@ class membership_state {
       refresh(p);
       return;
     }
+  }
+
+  /// A message outside the interface: logged at most once a minute.
+  void on_unknown(std::string what) {
+    const auto now = clock::now();
+    if (unknown_logged_ && now - *unknown_logged_ < std::chrono::minutes(1)) return;
+    unknown_logged_ = now;
+    if (what.size() > 160) what = what.substr(0, 160) + "...";
+    log::error("the cluster actor got a message it does not understand; a peer may run another weir version",
+               {{"message", what}, {"this_protocol", std::to_string(cluster_protocol_version)}});
   }
 
   void on_connect_to(std::uint32_t i) {
@@ -182,9 +201,14 @@ class membership_state {
               if (!ptr) return retry(i, "no actor published there");
               p.handle = caf::actor_cast<cluster_node_actor>(std::move(ptr));
               self_->monitor(p.handle);
-              self_->request(p.handle, std::chrono::seconds(10), hello_atom::value, s_.node, s_.listen)
-                  .then([this, i](std::uint16_t node) { on_answered(i, node); },
-                        [this, i](caf::error& e) { retry(i, caf::to_string(e)); });
+              self_->request(p.handle, std::chrono::seconds(10), hello_atom::value, s_.node, s_.listen,
+                             cluster_protocol_version)
+                  .then([this, i](std::uint16_t node, std::uint16_t protocol) { on_answered(i, node, protocol); },
+                        [this, i](caf::error& e) {
+                          // A node from before versioned hellos cannot match this one.
+                          if (e == caf::sec::unexpected_message) return refuse_version(i, 1);
+                          retry(i, caf::to_string(e));
+                        });
             },
             [this, i](caf::error& e) {
               peers_[i].connecting = false;
@@ -192,8 +216,9 @@ class membership_state {
             });
   }
 
-  void on_answered(std::uint32_t i, std::uint16_t node) {
+  void on_answered(std::uint32_t i, std::uint16_t node, std::uint16_t protocol) {
     auto& p = peers_[i];
+    if (protocol != cluster_protocol_version) return refuse_version(i, protocol);
     if (node == s_.node) {
       log::error("cluster peer has this node's own cluster.node_id; not joined",
                  {{"peer", p.address}, {"node", std::to_string(node)}});
@@ -205,6 +230,26 @@ class membership_state {
     p.last_heard = clock::now();
     log::info("cluster peer connected", {{"peer", p.address}, {"node", std::to_string(node)}});
     refresh(p);
+  }
+
+  /// The peer this node calls speaks another cluster protocol: said once,
+  /// and asked again at the longest interval (it may be upgraded meanwhile).
+  void refuse_version(std::uint32_t i, std::uint16_t protocol) {
+    auto& p = peers_[i];
+    log_protocol_mismatch(p, protocol);
+    if (p.handle) self_->demonitor(p.handle.address());
+    p.handle = nullptr;
+    p.backoff = s_.reconnect_max;
+    self_->delayed_send(self_, p.backoff, connect_to_atom::value, i);
+  }
+
+  void log_protocol_mismatch(peer& p, std::uint16_t protocol) {
+    if (p.mismatch_logged == protocol) return;
+    p.mismatch_logged = protocol;
+    log::error("a cluster peer speaks another cluster protocol version; not joined until both run the same weir",
+               {{"peer", p.address},
+                {"peer_protocol", protocol == 1 ? std::string("1 (or older)") : std::to_string(protocol)},
+                {"this_protocol", std::to_string(cluster_protocol_version)}});
   }
 
   void retry(std::uint32_t i, const std::string& why) {
@@ -479,13 +524,22 @@ class membership_state {
   bool held_known_ = false;  // own_held_ is the store's answer (and a recent one)
   clock::time_point started_ = clock::now();
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
+  std::optional<clock::time_point> unknown_logged_;
 };
 
 membership_actor::behavior_type membership_behavior(membership_state::pointer self, membership_settings s) {
   log_exceptions(self, "membership");
+  // What a peer of another weir version sends does not match the interface:
+  // the operator learns why the node did not join, instead of a bare error.
+  self->set_default_handler([self](caf::scheduled_actor*, caf::message_view& x) -> caf::result<caf::message> {
+    self->state.on_unknown(x.content().stringify());
+    return caf::sec::unexpected_message;
+  });
   self->state.init(self, std::move(s));
   return {
-      [=](hello_atom, std::uint16_t from, std::string& address) { return self->state.on_hello(from, address); },
+      [=](hello_atom, std::uint16_t from, std::string& address, std::uint16_t protocol) {
+        return self->state.on_hello(from, address, protocol);
+      },
       [=](peer_heartbeat& h) { self->state.on_heartbeat(h); },
       [=](replica_chunk& c) -> caf::result<replica_position> {
         if (!self->state.sent_by(c.origin)) return caf::make_error(caf::sec::request_receiver_down);

@@ -5,9 +5,10 @@
 // own actors) say so.
 //
 // node <-> node, at a peer's published cluster_node:
-//   (hello_atom, from_node, from_listen) => this_node
+//   (hello_atom, from_node, from_listen, protocol) => (this_node, protocol)
 //                                               after a connect: who calls (the caller is
-//                                               the answerer's handle to it) and who answers
+//                                               the answerer's handle to it), who answers,
+//                                               and the cluster protocol each speaks
 //   peer_heartbeat                              every cluster.heartbeat_ms: alive,
 //                                               and what replicas the sender holds
 //   replica_chunk => replica_position           records of the origin's segment, in
@@ -124,12 +125,18 @@ typename Inspector::result_type inspect(Inspector& f, replica_trim& x) {
   return f(caf::meta::type_name("weir::replica_trim"), x.origin, x.shard, x.sequence);
 }
 
+/// The layout of every node <-> node message above. Nodes that speak
+/// different versions do not join each other (each says so in its log)
+/// rather than misread each other's heartbeats. Version 2: heartbeats carry
+/// `held_known` and `delivering`; weir before it had no version in its hello.
+constexpr std::uint16_t cluster_protocol_version = 2;
+
 /// The actor each node publishes on cluster.listen.
-using cluster_node_actor = caf::typed_actor<caf::replies_to<hello_atom, std::uint16_t, std::string>::with<std::uint16_t>,
-                                            caf::reacts_to<peer_heartbeat>,
-                                            caf::replies_to<replica_chunk>::with<replica_position>,
-                                            caf::replies_to<position_atom, std::uint16_t, std::uint16_t>::with<replica_position>,
-                                            caf::reacts_to<replica_trim>>;
+using cluster_node_actor =
+    caf::typed_actor<caf::replies_to<hello_atom, std::uint16_t, std::string, std::uint16_t>::with<std::uint16_t, std::uint16_t>,
+                     caf::reacts_to<peer_heartbeat>, caf::replies_to<replica_chunk>::with<replica_position>,
+                     caf::replies_to<position_atom, std::uint16_t, std::uint16_t>::with<replica_position>,
+                     caf::reacts_to<replica_trim>>;
 
 /// A peer came up (`node` answers at `handle`) or went away (`up` false).
 struct peer_update {
