@@ -40,7 +40,9 @@ struct peer {
   std::vector<replica_position> held;  // its copies' ends, from its last heartbeat
   bool held_known = false;             // its store answered for them
   std::vector<replica_position> delivering;  // the copies it delivers as failover owner
-  std::uint16_t mismatch_logged = 0;         // the other protocol version it was last refused for
+  // The other protocol it was last refused for (0: an unversioned hello),
+  // while it stays refused: each refusal is logged once.
+  std::optional<std::uint16_t> mismatch_logged;
 };
 
 class membership_state {
@@ -116,6 +118,7 @@ class membership_state {
     self_->monitor(it->handle);
     it->node = from;
     it->connected = true;
+    it->mismatch_logged.reset();
     it->last_heard = clock::now();
     log::info("cluster peer connected", {{"peer", it->address}, {"node", std::to_string(from)}});
     refresh(*it);
@@ -135,10 +138,11 @@ class membership_state {
   }
 
   /// A message outside the interface: logged at most once a minute.
-  void on_unknown(std::string what) {
+  void on_unknown(const caf::type_erased_tuple& content) {
     const auto now = clock::now();
     if (unknown_logged_ && now - *unknown_logged_ < std::chrono::minutes(1)) return;
     unknown_logged_ = now;
+    std::string what = content.stringify();
     if (what.size() > 160) what = what.substr(0, 160) + "...";
     log::error("the cluster actor got a message it does not understand; a peer may run another weir version",
                {{"message", what}, {"this_protocol", std::to_string(cluster_protocol_version)}});
@@ -205,8 +209,9 @@ class membership_state {
                              cluster_protocol_version)
                   .then([this, i](std::uint16_t node, std::uint16_t protocol) { on_answered(i, node, protocol); },
                         [this, i](caf::error& e) {
-                          // A node from before versioned hellos cannot match this one.
-                          if (e == caf::sec::unexpected_message) return refuse_version(i, 1);
+                          // A hello the peer does not understand (weir before
+                          // versioned hellos, or another shape of it) cannot match.
+                          if (e == caf::sec::unexpected_message) return refuse_version(i, 0);
                           retry(i, caf::to_string(e));
                         });
             },
@@ -226,6 +231,7 @@ class membership_state {
     }
     p.node = node;
     p.connected = true;
+    p.mismatch_logged.reset();
     p.backoff = std::chrono::milliseconds(100);
     p.last_heard = clock::now();
     log::info("cluster peer connected", {{"peer", p.address}, {"node", std::to_string(node)}});
@@ -239,8 +245,10 @@ class membership_state {
     log_protocol_mismatch(p, protocol);
     if (p.handle) self_->demonitor(p.handle.address());
     p.handle = nullptr;
-    p.backoff = s_.reconnect_max;
-    self_->delayed_send(self_, p.backoff, connect_to_atom::value, i);
+    // Asked again at the longest interval; a later failure to reach it is
+    // still logged once, as for any peer.
+    p.backoff = std::chrono::milliseconds(100);
+    self_->delayed_send(self_, s_.reconnect_max, connect_to_atom::value, i);
   }
 
   void log_protocol_mismatch(peer& p, std::uint16_t protocol) {
@@ -248,7 +256,7 @@ class membership_state {
     p.mismatch_logged = protocol;
     log::error("a cluster peer speaks another cluster protocol version; not joined until both run the same weir",
                {{"peer", p.address},
-                {"peer_protocol", protocol == 1 ? std::string("1 (or older)") : std::to_string(protocol)},
+                {"peer_protocol", protocol == 0 ? std::string("none (its hello has no version)") : std::to_string(protocol)},
                 {"this_protocol", std::to_string(cluster_protocol_version)}});
   }
 
@@ -532,7 +540,7 @@ membership_actor::behavior_type membership_behavior(membership_state::pointer se
   // What a peer of another weir version sends does not match the interface:
   // the operator learns why the node did not join, instead of a bare error.
   self->set_default_handler([self](caf::scheduled_actor*, caf::message_view& x) -> caf::result<caf::message> {
-    self->state.on_unknown(x.content().stringify());
+    self->state.on_unknown(x.content());
     return caf::sec::unexpected_message;
   });
   self->state.init(self, std::move(s));

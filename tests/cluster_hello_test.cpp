@@ -1,10 +1,15 @@
 // The hello that joins two nodes carries the cluster protocol version
 // (messages/cluster_protocol.hpp): a node of another version is answered
-// but not taken as a peer, so it never gets heartbeats it would misread.
+// but not taken as a peer, so it never gets heartbeats it would misread,
+// and the operator is told once, on either side.
+#include <set>
+
+#include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 #include <catch2/catch.hpp>
 
 #include "actors/membership.hpp"
+#include "support/stderr_capture.hpp"
 #include "support/test_scheduler.hpp"
 
 using namespace weir;
@@ -13,22 +18,27 @@ namespace {
 
 constexpr std::uint16_t this_node = 1;
 constexpr std::uint16_t peer_node = 2;
-const std::string peer_listen = "127.0.0.1:9000";  // sorts first: the peer calls this node
+constexpr std::chrono::milliseconds heartbeat{100};
+constexpr std::chrono::milliseconds reconnect{5000};
+const std::string mismatch_line = "a cluster peer speaks another cluster protocol version";
+const std::string unknown_line = "the cluster actor got a message it does not understand";
 
-struct hello_harness : test::test_scheduler {
+/// A node that calls this one: its listen address sorts first.
+struct answering_harness : test::test_scheduler {
+  const std::string peer_listen = "127.0.0.1:9000";
   membership_actor membership;
   caf::scoped_actor peer{sys()};
 
-  hello_harness() {
+  answering_harness() {
     membership_settings ms;
     ms.node = this_node;
     ms.listen = "127.0.0.1:9001";
     ms.peers = {peer_listen};
-    ms.heartbeat = std::chrono::milliseconds(100);
+    ms.heartbeat = heartbeat;
     membership = spawn_membership(sys(), ms);
     run();
   }
-  ~hello_harness() {
+  ~answering_harness() {
     peer->send_exit(membership, caf::exit_reason::user_shutdown);
     run();
   }
@@ -45,7 +55,7 @@ struct hello_harness : test::test_scheduler {
 
   /// Heartbeats the peer got over three heartbeat intervals.
   int heartbeats_in_three_beats() {
-    for (int i = 0; i < 3; ++i) advance(std::chrono::milliseconds(100));
+    for (int i = 0; i < 3; ++i) advance(heartbeat);
     int got = 0;
     bool more = true;
     while (more)
@@ -55,14 +65,73 @@ struct hello_harness : test::test_scheduler {
   }
 };
 
+/// What the peer this node calls does and sees.
+struct called_peer {
+  std::uint16_t protocol = cluster_protocol_version + 1;
+  bool understands_hello = true;  // false: a weir from before versioned hellos
+  int hellos = 0;
+  int heartbeats = 0;
+};
+
+caf::behavior fake_peer(caf::event_based_actor*, std::shared_ptr<called_peer> p) {
+  return {
+      [p](hello_atom, std::uint16_t, std::string&, std::uint16_t) -> caf::result<std::uint16_t, std::uint16_t> {
+        ++p->hellos;
+        if (!p->understands_hello) return caf::make_error(caf::sec::unexpected_message);
+        return {peer_node, p->protocol};
+      },
+      [p](peer_heartbeat&) { ++p->heartbeats; },
+  };
+}
+
+/// Connects to any address by handing out the fake peer.
+caf::behavior fake_middleman(caf::event_based_actor*, caf::actor peer) {
+  return {
+      [peer](caf::connect_atom, std::string&, std::uint16_t) {
+        return caf::make_message(caf::node_id{}, caf::actor_cast<caf::strong_actor_ptr>(peer), std::set<std::string>{});
+      },
+  };
+}
+
+/// This node calls the peer: its listen address sorts first.
+struct calling_harness : test::test_scheduler {
+  std::shared_ptr<called_peer> peer = std::make_shared<called_peer>();
+  caf::actor peer_actor;
+  caf::actor middleman;
+  membership_actor membership;
+  caf::scoped_actor self{sys()};
+
+  void start() {
+    peer_actor = sys().spawn(fake_peer, peer);
+    middleman = sys().spawn(fake_middleman, peer_actor);
+    membership_settings ms;
+    ms.node = this_node;
+    ms.listen = "127.0.0.1:9000";
+    ms.peers = {"127.0.0.1:9009"};
+    ms.heartbeat = heartbeat;
+    ms.reconnect_max = reconnect;
+    ms.middleman = caf::actor_cast<caf::io::middleman_actor>(middleman);
+    membership = spawn_membership(sys(), ms);
+    run();
+  }
+  ~calling_harness() {
+    for (const auto& a : {caf::actor_cast<caf::actor>(membership), middleman, peer_actor})
+      self->send_exit(a, caf::exit_reason::user_shutdown);
+    run();
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a hello in another cluster protocol version is answered and the peer is not joined", "[actor]") {
-  hello_harness h;
+  test::stderr_capture log;
+  answering_harness h;
   const auto answer = h.hello(cluster_protocol_version + 1);
   CHECK(answer.first == this_node);
   CHECK(answer.second == cluster_protocol_version);
   CHECK(h.heartbeats_in_three_beats() == 0);
+  h.hello(cluster_protocol_version + 1);  // asked again: not logged again
+  CHECK(log.count(mismatch_line) == 1);
 
   // The same peer, upgraded, joins.
   const auto again = h.hello(cluster_protocol_version);
@@ -70,14 +139,49 @@ TEST_CASE("a hello in another cluster protocol version is answered and the peer 
   CHECK(h.heartbeats_in_three_beats() >= 2);
 }
 
-TEST_CASE("a hello from before versioned hellos is refused as a message the node does not understand", "[actor]") {
-  hello_harness h;
-  auto answer = h.peer->request(caf::actor_cast<caf::actor>(h.membership), caf::infinite, hello_atom::value, peer_node,
-                                peer_listen);
-  h.run();
-  bool refused = false;
-  answer.receive([&](std::uint16_t) { FAIL("an unversioned hello was answered"); },
-                 [&](caf::error& e) { refused = e == caf::sec::unexpected_message; });
-  CHECK(refused);
+TEST_CASE("a hello from before versioned hellos is refused and logged once as not understood", "[actor]") {
+  test::stderr_capture log;
+  answering_harness h;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto answer = h.peer->request(caf::actor_cast<caf::actor>(h.membership), caf::infinite, hello_atom::value,
+                                  peer_node, h.peer_listen);
+    h.run();
+    bool refused = false;
+    answer.receive([&](std::uint16_t) { FAIL("an unversioned hello was answered"); },
+                   [&](caf::error& e) { refused = e == caf::sec::unexpected_message; });
+    CHECK(refused);
+  }
+  CHECK(log.count(unknown_line) == 1);  // at most once a minute
   CHECK(h.heartbeats_in_three_beats() == 0);
+}
+
+TEST_CASE("a called peer that answers in another protocol is not joined until it speaks this one", "[actor]") {
+  test::stderr_capture log;
+  calling_harness h;
+  h.start();
+  CHECK(h.peer->hellos == 1);
+  for (int i = 0; i < 3; ++i) h.advance(heartbeat);
+  CHECK(h.peer->heartbeats == 0);
+
+  h.advance(reconnect);  // asked again at the longest interval
+  CHECK(h.peer->hellos == 2);
+  CHECK(log.count(mismatch_line) == 1);
+
+  h.peer->protocol = cluster_protocol_version;  // upgraded
+  h.advance(reconnect);
+  CHECK(h.peer->hellos == 3);
+  for (int i = 0; i < 3; ++i) h.advance(heartbeat);
+  CHECK(h.peer->heartbeats >= 2);
+}
+
+TEST_CASE("a called peer that does not understand a versioned hello is logged as having no version", "[actor]") {
+  test::stderr_capture log;
+  calling_harness h;
+  h.peer->understands_hello = false;
+  h.start();
+  h.advance(reconnect);
+  CHECK(h.peer->hellos == 2);
+  for (int i = 0; i < 3; ++i) h.advance(heartbeat);
+  CHECK(h.peer->heartbeats == 0);
+  CHECK(log.count("peer_protocol=\"none (its hello has no version)\"") == 1);
 }

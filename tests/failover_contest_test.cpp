@@ -20,7 +20,10 @@ constexpr std::uint16_t this_node = 1;
 constexpr std::uint16_t origin = 2;  // failed: never heard from
 constexpr std::uint16_t rival = 3;
 const std::string rival_listen = "127.0.0.1:9003";
-constexpr std::chrono::milliseconds heartbeat{100};
+// Long: a peer is suspect after three heartbeats of real time without one,
+// and the test clock moves no real time, so a stalled test process must not
+// make the rival look gone.
+constexpr std::chrono::milliseconds heartbeat{std::chrono::hours(1)};
 constexpr std::chrono::milliseconds failover_after{50};
 
 replica_position copy_to(std::uint64_t offset) { return {origin, 0, 1, offset, 1, false}; }
