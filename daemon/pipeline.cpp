@@ -151,10 +151,21 @@ std::vector<drain_actor> pipeline::take_failover_drains(std::uint16_t origin, st
 bool pipeline::wait_started(std::chrono::milliseconds timeout) {
   caf::scoped_actor self{sys_};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (auto& w : writers_) {
-    const auto left = time_left(deadline);
-    bool started = false;
-    self->request(w, left, started_atom::value).receive([&](done_atom) { started = true; }, [](caf::error&) {});
+  // A start that takes long (a stalled disk) is said early, so the log of a
+  // daemon that is not ready yet tells where it waits.
+  const auto patience = std::chrono::seconds(5);
+  for (std::size_t shard = 0; shard < writers_.size(); ++shard) {
+    bool started = false, said = false;
+    while (!started && time_left(deadline) > std::chrono::milliseconds(0)) {
+      const auto wait = said ? time_left(deadline) : std::min<std::chrono::milliseconds>(time_left(deadline), patience);
+      self->request(writers_[shard], wait, started_atom::value)
+          .receive([&](done_atom) { started = true; }, [](caf::error&) {});
+      if (!started && !said) {
+        said = true;
+        log::warn("a WAB shard writer has not started its first segment yet; still waiting",
+                  {{"shard", std::to_string(shard)}, {"waited_ms", std::to_string(patience.count() * 1000)}});
+      }
+    }
     if (!started) return false;
   }
   return true;
