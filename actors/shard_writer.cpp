@@ -96,6 +96,7 @@ class shard_writer_state {
     }
     queued_records_ += req.record_count();
     queued_bytes_ += req.body.size();
+    if (!req.durable) last_buffered_ = std::chrono::steady_clock::now();
     queue_.push_back({std::move(to), std::move(req)});
     if (queued_records_ >= settings_.max_group_records || queued_bytes_ >= settings_.max_group_bytes) {
       write_queued();
@@ -210,13 +211,22 @@ class shard_writer_state {
   }
 
   /// Whether to sync right here instead of handing the acks to the fsync
-  /// group: when the group has nothing to do and nothing else waits for this
-  /// thread, the hand-off would only add a thread wake-up to the ack (a lone
-  /// producer's case). Under load the group syncs while this thread writes
-  /// the next group, and Buffered requests are never held behind a sync.
+  /// group, which must be idle (its syncs and these then never overlap):
+  /// - nothing else waits for this thread: the hand-off would only add a
+  ///   thread wake-up to the ack (a lone producer's case);
+  /// - or the shard has had no Buffered push for `buffered_quiet`: what
+  ///   arrives meanwhile waits for this sync and is written right after it,
+  ///   as one group (`sync_durable_only_here`). With only Durable pushes
+  ///   that is cheaper than writing beside the group's syncs: one hand-off
+  ///   less per group, and groups that grow to what one sync takes
+  ///   (docs/benchmarks.md, "The writer syncs Durable-only groups itself").
+  /// While Buffered pushes come, the group syncs and this thread goes on
+  /// writing, so a Buffered push waits behind no sync; the first one after
+  /// a quiet spell may wait for one.
   bool sync_here() {
-    return settings_.sync_load && settings_.sync_load->outstanding.load(std::memory_order_acquire) == 0 &&
-           self_->mailbox().empty();
+    if (!settings_.sync_load || settings_.sync_load->outstanding.load(std::memory_order_acquire) != 0) return false;
+    if (self_->mailbox().empty()) return true;
+    return settings_.sync_durable_only_here && std::chrono::steady_clock::now() - last_buffered_ >= buffered_quiet;
   }
 
   /// Tells the drain how far the active segment is readable: through the
@@ -370,6 +380,8 @@ class shard_writer_state {
   bool spare_asked_ = false;      // for the active segment
   std::uint64_t next_sequence_ = 1;
   std::vector<queued> queue_;
+  static constexpr std::chrono::seconds buffered_quiet{1};
+  std::chrono::steady_clock::time_point last_buffered_{};  // the last Buffered push queued
   std::uint64_t queued_records_ = 0, queued_bytes_ = 0;
   bool flush_scheduled_ = false;
   bool offline_ = false;

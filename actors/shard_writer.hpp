@@ -81,6 +81,10 @@ struct shard_writer_settings {
   /// idle and nothing else waits, the writer syncs a Durable group itself.
   /// Null: every Durable group goes to the fsync group.
   std::shared_ptr<weir::sync_load> sync_load;
+  /// With the group idle, also sync here when more waits, while the shard
+  /// has had only Durable pushes for a second (the adaptive policy; the
+  /// deadline policy leaves every sync under load to its group's timing).
+  bool sync_durable_only_here = false;
   shard_metrics* stats = nullptr;  // may be null (tests)
   actor_thread thread = actor_thread::own;
 };

@@ -276,7 +276,8 @@ std::vector<setting> make_settings() {
                          {"adaptive", commit_policy::adaptive},
                          {"deadline", commit_policy::deadline}},
                      "adaptive",
-                     "adaptive: sync at once when idle, batch what arrives during a sync; "
+                     "adaptive: sync at once when idle, batch what arrives during a sync (with only Durable "
+                     "pushes on a shard for a second, its writer syncs each group itself); "
                      "deadline: wait up to max_delay_us or max_records."));
   s.push_back(integer("group_commit.max_delay_us", WEIR_FIELD(group_commit.max_delay_us), 0,
                       1000000, "1000", "Longest wait before a sync under the deadline policy."));

@@ -400,7 +400,10 @@ namespace {
 /// group is idle.
 struct shared_load_harness {
   std::shared_ptr<sync_load> load = std::make_shared<sync_load>();
-  ingest_harness h{settings(), 1 << 20, 1ull << 30, [this](shard_writer_settings& ws, caf::actor_system&) { ws.sync_load = load; }};
+  ingest_harness h{settings(), 1 << 20, 1ull << 30, [this](shard_writer_settings& ws, caf::actor_system&) {
+                      ws.sync_load = load;
+                      ws.sync_durable_only_here = true;
+                    }};
 
   fsync_group_settings settings() const {
     fsync_group_settings fs;
@@ -442,6 +445,45 @@ TEST_CASE("with its fsync group idle the writer syncs a Durable group itself and
   CHECK(later->tag == 2);
   CHECK(h.io->syncs_done.load() == before + 2);
   CHECK(load->outstanding.load() == 1);  // the group gave back what it took
+}
+
+TEST_CASE("with only Durable pushes the writer syncs a group itself though more wait and hands groups on after a Buffered one",
+          "[actor][ingest][durable]") {
+  shared_load_harness both;
+  auto& h = both.h;
+  // One message of the writer: a request it queues, or its flush.
+  auto step = [&] {
+    REQUIRE(h.sched().prioritize(h.writer));
+    h.sched().run_once();
+  };
+  // The writer takes request 1 and sends itself its flush; request 2 comes
+  // in behind that flush, so it waits in the mailbox while 1 is written.
+  auto write_one_with_another_waiting = [&](std::uint64_t tag) {
+    h.push(tag, "written", true);
+    step();
+    h.push(tag + 1, "waiting", true);
+    step();
+  };
+  const int before = h.io->syncs_done.load();
+  write_one_with_another_waiting(1);
+  CHECK(h.io->syncs_done.load() == before + 1);  // synced here, though request 2 waited
+  CHECK(both.load->outstanding.load() == 0);
+  h.run_writer();  // request 2: its own group, synced here too
+  CHECK(h.io->syncs_done.load() == before + 2);
+
+  h.push(3, "buffered", false);
+  h.run_writer();
+  write_one_with_another_waiting(4);
+  // A Buffered push was just seen: the fsync group syncs, so that this
+  // thread is free to write the next Buffered push meanwhile.
+  CHECK(h.io->syncs_done.load() == before + 2);
+  CHECK(both.load->outstanding.load() == 1);
+  for (std::uint64_t tag : {1, 2, 3, 4, 5}) {
+    auto r = h.next_reply();
+    REQUIRE(r);
+    CHECK(r->acked == 1);
+    CHECK(r->tag == tag);
+  }
 }
 
 TEST_CASE("the writer moves a growing segment onto a spare once one is ready and asks for the next at half full",
