@@ -35,7 +35,8 @@ struct fsync_group_settings {
   std::uint16_t shard = 0;
   shard_metrics* stats = nullptr;  // may be null (tests)
   /// Shared with the shard writer, which syncs itself while this is zero and
-  /// nothing else waits; null: the writer always hands Durable requests here.
+  /// nothing else waits (or only Durable pushes come: shard_writer.hpp);
+  /// null: the writer always hands Durable requests here.
   std::shared_ptr<weir::sync_load> load;
   /// Where Replicated acks go after their sync (a cluster); else none.
   replication_route replication;

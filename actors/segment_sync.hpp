@@ -1,7 +1,8 @@
 #pragma once
 // One Durable sync and the answers it releases: what the fsync group does for
 // every group, and what the shard writer does itself when the fsync group is
-// idle and nothing else waits (a lone producer then skips one thread hop).
+// idle and nothing else waits, or only Durable pushes come (one thread hop
+// fewer: actors/shard_writer.cpp, sync_here).
 #include <algorithm>
 #include <atomic>
 #include <chrono>

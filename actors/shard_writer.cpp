@@ -99,7 +99,7 @@ class shard_writer_state {
     if (!req.durable) last_buffered_ = std::chrono::steady_clock::now();
     queue_.push_back({std::move(to), std::move(req)});
     if (queued_records_ >= settings_.max_group_records || queued_bytes_ >= settings_.max_group_bytes) {
-      write_queued();
+      write_queued(false);
     } else if (!flush_scheduled_) {
       // Everything already in the mailbox is taken before this message comes
       // back, so requests that arrived together share one write.
@@ -108,7 +108,10 @@ class shard_writer_state {
     }
   }
 
-  void write_queued() {
+  /// `flushing`: called for the flush this writer sent itself, behind
+  /// every request that was waiting; a group cut at the size limit is not,
+  /// and more of the mailbox may be waiting behind it.
+  void write_queued(bool flushing) {
     flush_scheduled_ = false;
     if (queue_.empty()) return;
     std::vector<queued> group;
@@ -132,7 +135,7 @@ class shard_writer_state {
                   {"records_written", std::to_string(written.landed)},
                   {"records_refused", std::to_string(spans.size() - written.landed)}});
     }
-    const bool synced = answer(group, written);
+    const bool synced = answer(group, written, flushing);
     // A write no sync covers (Buffered only) is also told by message: a lone
     // Buffered producer measured a fifth slower when its records waited in
     // the notice for the drain's linger (docs/benchmarks.md, "Waking the
@@ -145,7 +148,7 @@ class shard_writer_state {
   /// Writes what is queued and seals the active segment; the fsync_group's
   /// answer to the shutdown that follows means every sync has returned.
   void shutdown() {
-    write_queued();
+    write_queued(false);
     if (active_) {
       seal_active("shutdown");
       active_.reset();
@@ -176,7 +179,7 @@ class shard_writer_state {
   /// Buffered requests are answered now; Durable ones travel to the
   /// fsync_group with both possible replies prepared, or are synced here.
   /// True when the group had Durable records (a sync covers it).
-  bool answer(std::vector<queued>& group, const wab::append_result& written) {
+  bool answer(std::vector<queued>& group, const wab::append_result& written, bool flushing) {
     std::size_t position = 0;
     sync_request durable{active_, {}};
     for (auto& q : group) {
@@ -197,7 +200,7 @@ class shard_writer_state {
       }
     }
     if (durable.acks.empty()) return false;
-    if (sync_here()) {
+    if (sync_here(flushing)) {
       std::uint64_t records = 0;
       for (const auto& a : durable.acks) records += a.records;
       const int rc = timed_sync(*active_, settings_.stats);
@@ -214,19 +217,21 @@ class shard_writer_state {
   /// group, which must be idle (its syncs and these then never overlap):
   /// - nothing else waits for this thread: the hand-off would only add a
   ///   thread wake-up to the ack (a lone producer's case);
-  /// - or the shard has had no Buffered push for `buffered_quiet`: what
+  /// - or, for the group of a flush (`flushing`: what waited is written),
+  ///   the shard has had no Buffered push for `buffered_quiet`: what
   ///   arrives meanwhile waits for this sync and is written right after it,
   ///   as one group (`sync_durable_only_here`). With only Durable pushes
-  ///   that is cheaper than writing beside the group's syncs: one hand-off
-  ///   less per group, and groups that grow to what one sync takes
-  ///   (docs/benchmarks.md, "The writer syncs Durable-only groups itself").
+  ///   that costs less CPU than writing beside the group's syncs: one
+  ///   hand-off less per group (docs/benchmarks.md, "The writer syncs
+  ///   Durable-only groups itself").
   /// While Buffered pushes come, the group syncs and this thread goes on
   /// writing, so a Buffered push waits behind no sync; the first one after
   /// a quiet spell may wait for one.
-  bool sync_here() {
+  bool sync_here(bool flushing) {
     if (!settings_.sync_load || settings_.sync_load->outstanding.load(std::memory_order_acquire) != 0) return false;
     if (self_->mailbox().empty()) return true;
-    return settings_.sync_durable_only_here && std::chrono::steady_clock::now() - last_buffered_ >= buffered_quiet;
+    return flushing && settings_.sync_durable_only_here &&
+           (!last_buffered_ || std::chrono::steady_clock::now() - *last_buffered_ >= settings_.buffered_quiet);
   }
 
   /// Tells the drain how far the active segment is readable: through the
@@ -380,8 +385,7 @@ class shard_writer_state {
   bool spare_asked_ = false;      // for the active segment
   std::uint64_t next_sequence_ = 1;
   std::vector<queued> queue_;
-  static constexpr std::chrono::seconds buffered_quiet{1};
-  std::chrono::steady_clock::time_point last_buffered_{};  // the last Buffered push queued
+  std::optional<std::chrono::steady_clock::time_point> last_buffered_;  // the last Buffered push queued
   std::uint64_t queued_records_ = 0, queued_bytes_ = 0;
   bool flush_scheduled_ = false;
   bool offline_ = false;
@@ -396,7 +400,7 @@ shard_writer_actor::behavior_type shard_writer_behavior(shard_writer_state::poin
   self->state.init(self, std::move(s), std::move(fsync_group));
   return {
       [=](ingest_request& req) { self->state.enqueue(req); },
-      [=](flush_atom) { self->state.write_queued(); },
+      [=](flush_atom) { self->state.write_queued(true); },
       [=](retry_open_atom) { self->state.on_retry_open(); },
       [=](started_atom) { return done_atom::value; },  // init has run: its first segment was tried
       [=](shutdown_atom) {

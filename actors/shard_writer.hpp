@@ -11,7 +11,9 @@
 // Messages out: ingest_reply to the connection (Buffered; any failure)
 //               sync_request to the fsync_group (Durable acks);
 //               a Durable group is synced here instead when the fsync_group
-//               is idle and the mailbox empty (one thread hop fewer)
+//               is idle and the mailbox empty, or (sync_durable_only_here)
+//               at a flush while the shard has only Durable pushes (one
+//               thread hop fewer)
 //               prepare_atom to the segment_preparer (a segment started
 //               without a spare, one in a spare half full, offline)
 //               (appended_atom, sequence, end) to the drain for a new
@@ -28,6 +30,7 @@
 //                  than min_free_bytes free: every request gets the failure
 //                  reply; creation is retried every segment_retry_ms on a timer)
 //               -> writing
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -85,6 +88,8 @@ struct shard_writer_settings {
   /// has had only Durable pushes for a second (the adaptive policy; the
   /// deadline policy leaves every sync under load to its group's timing).
   bool sync_durable_only_here = false;
+  /// How long after a Buffered push the shard counts as having Buffered traffic.
+  std::chrono::milliseconds buffered_quiet{1000};
   shard_metrics* stats = nullptr;  // may be null (tests)
   actor_thread thread = actor_thread::own;
 };

@@ -400,10 +400,16 @@ namespace {
 /// group is idle.
 struct shared_load_harness {
   std::shared_ptr<sync_load> load = std::make_shared<sync_load>();
-  ingest_harness h{settings(), 1 << 20, 1ull << 30, [this](shard_writer_settings& ws, caf::actor_system&) {
-                      ws.sync_load = load;
-                      ws.sync_durable_only_here = true;
-                    }};
+  std::chrono::milliseconds buffered_quiet;
+  ingest_harness h;
+
+  explicit shared_load_harness(std::chrono::milliseconds quiet = std::chrono::hours(1))
+      : buffered_quiet(quiet),
+        h{settings(), 1 << 20, 1ull << 30, [this](shard_writer_settings& ws, caf::actor_system&) {
+            ws.sync_load = load;
+            ws.sync_durable_only_here = true;
+            ws.buffered_quiet = buffered_quiet;
+          }} {}
 
   fsync_group_settings settings() const {
     fsync_group_settings fs;
@@ -447,43 +453,80 @@ TEST_CASE("with its fsync group idle the writer syncs a Durable group itself and
   CHECK(load->outstanding.load() == 1);  // the group gave back what it took
 }
 
-TEST_CASE("with only Durable pushes the writer syncs a group itself though more wait and hands groups on after a Buffered one",
-          "[actor][ingest][durable]") {
-  shared_load_harness both;
+namespace {
+
+/// The writer takes request `tag` and sends itself its flush; request
+/// `tag + 1` comes in behind that flush, so it waits in the mailbox while
+/// `tag` is written. True when the writer synced that write itself.
+bool writes_one_with_another_waiting(shared_load_harness& both, std::uint64_t tag) {
   auto& h = both.h;
-  // One message of the writer: a request it queues, or its flush.
-  auto step = [&] {
+  auto step = [&] {  // one message of the writer
     REQUIRE(h.sched().prioritize(h.writer));
     h.sched().run_once();
   };
-  // The writer takes request 1 and sends itself its flush; request 2 comes
-  // in behind that flush, so it waits in the mailbox while 1 is written.
-  auto write_one_with_another_waiting = [&](std::uint64_t tag) {
-    h.push(tag, "written", true);
-    step();
-    h.push(tag + 1, "waiting", true);
-    step();
-  };
   const int before = h.io->syncs_done.load();
-  write_one_with_another_waiting(1);
-  CHECK(h.io->syncs_done.load() == before + 1);  // synced here, though request 2 waited
-  CHECK(both.load->outstanding.load() == 0);
-  h.run_writer();  // request 2: its own group, synced here too
-  CHECK(h.io->syncs_done.load() == before + 2);
+  const auto handed_before = both.load->outstanding.load();
+  h.push(tag, "written", true);
+  step();
+  h.push(tag + 1, "waiting", true);
+  step();
+  if (h.io->syncs_done.load() == before + 1) return true;
+  REQUIRE(both.load->outstanding.load() == handed_before + 1);  // handed to the fsync group
+  return false;
+}
 
-  h.push(3, "buffered", false);
-  h.run_writer();
-  write_one_with_another_waiting(4);
-  // A Buffered push was just seen: the fsync group syncs, so that this
-  // thread is free to write the next Buffered push meanwhile.
-  CHECK(h.io->syncs_done.load() == before + 2);
-  CHECK(both.load->outstanding.load() == 1);
-  for (std::uint64_t tag : {1, 2, 3, 4, 5}) {
-    auto r = h.next_reply();
+}  // namespace
+
+TEST_CASE("with only Durable pushes the writer syncs a flushed group itself though more wait", "[actor][ingest][durable]") {
+  shared_load_harness both;
+  CHECK(writes_one_with_another_waiting(both, 1));
+  both.h.run_writer();  // request 2: its own group, synced here too
+  for (std::uint64_t tag : {1, 2}) {
+    auto r = both.h.next_reply();
     REQUIRE(r);
-    CHECK(r->acked == 1);
     CHECK(r->tag == tag);
+    CHECK(r->acked == 1);
   }
+  CHECK(both.load->outstanding.load() == 0);
+}
+
+TEST_CASE("after a Buffered push the writer hands flushed groups with more waiting to its fsync group until a quiet spell",
+          "[actor][ingest][durable]") {
+  SECTION("within the quiet time the fsync group syncs, so the writer is free for the next Buffered push") {
+    shared_load_harness both;  // an hour
+    both.h.push(1, "buffered", false);
+    both.h.run_writer();
+    CHECK_FALSE(writes_one_with_another_waiting(both, 2));
+    for (std::uint64_t tag : {1, 2, 3}) {
+      auto r = both.h.next_reply();
+      REQUIRE(r);
+      CHECK(r->tag == tag);
+      CHECK(r->acked == 1);
+    }
+  }
+  SECTION("once the quiet time has passed the writer syncs itself again") {
+    shared_load_harness both(std::chrono::milliseconds(0));  // passed as soon as the push is queued
+    both.h.push(1, "buffered", false);
+    both.h.run_writer();
+    CHECK(writes_one_with_another_waiting(both, 2));
+  }
+}
+
+TEST_CASE("a group cut at the size limit with more waiting goes to the fsync group even with only Durable pushes",
+          "[actor][ingest][durable]") {
+  shared_load_harness both;
+  auto& h = both.h;
+  // Three requests of max_group_records / 2 each: the second fills a group,
+  // written at once while the third still waits.
+  const std::vector<std::string> half(4096 / 2, "r");
+  for (std::uint64_t tag : {1, 2, 3}) h.push_batch(tag, half, true);
+  const int before = h.io->syncs_done.load();
+  REQUIRE(h.sched().prioritize(h.writer));
+  h.sched().run_once();
+  REQUIRE(h.sched().prioritize(h.writer));
+  h.sched().run_once();
+  CHECK(h.io->syncs_done.load() == before);
+  CHECK(both.load->outstanding.load() == 2);
 }
 
 TEST_CASE("the writer moves a growing segment onto a spare once one is ready and asks for the next at half full",
