@@ -153,21 +153,20 @@ bool pipeline::wait_started(std::chrono::milliseconds timeout) {
   caf::scoped_actor self{sys_};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   // A start that takes long (a stalled disk) is said early, so the log of a
-  // daemon that is not ready yet tells where it waits.
-  const auto patience = std::chrono::seconds(5);
+  // daemon that is not ready yet tells where it waits. At most two questions
+  // per writer: one that failed at once (a writer gone) is not asked again.
+  const auto patience = std::chrono::milliseconds(5000);
+  auto started_within = [&](const shard_writer_actor& w, std::chrono::milliseconds wait) {
+    bool started = false;
+    self->request(w, wait, started_atom::value).receive([&](done_atom) { started = true; }, [](caf::error&) {});
+    return started;
+  };
   for (std::size_t shard = 0; shard < writers_.size(); ++shard) {
-    bool started = false, said = false;
-    while (!started && time_left(deadline) > std::chrono::milliseconds(0)) {
-      const auto wait = said ? time_left(deadline) : std::min<std::chrono::milliseconds>(time_left(deadline), patience);
-      self->request(writers_[shard], wait, started_atom::value)
-          .receive([&](done_atom) { started = true; }, [](caf::error&) {});
-      if (!started && !said) {
-        said = true;
-        log::warn("a WAB shard writer has not started its first segment yet; still waiting",
-                  {{"shard", std::to_string(shard)}, {"waited_ms", std::to_string(patience.count() * 1000)}});
-      }
-    }
-    if (!started) return false;
+    if (started_within(writers_[shard], std::min(time_left(deadline), patience))) continue;
+    if (time_left(deadline) == std::chrono::milliseconds(0)) return false;
+    log::warn("a WAB shard writer has not started its first segment yet; still waiting",
+              {{"shard", std::to_string(shard)}, {"waited_ms", std::to_string(patience.count())}});
+    if (!started_within(writers_[shard], time_left(deadline))) return false;
   }
   return true;
 }
