@@ -97,18 +97,25 @@ class reply_queue {
   caf::actor_addr owner_;
 };
 
-/// Answers a request. `alone`: it is the only answer this thread has to
-/// give now (a lone producer's case); then it goes straight into the
-/// connection's reply queue, when the request brought one, since a hand-off
-/// would only add a thread wake-up to the ack. A group's answers go by
-/// message: the connections' threads then write them in parallel while this
-/// one goes on (measured: a 64-producer load lost a sixth of its rate when
-/// the fsync thread wrote every ack itself). Actor tests and the simulation
-/// bring no queue and see the message protocol alone.
+/// Answers a request. `direct`: the reply goes straight into the
+/// connection's reply queue (when the request brought one) and onto the
+/// socket from this thread; otherwise by message to the connection actor.
+/// Direct saves the connection's thread a wake-up, and costs this thread a
+/// socket write. Who answers directly (docs/benchmarks.md has the
+/// measurements):
+/// - the shard writer, every reply of a sync it ran itself: it syncs only
+///   when its fsync group is idle, so no other sync waits behind the writes;
+/// - the fsync group, a sync's lone reply: sixteen to sixty-four socket
+///   writes in a row there delayed the next sync by more than the hand-offs
+///   cost, so a group's replies go by message;
+/// - the writer, a Buffered reply that was alone in its group.
+/// - the replicator, every Replicated reply.
+/// Actor tests and the simulation bring no queue and see the message
+/// protocol alone.
 template <class Self>
 void deliver_reply(Self* self, const std::shared_ptr<reply_queue>& queue, const ingest_client_actor& to,
-                   ingest_reply reply, bool alone) {
-  if (queue && alone) queue->fill(reply.tag, std::move(reply.frame), reply.acked);
+                   ingest_reply reply, bool direct) {
+  if (queue && direct) queue->fill(reply.tag, std::move(reply.frame), reply.acked);
   else self->send(to, std::move(reply));
 }
 

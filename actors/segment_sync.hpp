@@ -58,11 +58,11 @@ struct replication_route {
   std::chrono::nanoseconds timeout{std::chrono::seconds(5)};
 };
 
-/// Answers acks after the sync that covered them returned `rc`; `alone`:
-/// they are the only answer the sync released (deliver_reply). Replicated
+/// Answers acks after the sync that covered them returned `rc`; `direct`:
+/// straight into the connections' reply queues (deliver_reply). Replicated
 /// acks of a good sync go on to `route` (failure if there is none).
 template <class Self>
-void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc, bool alone,
+void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc, bool direct,
                    const replication_route* route = nullptr) {
   replication_wait waiting;
   for (auto& a : acks) {
@@ -77,7 +77,7 @@ void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc, bool alon
     deliver_reply(self, a.replies, a.to,
                   ok ? ingest_reply{a.tag, std::move(a.on_success), a.records}
                      : ingest_reply{a.tag, std::move(a.on_failure), 0},
-                  alone);
+                  direct);
   }
   if (waiting.acks.empty()) return;
   waiting.deadline_ns = (std::chrono::steady_clock::now() + route->timeout).time_since_epoch().count();

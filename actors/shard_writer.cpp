@@ -205,7 +205,7 @@ class shard_writer_state {
       for (const auto& a : durable.acks) records += a.records;
       const int rc = timed_sync(*active_, settings_.stats);
       count_released(settings_.stats, records);
-      answer_synced(self_, durable.acks, rc, durable.acks.size() == 1, &settings_.replication);
+      answer_synced(self_, durable.acks, rc, /*direct=*/true, &settings_.replication);
       return true;
     }
     if (settings_.sync_load) settings_.sync_load->outstanding.fetch_add(durable.acks.size(), std::memory_order_acq_rel);

@@ -13,10 +13,14 @@
 // The io thread only runs actors that are on the scheduler already (they
 // never block); an actor woken by anyone else still runs there.
 //
-// That pays while the scheduler has nothing else to do. With other
-// connections waiting on the daemon, the scheduler thread is awake anyway,
-// and decoding on the io thread would only serialize what the two threads
-// did side by side: the socket session decides (socket_session.cpp).
+// Every connection's actor runs here, not only a lone producer's: with the
+// shard writer syncing Durable-only groups itself and writing their replies
+// (actors/shard_writer.cpp), a Durable record then crosses two threads, the
+// io thread and the writer, as in the minimal server weir-bench measures
+// against. Before the writer synced itself, decoding every connection here
+// only serialized what the io and scheduler threads did side by side; with
+// it, 64 producers gained a fifth in records/s and used a quarter less CPU
+// per record (docs/benchmarks.md, "Two threads per Durable record").
 //
 // Jobs that a running actor wakes (another actor it sends to) wait until it
 // is done, so a job never runs inside another; the queue is empty whenever
@@ -68,16 +72,16 @@ class io_thread_unit final : public caf::execution_unit {
   std::uint64_t jobs_run_ = 0;
 };
 
-/// `caf::anon_send`; but with `run_here` on an io thread, the receiver, if
-/// this message wakes it, runs on that thread before this returns. Never
-/// run it here with a lock held that the receiver may take.
+/// `caf::anon_send`; but on an io thread, the receiver, if this message
+/// wakes it, runs on that thread before this returns. Never call it with a
+/// lock held that the receiver may take.
 template <class Dest, class... Ts>
-void send_from_io_thread(bool run_here, const Dest& dest, Ts&&... xs) {
+void send_from_io_thread(const Dest& dest, Ts&&... xs) {
   using token = caf::detail::type_list<caf::detail::strip_and_convert_t<Ts>...>;
   static_assert(caf::response_type_unbox<caf::signatures_of_t<Dest>, token>::valid,
                 "receiver does not accept given message");
   if (dest)
-    dest->eq_impl(caf::make_message_id(), nullptr, run_here ? io_thread_unit::current() : nullptr,
+    dest->eq_impl(caf::make_message_id(), nullptr, io_thread_unit::current(),
                   std::forward<Ts>(xs)...);
 }
 

@@ -37,7 +37,6 @@ template <class Stream>
 basic_socket_session<Stream>::~basic_socket_session() {
   if (finished_) return;
   --stats_.active;
-  if (replies_owed_) --stats_.owed_replies;
 }
 
 template <class Stream>
@@ -123,7 +122,6 @@ template <class Stream>
 void basic_socket_session<Stream>::set_replies_owed(bool owed) {
   std::lock_guard<std::mutex> guard(send_mutex_);
   if (finished_) return;
-  if (owed != replies_owed_) stats_.owed_replies += owed ? 1 : -1;
   replies_owed_ = owed;
   note_waiting();
 }
@@ -255,10 +253,8 @@ void basic_socket_session<Stream>::start_read() {
         if (self->finished_) return;
         // A TLS peer that closes without close_notify ends its stream the same way.
         const bool eof = ec == asio::error::eof || (!direct_send && ec == asio::ssl::error::stream_truncated);
-        bool alone = false;  // no other connection waits on the daemon
         {
           std::lock_guard<std::mutex> guard(self->send_mutex_);
-          alone = self->stats_.owed_replies.load(std::memory_order_relaxed) <= (self->replies_owed_ ? 1 : 0);
           self->read_armed_ = false;
           if (ec && !eof) {
             self->finish();
@@ -275,13 +271,13 @@ void basic_socket_session<Stream>::start_read() {
         if (eof) {
           // A producer may half-close after its last frame and still wait
           // for the replies; the actor closes once they are written.
-          send_from_io_thread(alone, self->actor_, socket_eof_atom::value);
+          send_from_io_thread(self->actor_, socket_eof_atom::value);
           return;
         }
         if (self->activity_) self->activity_->note(self->activity_seen_);
-        // Alone, the actor runs on this thread now (io_thread_unit.hpp): no
-        // lock is held here, as it writes replies and tells what it consumed.
-        send_from_io_thread(alone, self->actor_, socket_data_atom::value,
+        // The actor runs on this thread now (io_thread_unit.hpp): no lock is
+        // held here, as it writes replies and tells what it consumed.
+        send_from_io_thread(self->actor_, socket_data_atom::value,
                             byte_buffer(self->read_buf_.begin(), self->read_buf_.begin() + n));
         bool arm = false;
         {
@@ -330,7 +326,6 @@ void basic_socket_session<Stream>::finish() {
   if (finished_) return;
   finished_ = true;
   --stats_.active;  // the slot frees when the socket closes, not when the actor lets go
-  if (replies_owed_) --stats_.owed_replies;
   replies_owed_ = false;
   stalled_since_ns_.store(0, std::memory_order_relaxed);
   timer_.cancel();

@@ -33,7 +33,6 @@ struct listener_stats {
   std::atomic<std::uint64_t> idle_timeouts{0};  // a frame not whole within listen.read_timeout_ms
   std::atomic<std::uint64_t> evicted{0};        // closed to make room at listen.max_connections
   std::atomic<std::uint64_t> accept_errors{0};  // accept() failed (EMFILE, ENFILE, ENOMEM...)
-  std::atomic<std::int64_t> owed_replies{0};    // open connections the daemon owes a reply
 
   // listen.tcp: set once at start when the TLS listener runs.
   std::atomic<bool> tls_enabled{false};

@@ -594,7 +594,7 @@ class written_socket : public connection_io {
 
 }  // namespace
 
-TEST_CASE("a lone answer goes straight into the connection's reply queue after its sync and a group's by message",
+TEST_CASE("replies of the writer's own sync go straight into the reply queue and of a group the fsync group synced by message",
           "[actor][ingest][durable]") {
   shared_load_harness both;
   auto& h = both.h;
@@ -625,18 +625,34 @@ TEST_CASE("a lone answer goes straight into the connection's reply queue after i
   h.run_writer();
   CHECK(socket->writes.size() == 2);
 
-  // Two requests in one group: each connection's own thread writes its reply.
+  // Two requests in one group, synced by the writer itself: it writes both
+  // replies too, after its sync.
   send(true);
   send(true);
+  written_during_sync = 0;
+  h.run_writer();
+  CHECK(h.io->syncs_done.load() == before + 2);
+  CHECK(written_during_sync == 2);  // the two written before: none of these
+  CHECK(socket->writes.size() == 4);
+  CHECK_FALSE(h.arrived_reply());
+
+  // Two requests of two groups the fsync group syncs together (a sync is
+  // outstanding there, so the writer hands each on): each connection's own
+  // thread writes its reply, sent to it by message.
+  load->outstanding = 1;
+  send(true);
+  h.run_writer();
+  send(true);
+  h.run_writer();
   h.run();
-  CHECK(socket->writes.size() == 2);
+  CHECK(socket->writes.size() == 4);
   auto replies = h.replies(2);
   REQUIRE(replies.size() == 2);
   for (auto& r : replies) {
     CHECK(type_of(r) == wire::message_type::ack);
     queue->fill(r.tag, std::move(r.frame), r.acked);
   }
-  CHECK(socket->writes.size() == 4);
+  CHECK(socket->writes.size() == 6);
 
   // A lone request the fsync group syncs (a sync is outstanding there, so
   // the writer hands it on): the group writes its ack, after its sync.
@@ -645,15 +661,15 @@ TEST_CASE("a lone answer goes straight into the connection's reply queue after i
   std::size_t syncs_seen = 0;
   h.io->during_sync = [&] {
     ++syncs_seen;
-    written_during_sync += socket->writes.size() - 4;
+    written_during_sync += socket->writes.size() - 6;
   };
   send(true);
   h.run_writer();
-  CHECK(socket->writes.size() == 4);  // waits at the group
+  CHECK(socket->writes.size() == 6);  // waits at the group
   h.run();
   CHECK(syncs_seen == 1);
   CHECK(written_during_sync == 0);
-  CHECK(socket->writes.size() == 5);
+  CHECK(socket->writes.size() == 7);
   CHECK_FALSE(h.arrived_reply());
 }
 

@@ -1,7 +1,7 @@
 // daemon/io_thread_unit.hpp: an actor woken from an io thread runs on that
 // thread, before the send returns, and what it wakes in turn runs after it,
-// not inside it; without the unit, or when not asked to, the actor runs on
-// CAF's scheduler as after any send.
+// not inside it; from a thread without a unit the actor runs on CAF's
+// scheduler as after any send.
 #include <catch2/catch.hpp>
 
 #include <condition_variable>
@@ -69,7 +69,7 @@ TEST_CASE("io thread unit: a woken actor runs on the sending thread and what it 
     io_id = std::this_thread::get_id();
     io_thread_unit::bound_here bound(unit);
     bound_to_io = io_thread_unit::current() == &unit;
-    send_from_io_thread(true, first, 1);
+    send_from_io_thread(first, 1);
     std::lock_guard<std::mutex> guard(t.mutex);
     at_return = t.events;
     ran_on = t.threads;
@@ -84,21 +84,17 @@ TEST_CASE("io thread unit: a woken actor runs on the sending thread and what it 
   CHECK(runs == 2);
   CHECK(io_thread_unit::current() == nullptr);
 
-  // Not asked to run here: the scheduler runs both, as after anon_send.
+  // From a thread that is no io thread: the scheduler runs both, as after
+  // anon_send, and no unit runs anything.
   t.events.clear();
   t.threads.clear();
   std::thread::id other_id;
-  std::uint64_t other_runs = 1;
-  io_thread_unit other_unit;
-  other_unit.use(sys);
   std::thread other([&] {
     other_id = std::this_thread::get_id();
-    io_thread_unit::bound_here bound(other_unit);
-    send_from_io_thread(false, first, 2);
-    other_runs = other_unit.jobs_run();
+    send_from_io_thread(first, 2);
   });
   other.join();
-  CHECK(other_runs == 0);
+  CHECK(unit.jobs_run() == runs);
   std::unique_lock<std::mutex> lock(t.mutex);
   REQUIRE(t.changed.wait_for(lock, std::chrono::seconds(10), [&] { return t.events.size() == 3; }));
   for (const auto& id : t.threads) CHECK(id != other_id);
