@@ -19,8 +19,8 @@
 // io thread and the writer, as in the minimal server weir-bench measures
 // against. Before the writer synced itself, decoding every connection here
 // only serialized what the io and scheduler threads did side by side; with
-// it, 64 producers gained a fifth in records/s and used a quarter less CPU
-// per record (docs/benchmarks.md, "Two threads per Durable record").
+// it, 64 producers gained a seventh in records/s and used an eighth less
+// CPU per record (docs/benchmarks.md, "Two threads per Durable record").
 //
 // Jobs that a running actor wakes (another actor it sends to) wait until it
 // is done, so a job never runs inside another; the queue is empty whenever
