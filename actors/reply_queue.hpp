@@ -103,12 +103,12 @@ class reply_queue {
 /// Direct saves the connection's thread a wake-up, and costs this thread a
 /// socket write. Who answers directly (docs/benchmarks.md has the
 /// measurements):
-/// - the shard writer, every reply of a sync it ran itself: it syncs only
-///   when its fsync group is idle, so no other sync waits behind the writes;
+/// - the shard writer, every reply it gives: after its write (Buffered), a
+///   refusal, and every reply of a sync it ran itself (it syncs only when
+///   its fsync group is idle, so no other sync waits behind the writes);
 /// - the fsync group, a sync's lone reply: sixteen to sixty-four socket
 ///   writes in a row there delayed the next sync by more than the hand-offs
 ///   cost, so a group's replies go by message;
-/// - the writer, a Buffered reply that was alone in its group.
 /// - the replicator, every Replicated reply.
 /// Actor tests and the simulation bring no queue and see the message
 /// protocol alone.

@@ -594,7 +594,7 @@ class written_socket : public connection_io {
 
 }  // namespace
 
-TEST_CASE("replies of the writer's own sync go straight into the reply queue and of a group the fsync group synced by message",
+TEST_CASE("the writer's replies go straight into the reply queue and those of a group the fsync group synced by message",
           "[actor][ingest][durable]") {
   shared_load_harness both;
   auto& h = both.h;
@@ -624,6 +624,11 @@ TEST_CASE("replies of the writer's own sync go straight into the reply queue and
   send(false);  // a lone Buffered push: written after the write
   h.run_writer();
   CHECK(socket->writes.size() == 2);
+  send(false);  // two in one group: the writer writes both replies
+  send(false);
+  h.run_writer();
+  CHECK(socket->writes.size() == 4);
+  CHECK_FALSE(h.arrived_reply());
 
   // Two requests in one group, synced by the writer itself: it writes both
   // replies too, after its sync.
@@ -632,8 +637,8 @@ TEST_CASE("replies of the writer's own sync go straight into the reply queue and
   written_during_sync = 0;
   h.run_writer();
   CHECK(h.io->syncs_done.load() == before + 2);
-  CHECK(written_during_sync == 2);  // the two written before: none of these
-  CHECK(socket->writes.size() == 4);
+  CHECK(written_during_sync == 4);  // the four written before: none of these
+  CHECK(socket->writes.size() == 6);
   CHECK_FALSE(h.arrived_reply());
 
   // Two requests of two groups the fsync group syncs together (a sync is
@@ -645,14 +650,14 @@ TEST_CASE("replies of the writer's own sync go straight into the reply queue and
   send(true);
   h.run_writer();
   h.run();
-  CHECK(socket->writes.size() == 4);
+  CHECK(socket->writes.size() == 6);
   auto replies = h.replies(2);
   REQUIRE(replies.size() == 2);
   for (auto& r : replies) {
     CHECK(type_of(r) == wire::message_type::ack);
     queue->fill(r.tag, std::move(r.frame), r.acked);
   }
-  CHECK(socket->writes.size() == 6);
+  CHECK(socket->writes.size() == 8);
 
   // A lone request the fsync group syncs (a sync is outstanding there, so
   // the writer hands it on): the group writes its ack, after its sync.
@@ -661,15 +666,15 @@ TEST_CASE("replies of the writer's own sync go straight into the reply queue and
   std::size_t syncs_seen = 0;
   h.io->during_sync = [&] {
     ++syncs_seen;
-    written_during_sync += socket->writes.size() - 6;
+    written_during_sync += socket->writes.size() - 8;
   };
   send(true);
   h.run_writer();
-  CHECK(socket->writes.size() == 6);  // waits at the group
+  CHECK(socket->writes.size() == 8);  // waits at the group
   h.run();
   CHECK(syncs_seen == 1);
   CHECK(written_during_sync == 0);
-  CHECK(socket->writes.size() == 7);
+  CHECK(socket->writes.size() == 9);
   CHECK_FALSE(h.arrived_reply());
 }
 
