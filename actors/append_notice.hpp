@@ -1,12 +1,12 @@
 #pragma once
 // append_notice: how far a shard's writer has written, shared by the writer
-// and the shard's drain, so that a Durable write wakes the drain with an
-// `appended` message only when the drain waits for records (new segments
-// and Buffered-only writes are always told by message). While it lingers
-// over a batch it needs no message for each write (a lone producer paid a
-// thread switch per record for one, on the CPU that runs the producer's
-// next request): it reads what the notice says when the linger ends, or
-// when the writes since it last looked could fill the batch.
+// and the shard's drain, so that a write wakes the drain with an `appended`
+// message only when the drain waits for records (new segments are always
+// told by message). While it lingers over a batch it needs no message for
+// each write (a lone producer paid a thread switch per record for one, on
+// the CPU that runs the producer's next request): it reads what the notice
+// says when the linger ends, or when the writes since it last looked could
+// fill the batch.
 //
 // The writer publishes after every write and each new segment, and retires
 // the segment it seals before it tells the drain so; from then on the notice

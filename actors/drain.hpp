@@ -9,9 +9,9 @@
 // record in one is found, copied to quarantine and reported.
 //
 // Messages in:  (appended_atom, sequence, end_offset)  from the shard_writer: for a
-//                                                      new segment, a Buffered-only
-//                                                      write, and otherwise when the
-//                                                      drain asked in the append_notice
+//                                                      new segment, and otherwise
+//                                                      when the drain asked in the
+//                                                      append_notice
 //                                                      (caught up, or a lingering
 //                                                      batch could be full)
 //               (sealed_atom, sequence, end_offset)    from the shard_writer

@@ -135,12 +135,12 @@ class shard_writer_state {
                   {"records_written", std::to_string(written.landed)},
                   {"records_refused", std::to_string(spans.size() - written.landed)}});
     }
-    const bool synced = answer(group, written, flushing);
-    // A write no sync covers (Buffered only) is also told by message: a lone
-    // Buffered producer measured a fifth slower when its records waited in
-    // the notice for the drain's linger (docs/benchmarks.md, "Waking the
-    // drain"), where a Durable one measured a tenth faster.
-    announce(written.landed, !synced);
+    answer(group, written, flushing);
+    // Buffered writes go through the notice like Durable ones: a message
+    // for each woke the drain to read that one record, a third of a lone
+    // Buffered producer's CPU per record on the CPU that takes its next
+    // frame (docs/benchmarks.md, "Buffered writes in the notice too").
+    announce(written.landed);
     if (active_->append_closed() || active_->size() >= settings_.segment_max_bytes) rotate();
     else if (!spare_asked_ && active_->size() >= settings_.segment_max_bytes / 2) ask_for_spare();
   }
@@ -181,8 +181,7 @@ class shard_writer_state {
 
   /// Buffered requests are answered now; Durable ones travel to the
   /// fsync_group with both possible replies prepared, or are synced here.
-  /// True when the group had Durable records (a sync covers it).
-  bool answer(std::vector<queued>& group, const wab::append_result& written, bool flushing) {
+  void answer(std::vector<queued>& group, const wab::append_result& written, bool flushing) {
     std::size_t position = 0;
     sync_request durable{active_, {}};
     for (auto& q : group) {
@@ -201,18 +200,17 @@ class shard_writer_state {
                                 q.req.replicated ? written.end_offset : 0});
       }
     }
-    if (durable.acks.empty()) return false;
+    if (durable.acks.empty()) return;
     if (sync_here(flushing)) {
       std::uint64_t records = 0;
       for (const auto& a : durable.acks) records += a.records;
       const int rc = timed_sync(*active_, settings_.stats);
       count_released(settings_.stats, records);
       answer_synced(self_, durable.acks, rc, /*direct=*/true, &settings_.replication);
-      return true;
+      return;
     }
     if (settings_.sync_load) settings_.sync_load->outstanding.fetch_add(durable.acks.size(), std::memory_order_acq_rel);
     self_->send(fsync_, std::move(durable));
-    return true;
   }
 
   /// Whether to sync right here instead of handing the acks to the fsync
@@ -237,13 +235,13 @@ class shard_writer_state {
   }
 
   /// Tells the drain how far the active segment is readable: through the
-  /// notice, and by message when the drain waits for one or `by_message`.
+  /// notice, and by message when the drain waits for one or `new_segment`.
   /// A new segment is always announced by message: the drain learns the
   /// segments, and that the previous one is closed, from messages, in the
   /// order they were made.
-  void announce(std::uint64_t records, bool by_message) {
+  void announce(std::uint64_t records, bool new_segment = false) {
     const bool wanted = !settings_.notice || settings_.notice->publish(active_->sequence(), active_->size(), records);
-    if (settings_.drain && (wanted || by_message))
+    if (settings_.drain && (wanted || new_segment))
       self_->send(settings_.drain, appended_atom::value, active_->sequence(), active_->size());
     if (settings_.replicator)
       self_->send(settings_.replicator, appended_atom::value, active_->sequence(), active_->size(), active_->records());
@@ -308,7 +306,7 @@ class shard_writer_state {
     active_in_spare_ = spare.has_value() && active_ != nullptr;
     spare_asked_ = false;
     settings_.usage->add(active_->size());
-    announce(0, true);
+    announce(0, /*new_segment=*/true);
     if (offline_) log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
     offline_ = false;
     if (settings_.stats) settings_.stats->offline = false;

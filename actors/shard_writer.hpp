@@ -17,10 +17,9 @@
 //               prepare_atom to the segment_preparer (a segment started
 //               without a spare, one in a spare half full, offline)
 //               (appended_atom, sequence, end) to the drain for a new
-//               segment, after a write no sync covers (Buffered only), and
-//               after any other write when the drain waits for one (each is
-//               published in the shared append_notice; the drain reads it
-//               when its linger ends)
+//               segment, and after a write when the drain waits for one
+//               (each is published in the shared append_notice; the drain
+//               reads it when its linger ends)
 // States:       writing (an open segment)
 //               -> rotating (segment reached wab.segment_max_bytes, a write
 //                  failed, or a spare became ready while the segment was a
@@ -68,8 +67,8 @@ struct shard_writer_settings {
   std::shared_ptr<wab::wab_usage> usage;
   segment_listener_actor drain;  // told what is readable (below); may be null (tests)
   /// The same object as the drain's `notice`: every write is published
-  /// there, and the drain gets a message for a new segment, a Buffered-only
-  /// write, or when it asked for one. Null for both: a message after every
+  /// there, and the drain gets a message for a new segment, or when it
+  /// asked for one. Null for both: a message after every
   /// write.
   std::shared_ptr<append_notice> notice;
   /// In a cluster: told as the drain is (it ships what is written to the
