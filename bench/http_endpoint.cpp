@@ -1,6 +1,7 @@
 #include "bench/http_endpoint.hpp"
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ struct http_endpoint::impl {
   };
 
   std::chrono::microseconds delay;
+  bool no_delay;
   int listen_fd = -1;
   std::uint16_t port = 0;
   std::thread acceptor;
@@ -53,7 +55,7 @@ struct http_endpoint::impl {
   std::atomic<std::uint64_t> accepted{0}, refused{0};
   std::atomic<bool> stopping{false};
 
-  explicit impl(std::chrono::microseconds d) : delay(d) {
+  impl(std::chrono::microseconds d, bool nd) : delay(d), no_delay(nd) {
     listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -106,6 +108,11 @@ struct http_endpoint::impl {
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
         continue;
       }
+      // Without it the answer to the second of two pipelined requests
+      // waits for the sink to ACK the first answer: up to the 40 ms of a
+      // delayed ACK, and every record queued behind it waits too.
+      const int one = 1;
+      if (no_delay) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       reap_finished();
       std::lock_guard<std::mutex> guard(mutex);
       auto& c = connections.emplace_back();
@@ -160,7 +167,8 @@ struct http_endpoint::impl {
   }
 };
 
-http_endpoint::http_endpoint(std::chrono::microseconds delay) : impl_(std::make_unique<impl>(delay)) {}
+http_endpoint::http_endpoint(std::chrono::microseconds delay, bool no_delay)
+    : impl_(std::make_unique<impl>(delay, no_delay)) {}
 http_endpoint::~http_endpoint() = default;
 
 std::string http_endpoint::url() const { return "http://127.0.0.1:" + std::to_string(impl_->port) + "/"; }

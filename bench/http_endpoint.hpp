@@ -14,8 +14,10 @@ namespace weir::bench {
 
 class http_endpoint {
  public:
-  /// Every answer waits `delay` first (zero: at once).
-  explicit http_endpoint(std::chrono::microseconds delay = {});
+  /// Every answer waits `delay` first (zero: at once). `no_delay`: answers
+  /// leave at once (TCP_NODELAY, as nginx's tcp_nodelay); false leaves
+  /// Nagle's algorithm on, as many application servers do.
+  explicit http_endpoint(std::chrono::microseconds delay = {}, bool no_delay = true);
   ~http_endpoint();
   http_endpoint(const http_endpoint&) = delete;
   http_endpoint& operator=(const http_endpoint&) = delete;

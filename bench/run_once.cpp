@@ -94,7 +94,7 @@ void wait_until(F&& arrived, clock::time_point since, const char* what,
 std::unique_ptr<http_endpoint> own_endpoint(const scenario& sc) {
   if (!sc.own_endpoint) return nullptr;
   return std::make_unique<http_endpoint>(
-      std::chrono::microseconds(static_cast<std::int64_t>(sc.endpoint_delay_ms * 1000)));
+      std::chrono::microseconds(static_cast<std::int64_t>(sc.endpoint_delay_ms * 1000)), sc.endpoint_no_delay);
 }
 
 /// Samples a sustained run every `every` until stopped: what the daemon

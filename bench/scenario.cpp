@@ -132,10 +132,11 @@ scenario load_scenario(const std::string& path) {
   read(path, load, "warmup_seconds", "load.warmup_seconds", s.load.warmup_seconds, "a number of seconds");
   read(path, load, "rate", "load.rate", s.load.rate, "records per second");
   if (auto e = root["endpoint"]) {
-    if (!e.IsMap()) throw bad(path, "endpoint", "expected a map (delay_ms)");
-    only_known(path, e, "endpoint.", {"delay_ms"});
+    if (!e.IsMap()) throw bad(path, "endpoint", "expected a map (delay_ms, tcp_nodelay)");
+    only_known(path, e, "endpoint.", {"delay_ms", "tcp_nodelay"});
     s.own_endpoint = true;
     read(path, e, "delay_ms", "endpoint.delay_ms", s.endpoint_delay_ms, "milliseconds");
+    read(path, e, "tcp_nodelay", "endpoint.tcp_nodelay", s.endpoint_no_delay, "true or false");
   }
   read(path, root, "outage_seconds", "outage_seconds", s.outage_seconds, "a number of seconds");
   read(path, root, "sample_seconds", "sample_seconds", s.sample_seconds, "a number of seconds");

@@ -37,6 +37,7 @@
 //   endpoint:                    # optional: the sink POSTs to weir-bench's own endpoint
 //     delay_ms: 1                #   answering each request after this long (outage and
 //                                #   latency always use it)
+//     tcp_nodelay: true          #   false: Nagle's algorithm left on (default: on, as nginx)
 //   outage_seconds: 10           # outage: how long the endpoint refuses, from the first push
 //   sample_seconds: 5            # sustained: the sampling interval
 //   baseline: fsync              # the physical reference, measured in the same run,
@@ -124,6 +125,7 @@ struct scenario {
   /// The sink's endpoint is weir-bench's own, answering after this long.
   bool own_endpoint = false;
   double endpoint_delay_ms = 0;
+  bool endpoint_no_delay = true;
   double outage_seconds = 10;
   double sample_seconds = 5;
   baseline_kind baseline = baseline_kind::fsync;

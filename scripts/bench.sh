@@ -53,7 +53,7 @@ else
       durable-single-redis durable-16-redis pipelined-redis \
       deliver-sqlite deliver-sqlite-batched deliver-sqlite-bulk deliver-sqlite-backlog \
       durable-16-postgres deliver-postgres-bulk deliver-postgres-copy deliver-mysql-load \
-      deliver-http-raw deliver-http-ndjson deliver-http-slow \
+      deliver-http-raw deliver-http-ndjson deliver-http-slow deliver-http-slow-nagle \
       delivery-latency delivery-latency-no-linger replicated-3 recovery startup-idle \
       --seconds 1.5 --warmup 0.5 --repeat 2
   run sink-outage --seconds 12 --repeat 2            # the outage itself lasts 10 s

@@ -150,6 +150,7 @@ TEST_CASE("weir-bench: a scenario file with a mistake is refused with a message 
       {"name: x\nbaseline: magic\n" + good_load, "baseline: 'magic' is not one of fsync"},
       {"name: x\nmeasure: latency\ndaemon:\n  sink.type: http\n" + good_load, "load.rate: measure latency needs a rate"},
       {"name: x\nendpoint:\n  delay_ms: 1\n" + good_load, "daemon.sink.type: an endpoint"},
+      {"name: x\nendpoint:\n  tcp_nodelay: sometimes\n" + good_load, "endpoint.tcp_nodelay: expected true or false"},
       {"name: x\nload:\n  backlog_mib: 100\n", "load.backlog_mib: only a recovery scenario"},
       {"name: x\nload:\n  producers: 0\n", "load.producers: expected 1 to 1024"},
       {"name: x\nload:\n  seconds: -1\n", "load.seconds: expected more than 0"},
