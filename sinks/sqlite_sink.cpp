@@ -1,17 +1,20 @@
 // sqlite: one transaction per batch into weir_records, keyed by the record's
-// coordinate and id (node, shard, segment sequence, index, id), with INSERT
-// OR IGNORE, so a redelivered record changes nothing. The key deduplicates
-// exactly as the id alone did (the id is a hash of the segment name, the index
-// and the payload, so one id has one coordinate), and a coordinate used again
-// by another record (a wiped data_dir writing into the same database, two
-// daemons sharing it) is a different row, not a silent drop. Its leading
-// columns grow with every record: inserts append to the key's index instead
-// of landing on a random page of it. WAL mode, so readers never block the
-// drain. Every SQLite error is transient
-// here (a busy or full database heals; a record cannot violate this schema).
+// coordinate and ingest time (node, shard, segment sequence, index, ts),
+// with INSERT OR IGNORE, so a redelivered record (same coordinate, same
+// ingest time: both are read from the WAB) changes nothing. A coordinate used
+// again by another record (a wiped data_dir writing into the same database,
+// two daemons sharing it) comes with another ingest time and is a second
+// row, not a silent drop. The key is all integers and its leading columns
+// grow with every record: inserts append to a compact index. With the
+// 64-character id in the key instead of ts, delivering a backlog took a
+// third longer (docs/benchmarks.md, "SQLite keyed on integers"). WAL mode, so
+// readers never block the drain. Every SQLite error is transient here (a
+// busy or full database heals; a record cannot violate this schema).
 //
 // A table from before (id TEXT PRIMARY KEY, no sequence column) is rebuilt
-// in one transaction the first time the sink opens it.
+// in one transaction the first time the sink opens it. A table keyed with the
+// id is used as it is (it deduplicates as well, only slower); docs/sinks.md
+// shows how to re-key it.
 //
 // SQLite takes one writer at a time, so the factory says one_writer() and
 // the runner gives it one commit slot. Every sink the factory makes still
@@ -33,10 +36,10 @@ namespace weir {
 
 namespace {
 
-constexpr const char* create_table =
-    "CREATE TABLE IF NOT EXISTS weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, "
-    "seq INTEGER NOT NULL, idx INTEGER NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts INTEGER, payload BLOB, "
-    "PRIMARY KEY (node, shard, seq, idx, id))";
+#define WEIR_RECORDS_COLUMNS                                                                                   \
+  "node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL, "      \
+  "id TEXT NOT NULL, segment TEXT NOT NULL, ts INTEGER NOT NULL, payload BLOB, PRIMARY KEY (node, shard, seq, idx, ts)"
+constexpr const char* create_table = "CREATE TABLE IF NOT EXISTS weir_records(" WEIR_RECORDS_COLUMNS ")";
 /// Rows per INSERT statement. One statement per row spends more in SQLite's
 /// per-statement work than in the B-trees: 50 rows a statement measured 1.5x
 /// the rows/s of one (docs/benchmarks.md, "SQLite delivery").
@@ -71,14 +74,13 @@ constexpr const char* is_first_schema =
 /// name ("shard_NN/seg_SSSSSSSS.wab"), rows in their order of arrival.
 constexpr const char* migrate_first_schema =
     "ALTER TABLE weir_records RENAME TO weir_records_before_coordinate_key;"
-    "CREATE TABLE weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, seq INTEGER NOT NULL, "
-    "idx INTEGER NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts INTEGER, payload BLOB, "
-    "PRIMARY KEY (node, shard, seq, idx, id));"
+    "CREATE TABLE weir_records(" WEIR_RECORDS_COLUMNS ");"
     "INSERT INTO weir_records(node, shard, seq, idx, id, segment, ts, payload) "
     "SELECT 0, shard, CAST(substr(segment, instr(segment, 'seg_') + 4, "
-    "length(segment) - instr(segment, 'seg_') - 7) AS INTEGER), idx, id, segment, ts, payload "
+    "length(segment) - instr(segment, 'seg_') - 7) AS INTEGER), idx, id, segment, coalesce(ts, 0), payload "
     "FROM weir_records_before_coordinate_key ORDER BY rowid;"
     "DROP TABLE weir_records_before_coordinate_key;";
+#undef WEIR_RECORDS_COLUMNS
 
 class sqlite_db {
  public:

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -130,9 +131,11 @@ TEST_CASE("sqlite: another record at a coordinate already used is kept and not t
   auto sink = sqlite_factory_at(db)->make();
   // A wiped data_dir starts again at seg_00000001 into the same database: same
   // coordinate, another payload, so another id.
+  // It was written later: another ingest time.
   REQUIRE(sink->commit({record(0, 1, 1, "first life")}).kind == commit_result::outcome::committed);
-  REQUIRE(sink->commit({record(0, 1, 1, "second life", "-again"), record(0, 1, 1, "first life")}).kind ==
-          commit_result::outcome::committed);
+  auto second_life = record(0, 1, 1, "second life", "-again");
+  second_life.ts_ns += 1;
+  REQUIRE(sink->commit({second_life, record(0, 1, 1, "first life")}).kind == commit_result::outcome::committed);
   const auto got = rows(db);
   REQUIRE(got.size() == 2);
   CHECK(got[1] == "0/1/1 id-shard_00/seg_00000001.wab-1-again second life");
@@ -145,7 +148,7 @@ TEST_CASE("sqlite: a table of the first schema moves to the coordinate key and k
   exec(db,
        "CREATE TABLE weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx INTEGER, ts INTEGER, "
        "payload BLOB);"
-       "INSERT INTO weir_records VALUES('id-shard_00/seg_00000007.wab-1', 0, 'shard_00/seg_00000007.wab', 1, 5, 'old1');"
+       "INSERT INTO weir_records VALUES('id-shard_00/seg_00000007.wab-1', 0, 'shard_00/seg_00000007.wab', 1, 42, 'old1');"
        "INSERT INTO weir_records VALUES('id-shard_01/seg_00012345.wab-9', 1, 'shard_01/seg_00012345.wab', 9, 6, 'old2');");
   auto sink = sqlite_factory_at(db)->make();
   // A redelivery of a migrated record is still recognised; a new one goes in after them.
@@ -159,6 +162,89 @@ TEST_CASE("sqlite: a table of the first schema moves to the coordinate key and k
   auto again = sqlite_factory_at(db)->make();
   REQUIRE(again->commit({record(0, 8, 1, "new")}).kind == commit_result::outcome::committed);
   CHECK(rows(db).size() == 3);
+}
+
+namespace {
+
+/// The columns of weir_records' primary key, in order, comma-separated.
+std::string sqlite_key(const std::filesystem::path& db_path) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* st = nullptr;
+  std::string key;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_index_info((SELECT name FROM "
+                         "pragma_index_list('weir_records') WHERE origin = 'pk')) ORDER BY seqno)",
+                         -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    key = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return key;
+}
+
+/// The SQL block docs/sinks.md shows after `marker`.
+std::string documented_sql(const std::string& marker) {
+  std::ifstream in(test::source_dir() / "docs/sinks.md");
+  std::string line, sql;
+  bool after_marker = false, inside = false;
+  while (std::getline(in, line)) {
+    if (!after_marker) {
+      after_marker = line.find(marker) != std::string::npos;
+      continue;
+    }
+    if (!inside) {
+      inside = line == "```sql";
+      continue;
+    }
+    if (line == "```") break;
+    sql += line + "\n";
+  }
+  return sql;
+}
+
+constexpr const char* keyed_by_id =
+    "CREATE TABLE weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, seq INTEGER NOT NULL, "
+    "idx INTEGER NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts INTEGER, payload BLOB, "
+    "PRIMARY KEY (node, shard, seq, idx, id));";
+
+}  // namespace
+
+TEST_CASE("sqlite: a new table is keyed on integers: the coordinate and the ingest time", "[sink][sqlite][schema]") {
+  test::temp_dir dir;
+  const auto db = dir / "sink.db";
+  auto sink = sqlite_factory_at(db)->make();
+  REQUIRE(sink->commit({record(0, 1, 1, "a")}).kind == commit_result::outcome::committed);
+  CHECK(sqlite_key(db) == "node,shard,seq,idx,ts");
+}
+
+TEST_CASE("sqlite: a table keyed with the id is used as it is and the documented re-key keeps every row",
+          "[sink][sqlite][schema][migration]") {
+  test::temp_dir dir;
+  const auto db = dir / "sink.db";
+  exec(db, std::string(keyed_by_id) +
+               "INSERT INTO weir_records VALUES(0, 0, 4, 1, 'id-shard_00/seg_00000004.wab-1', "
+               "'shard_00/seg_00000004.wab', 42, 'kept1');");
+  {
+    auto sink = sqlite_factory_at(db)->make();
+    REQUIRE(sink->commit({record(0, 4, 1, "kept1"), record(0, 4, 2, "kept2")}).kind ==
+            commit_result::outcome::committed);
+  }
+  CHECK(sqlite_key(db) == "node,shard,seq,idx,id");
+  REQUIRE(rows(db).size() == 2);
+
+  const auto rekey = documented_sql("<!-- sqlite: re-key a table keyed with the id -->");
+  REQUIRE(rekey.find("PRIMARY KEY (node, shard, seq, idx, ts)") != std::string::npos);
+  exec(db, rekey);
+  CHECK(sqlite_key(db) == "node,shard,seq,idx,ts");
+  // Every row kept, in arrival order; a redelivery is still recognised.
+  auto sink = sqlite_factory_at(db)->make();
+  REQUIRE(sink->commit({record(0, 4, 2, "kept2"), record(0, 4, 3, "new")}).kind == commit_result::outcome::committed);
+  const auto got = rows(db);
+  REQUIRE(got.size() == 3);
+  CHECK(got[0] == "0/4/1 id-shard_00/seg_00000004.wab-1 kept1");
+  CHECK(got[1] == "0/4/2 id-shard_00/seg_00000004.wab-2 kept2");
+  CHECK(got[2] == "0/4/3 id-shard_00/seg_00000004.wab-3 new");
 }
 
 namespace {
