@@ -14,6 +14,7 @@ enum class commit_policy { adaptive, deadline };
 enum class log_format { text, json };
 enum class log_level { trace, debug, info, warn, error };
 enum class cpu_placement_mode { adaptive, spread };
+enum class read_batching_mode { adaptive, always, off };
 
 struct config {
   std::string data_dir;
@@ -130,6 +131,7 @@ struct config {
     std::int64_t io_threads;
     std::int64_t keep_awake_us;  // 0: off
     cpu_placement_mode cpu_placement;
+    read_batching_mode read_batching;
   } runtime;
 
   std::int64_t shutdown_timeout_ms;

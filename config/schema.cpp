@@ -416,6 +416,12 @@ std::vector<setting> make_settings() {
                                                                              {"spread", cpu_placement_mode::spread}},
                      "adaptive",
                      "adaptive: while at most 8 connections send and the daemon uses under 0.85 of a CPU, its threads gather on one CPU that takes the WAB disk's interrupts (fewer wake-ups of halted CPUs for few producers); more connections sending, a full CPU or threads queuing for it spread them over every usable CPU at once; off while runtime.keep_awake_us is on. spread: the kernel places them."));
+  s.push_back(choice("runtime.read_batching", WEIR_FIELD(runtime.read_batching),
+                     std::vector<std::pair<std::string, read_batching_mode>>{{"adaptive", read_batching_mode::adaptive},
+                                                                             {"always", read_batching_mode::always},
+                                                                             {"off", read_batching_mode::off}},
+                     "adaptive",
+                     "How the io threads learn that a Unix socket has bytes. adaptive: while more than 8 connections send (counted ten times a second; back at 4 or fewer), from one level-triggered epoll set that reports every ready socket at once, so a socket is read only when it has bytes; otherwise through Asio's reactor, which reads again after every read (fewer system calls for one or a few producers). always: the set, whatever the load. off: Asio's reactor. TLS connections always use Asio's reactor."));
   s.push_back(integer("runtime.keep_awake_us", WEIR_FIELD(runtime.keep_awake_us), 0, 1000000, "0",
                       "After client bytes arrive, keep the usable cores out of their idle state this long (one SCHED_IDLE spinner per core, none on the cores that take the WAB disk's interrupts unless all do or they cannot be told; 0 = off; on, runtime.cpu_placement does not gather threads): lower latency for few producers, paid in CPU time."));
 

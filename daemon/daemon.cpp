@@ -28,6 +28,7 @@
 #include "daemon/cpu_placement.hpp"
 #include "daemon/data_dir.hpp"
 #include "daemon/io_thread_unit.hpp"
+#include "daemon/read_poller.hpp"
 #include "daemon/disk_interrupts.hpp"
 #include "observability/metrics.hpp"
 #include "daemon/pipeline.hpp"
@@ -170,6 +171,10 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   listener_stats stats;
   session_registry sessions(static_cast<std::size_t>(cfg.listen.max_connections), stats);
   boost::asio::io_context io;
+  // The Unix sockets' reads (read_poller.hpp): null with runtime.read_batching: off.
+  std::unique_ptr<read_poller> poller;
+  if (cfg.runtime.read_batching != read_batching_mode::off)
+    poller = std::make_unique<read_poller>(io, cfg.runtime.read_batching == read_batching_mode::always);
 
   // Declared before the actor system, so they outlive every actor that ran on them.
   std::vector<io_thread_unit> io_units(static_cast<std::size_t>(cfg.runtime.io_threads));
@@ -206,7 +211,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                                                                shards.dead_letters().get(), shards.sink_type(),
                                                                conn.budget.get(), cluster_stats.get(),
                                                                keep_awake ? &keep_awake->stats() : nullptr,
-                                                               placement ? &placement->stats() : nullptr});
+                                                               placement ? &placement->stats() : nullptr,
+                                                               poller ? &poller->stats() : nullptr});
 
   // Both listeners give their connections the same kind of actor.
   auto make_connection = [&](connection_io_ptr io_ptr) {
@@ -217,7 +223,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   std::unique_ptr<unix_listener> listener;
   if (!cfg.listen.unix_path.empty()) {
     unix_listener_options opts{cfg.listen.unix_path, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
-                               resolve_socket_access(cfg), &activity};
+                               resolve_socket_access(cfg), &activity, poller.get()};
     listener = std::make_unique<unix_listener>(io, opts, stats, sessions, make_connection);
     listener->open();
     listener->start();
@@ -240,6 +246,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
 
   memory_trimmer trimmer(io, std::chrono::seconds(10));
   trimmer.start();
+  if (poller) poller->start();
   std::vector<std::thread> io_threads;
   for (auto& unit : io_units) {
     unit.use(system);
@@ -309,6 +316,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   if (!shards.shut_down(std::max(left, std::chrono::milliseconds(1000))))
     log::warn("WAB writers did not finish their final sync in time");
   trimmer.stop();
+  if (poller) poller->stop();
   work.reset();
   auto joined = std::async(std::launch::async, [&] {
     for (auto& t : io_threads) t.join();

@@ -2,7 +2,10 @@
 
 #include <sys/socket.h>
 
+#include <cerrno>
+
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -19,14 +22,15 @@ namespace asio = boost::asio;
 template <class Stream>
 basic_socket_session<Stream>::basic_socket_session(socket_type socket, std::chrono::milliseconds read_timeout,
                                listener_stats& stats, std::function<void()> on_finished,
-                                                   client_activity* activity)
+                                                   client_activity* activity, read_poller* poller)
     : socket_(std::move(socket)),
       strand_(socket_.get_executor()),
       timer_(strand_),
       read_timeout_(read_timeout),
       stats_(stats),
       on_finished_(std::move(on_finished)),
-      activity_(activity) {
+      activity_(activity),
+      poller_(direct_send ? poller : nullptr) {
   ++stats_.active;
   // Until its actor asks for the first read, a new connection waits on
   // nobody in particular: it is a candidate to make room, the oldest first.
@@ -246,46 +250,92 @@ bool basic_socket_session<Stream>::claim_read() {
 
 template <class Stream>
 void basic_socket_session<Stream>::start_read() {
-  socket_.async_read_some(
-      asio::buffer(read_buf_),
-      asio::bind_executor(strand_, [self = this->shared_from_this()](const boost::system::error_code& ec,
-                                                                std::size_t n) {
-        if (self->finished_) return;
-        // A TLS peer that closes without close_notify ends its stream the same way.
-        const bool eof = ec == asio::error::eof || (!direct_send && ec == asio::ssl::error::stream_truncated);
-        {
-          std::lock_guard<std::mutex> guard(self->send_mutex_);
-          self->read_armed_ = false;
-          if (ec && !eof) {
-            self->finish();
-            return;
-          }
-          self->peer_done_ = eof;
-          self->delivered_ += !eof;
-          if (eof && self->deadline_armed_) {
-            self->timer_.cancel();
-            self->deadline_armed_ = false;
-          }
-          self->note_waiting();  // the daemon has work now (unless the peer does not read)
-        }
-        if (eof) {
-          // A producer may half-close after its last frame and still wait
-          // for the replies; the actor closes once they are written.
-          send_from_io_thread(self->actor_, socket_eof_atom::value);
-          return;
-        }
-        if (self->activity_) self->activity_->note(self->activity_seen_);
-        // The actor runs on this thread now (io_thread_unit.hpp): no lock is
-        // held here, as it writes replies and tells what it consumed.
-        send_from_io_thread(self->actor_, socket_data_atom::value,
-                            byte_buffer(self->read_buf_.begin(), self->read_buf_.begin() + n));
-        bool arm = false;
-        {
-          std::lock_guard<std::mutex> guard(self->send_mutex_);
-          arm = self->claim_read();
-        }
-        if (arm) self->start_read();
-      }));
+  if (poller_) {
+    const int fd = socket_.lowest_layer().native_handle();
+    if (poller_->batching()) {
+      // Watched already: the poller tells of bytes that are there or come.
+      if (polled_) return;
+      polled_ = poller_->watch(fd, this->weak_from_this());
+      if (polled_) return;
+      poller_ = nullptr;  // the set refused the socket: Asio's reactor reads it
+    } else if (polled_) {
+      poller_->unwatch(fd);
+      polled_ = false;
+    }
+  }
+  socket_.async_read_some(asio::buffer(read_buf_),
+                          asio::bind_executor(strand_, [self = this->shared_from_this()](
+                                                           const boost::system::error_code& ec, std::size_t n) {
+                            self->on_read(ec, n);
+                          }));
+}
+
+template <class Stream>
+void basic_socket_session<Stream>::on_readable() {
+  asio::dispatch(strand_, [self = this->shared_from_this()] { self->read_polled(); });
+}
+
+template <class Stream>
+void basic_socket_session<Stream>::read_polled() {
+  if (finished_ || !polled_) return;
+  bool armed = false;
+  {
+    std::lock_guard<std::mutex> guard(send_mutex_);
+    armed = read_armed_;
+  }
+  const int fd = socket_.lowest_layer().native_handle();
+  if (!armed) {
+    // Paused (or past end of input): the set would report the bytes again
+    // and again; it watches once the next read is armed.
+    poller_->unwatch(fd);
+    polled_ = false;
+    return;
+  }
+  const ssize_t got = ::recv(fd, read_buf_.data(), read_buf_.size(), MSG_DONTWAIT);
+  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  boost::system::error_code ec;
+  if (got < 0) ec = boost::system::error_code(errno, boost::system::system_category());
+  else if (got == 0) ec = asio::error::eof;
+  on_read(ec, got > 0 ? static_cast<std::size_t>(got) : 0);
+}
+
+template <class Stream>
+void basic_socket_session<Stream>::on_read(const boost::system::error_code& ec, std::size_t n) {
+  if (finished_) return;
+  // A TLS peer that closes without close_notify ends its stream the same way.
+  const bool eof = ec == asio::error::eof || (!direct_send && ec == asio::ssl::error::stream_truncated);
+  {
+    std::lock_guard<std::mutex> guard(send_mutex_);
+    read_armed_ = false;
+    if (ec && !eof) {
+      finish();
+      return;
+    }
+    peer_done_ = eof;
+    delivered_ += !eof;
+    if (eof && deadline_armed_) {
+      timer_.cancel();
+      deadline_armed_ = false;
+    }
+    note_waiting();  // the daemon has work now (unless the peer does not read)
+  }
+  if (eof) {
+    // A producer may half-close after its last frame and still wait
+    // for the replies; the actor closes once they are written.
+    send_from_io_thread(actor_, socket_eof_atom::value);
+    return;
+  }
+  if (activity_) activity_->note(activity_seen_);
+  if (poller_) poller_->note_read(poller_seen_);
+  // The actor runs on this thread now (io_thread_unit.hpp): no lock is
+  // held here, as it writes replies and tells what it consumed.
+  send_from_io_thread(actor_, socket_data_atom::value, byte_buffer(read_buf_.begin(), read_buf_.begin() + n));
+  bool arm = false;
+  {
+    std::lock_guard<std::mutex> guard(send_mutex_);
+    arm = claim_read();
+  }
+  if (arm) start_read();
 }
 
 // Called on the strand with send_mutex_ held.
@@ -329,6 +379,10 @@ void basic_socket_session<Stream>::finish() {
   replies_owed_ = false;
   stalled_since_ns_.store(0, std::memory_order_relaxed);
   timer_.cancel();
+  if (polled_) {
+    poller_->unwatch(socket_.lowest_layer().native_handle());  // before the descriptor can be reused
+    polled_ = false;
+  }
   boost::system::error_code ignored;
   socket_.lowest_layer().shutdown(asio::socket_base::shutdown_both, ignored);
   socket_.lowest_layer().close(ignored);

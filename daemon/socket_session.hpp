@@ -31,6 +31,7 @@
 #include <boost/asio/strand.hpp>
 #include <caf/actor.hpp>
 
+#include "daemon/read_poller.hpp"
 #include "daemon/session_registry.hpp"
 #include "messages/connection_protocol.hpp"
 #include "observability/listener_stats.hpp"
@@ -42,6 +43,7 @@ class client_activity;
 template <class Stream>
 class basic_socket_session : public connection_io,
                              public session_control,
+                             public readable_target,
                              public std::enable_shared_from_this<basic_socket_session<Stream>> {
  public:
   using socket_type = Stream;
@@ -57,7 +59,8 @@ class basic_socket_session : public connection_io,
   static constexpr std::uint64_t chunks_ahead = 2;
 
   basic_socket_session(socket_type socket, std::chrono::milliseconds read_timeout, listener_stats& stats,
-                       std::function<void()> on_finished, client_activity* activity = nullptr);
+                       std::function<void()> on_finished, client_activity* activity = nullptr,
+                       read_poller* poller = nullptr);
   ~basic_socket_session() override;
 
   /// Makes the session's actor with `make_actor` and binds the session to
@@ -85,6 +88,9 @@ class basic_socket_session : public connection_io,
   /// waits on the daemon.
   std::optional<clock::time_point> stalled_since() const override;
 
+  /// The poller says the socket has bytes (Unix sockets with a poller).
+  void on_readable() override;
+
  private:
   /// On the strand: the deadline follows the actor's frame, and reading
   /// resumes if it had paused.
@@ -98,6 +104,12 @@ class basic_socket_session : public connection_io,
   bool claim_read();
   /// On the strand: reads the next chunk and hands it to the actor.
   void start_read();
+  /// On the strand: what a read brought (`n` bytes, or end of input or an
+  /// error in `ec`) goes to the actor.
+  void on_read(const boost::system::error_code& ec, std::size_t n);
+  /// On the strand, told by the poller: reads once if a read is armed, else
+  /// stops listening to the poller until the next one is.
+  void read_polled();
   /// Sends `bytes` from the calling thread (the connection actor's) when
   /// nothing is queued or in flight ahead of them; false, with what the
   /// socket took cut from the front, when the rest must go through the strand.
@@ -115,6 +127,9 @@ class basic_socket_session : public connection_io,
   listener_stats& stats_;
   std::function<void()> on_finished_;
   client_activity* activity_;  // told of client bytes; null: nobody listens
+  read_poller* poller_;        // null: reads go through Asio's reactor
+  bool polled_ = false;        // the poller watches the socket (strand only)
+  std::uint32_t poller_seen_ = 0;  // read_poller::note_read's marker for this connection
   std::uint32_t activity_seen_ = 0;  // client_activity::note's marker for this connection
   connection_actor actor_;
   std::array<std::uint8_t, 64 * 1024> read_buf_{};

@@ -181,7 +181,7 @@ void unix_listener::on_accepted(stream::socket socket) {
   }
   const bool admitted = sessions_.admit([&](std::function<void()> forget) {
     auto session = std::make_shared<unix_session>(std::move(socket), options_.read_timeout, stats_, std::move(forget),
-                                                  options_.activity);
+                                                  options_.activity, options_.poller);
     session->attach(make_actor_);
     return session;
   });

@@ -28,12 +28,14 @@
 namespace weir {
 
 class client_activity;
+class read_poller;
 
 struct unix_listener_options {
   std::string path;
   std::chrono::milliseconds read_timeout{30000};
   socket_access access;
   client_activity* activity = nullptr;  // told of client bytes; null: nobody listens
+  read_poller* poller = nullptr;        // tells sessions of bytes; null: Asio's reactor does
 };
 
 class unix_listener {

@@ -357,6 +357,23 @@ std::string metrics::render(const live_state& live) {
     moves.metric.push_back(value(static_cast<double>(live.placement->spreads.load()), MetricType::Counter, {{"to", "spread"}}));
     families.push_back(std::move(moves));
   }
+  if (live.reads) {
+    families.push_back(single("weir_read_batching",
+                              "1 while the Unix sockets are read through one level-triggered epoll set (runtime.read_batching), 0 while through Asio's reactor",
+                              MetricType::Gauge, live.reads->batching.load() ? 1.0 : 0.0));
+    auto switches = family("weir_read_batching_switches_total",
+                           "Times runtime.read_batching: adaptive moved the Unix sockets' reads to the epoll set or back to Asio's reactor",
+                           MetricType::Counter);
+    switches.metric.push_back(value(static_cast<double>(live.reads->to_set.load()), MetricType::Counter, {{"to", "set"}}));
+    switches.metric.push_back(value(static_cast<double>(live.reads->to_reactor.load()), MetricType::Counter, {{"to", "reactor"}}));
+    families.push_back(std::move(switches));
+    families.push_back(single("weir_read_batching_wakeups_total",
+                              "Times the epoll set of runtime.read_batching woke an io thread",
+                              MetricType::Counter, static_cast<double>(live.reads->wakeups.load())));
+    families.push_back(single("weir_read_batching_ready_sockets_total",
+                              "Sockets the epoll set reported ready, all wake-ups together (over weir_read_batching_wakeups_total: sockets read per wake-up)",
+                              MetricType::Counter, static_cast<double>(live.reads->ready.load())));
+  }
   if (!live.sink_type.empty()) {
     auto info = family("weir_sink_info", "The configured sink", MetricType::Gauge);
     info.metric.push_back(value(1, MetricType::Gauge, {{"sink_type", live.sink_type}}));

@@ -247,6 +247,12 @@ std::string status_report::json() const {
   }
   if (live_.dead_letters) j["dead_letter_bytes"] = live_.dead_letters->bytes();
   if (live_.cluster) j["cluster"] = cluster_section(*live_.cluster);
+  if (live_.reads)
+    j["read_batching"] = {{"batching", live_.reads->batching.load()},
+                          {"to_set", live_.reads->to_set.load()},
+                          {"to_reactor", live_.reads->to_reactor.load()},
+                          {"wakeups", live_.reads->wakeups.load()},
+                          {"ready_sockets", live_.reads->ready.load()}};
   if (live_.placement)
     j["cpu_placement"] = {{"gathered", live_.placement->gathered.load()},
                           {"gather_cpu", live_.placement->gather_cpu},

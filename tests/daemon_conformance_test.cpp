@@ -102,10 +102,15 @@ std::vector<std::uint8_t> as_push_batch(const std::vector<std::uint8_t>& body) {
   return w::encode_frame(w::message_type::push_batch, w::durability::durable, body);
 }
 
+/// A daemon reading its sockets one way or the other (runtime.read_batching:
+/// `off` is Asio's reactor, `always` the epoll set many producers get).
 struct live_daemon {
   temp_dir dir;
-  daemon_process daemon{dir.path()};
-  live_daemon() { REQUIRE(daemon.wait_ready()); }
+  daemon_process daemon;
+  explicit live_daemon(const std::string& reads)
+      : daemon(dir.path(), {"--set", "runtime.read_batching=" + reads}) {
+    REQUIRE(daemon.wait_ready());
+  }
   ~live_daemon() { CHECK(daemon.stop() == 0); }
 };
 
@@ -118,7 +123,9 @@ TEST_CASE("live daemon: every reference conformance frame", "[live][conformance]
     WARN("SKIPPED: reference conformance vectors not found; nothing was checked");
     return;
   }
-  live_daemon d;
+  const std::string reads = GENERATE(as<std::string>{}, "off", "always");
+  INFO("runtime.read_batching " << reads);
+  live_daemon d(reads);
   const auto sock = d.daemon.socket_path();
   int checked = 0;
   auto run_frames = [&](const nlohmann::json& list) {
@@ -143,7 +150,9 @@ TEST_CASE("live daemon: every reference conformance frame", "[live][conformance]
 }
 
 TEST_CASE("live daemon: every own frame vector", "[live][conformance]") {
-  live_daemon d;
+  const std::string reads = GENERATE(as<std::string>{}, "off", "always");
+  INFO("runtime.read_batching " << reads);
+  live_daemon d(reads);
   std::size_t checked = 0, expected = own_vectors()["frames"].size();
   for (const auto& v : own_vectors()["frames"]) {
     ++checked;

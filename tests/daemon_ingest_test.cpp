@@ -164,9 +164,12 @@ TEST_CASE("live: a batch the disk cuts short gets the asymmetric bitmap and the 
 }
 
 TEST_CASE("live: strict and ordered modes answer a pipelined stream in order", "[live][ingest][modes]") {
+  const std::string reads = GENERATE(as<std::string>{}, "off", "always");  // runtime.read_batching
+  INFO("runtime.read_batching " << reads);
   for (std::string mode : {"strict", "ordered"}) {
     temp_dir dir;
-    daemon_process d(dir.path(), {"--set", "ingest.ack_mode=" + mode, "--set", "ingest.max_inflight=8"});
+    daemon_process d(dir.path(), {"--set", "ingest.ack_mode=" + mode, "--set", "ingest.max_inflight=8", "--set",
+                                  "runtime.read_batching=" + reads});
     REQUIRE(d.wait_ready());
     wire_peer peer(d.socket_path());
     byte_buffer stream;
@@ -201,10 +204,13 @@ TEST_CASE("live: strict and ordered modes answer a pipelined stream in order", "
 
 TEST_CASE("live: a producer that half-closes after a pipelined stream gets every reply before the close",
           "[live][ingest][modes]") {
+  const std::string reads = GENERATE(as<std::string>{}, "off", "always");  // runtime.read_batching
+  INFO("runtime.read_batching " << reads);
   for (std::string mode : {"strict", "ordered"}) {
     INFO("mode " << mode);
     temp_dir dir;
-    daemon_process d(dir.path(), {"--set", "ingest.ack_mode=" + mode, "--set", "ingest.max_inflight=4"});
+    daemon_process d(dir.path(), {"--set", "ingest.ack_mode=" + mode, "--set", "ingest.max_inflight=4", "--set",
+                                  "runtime.read_batching=" + reads});
     REQUIRE(d.wait_ready());
     wire_peer peer(d.socket_path());
     byte_buffer stream;
@@ -227,9 +233,13 @@ TEST_CASE("live: a producer that half-closes after a pipelined stream gets every
 TEST_CASE("live: replies stay whole and in order when the peer reads them late", "[live][ingest][modes]") {
   // Thousands of tracked replies while the peer is still sending: the
   // socket's buffer fills, replies are sent part now and part later, and
-  // later ones must queue behind what is already waiting.
+  // later ones must queue behind what is already waiting; reading pauses
+  // while they do, and resumes.
+  const std::string reads = GENERATE(as<std::string>{}, "off", "always");  // runtime.read_batching
+  INFO("runtime.read_batching " << reads);
   temp_dir dir;
-  daemon_process d(dir.path(), kept_in_wab({"--set", "ingest.ack_mode=ordered", "--set", "ingest.max_inflight=256"}));
+  daemon_process d(dir.path(), kept_in_wab({"--set", "ingest.ack_mode=ordered", "--set", "ingest.max_inflight=256",
+                                            "--set", "runtime.read_batching=" + reads}));
   REQUIRE(d.wait_ready());
   wire_peer peer(d.socket_path());
   constexpr int frames = 6000;
@@ -261,8 +271,12 @@ TEST_CASE("live: replies stay whole and in order when the peer reads them late",
 }
 
 TEST_CASE("live: many connections over several shards keep each connection's order", "[live][ingest][shards]") {
+  // adaptive: twelve connections sending move the reads to the epoll set
+  // part-way (and back as they finish); always: the set throughout.
+  const std::string reads = GENERATE(as<std::string>{}, "adaptive", "always");
+  INFO("runtime.read_batching " << reads);
   temp_dir dir;
-  daemon_process d(dir.path(), kept_in_wab({"--set", "ingest.shards=4"}));
+  daemon_process d(dir.path(), kept_in_wab({"--set", "ingest.shards=4", "--set", "runtime.read_batching=" + reads}));
   REQUIRE(d.wait_ready());
   constexpr int producers = 12, per_producer = 150;
   std::vector<std::thread> threads;
