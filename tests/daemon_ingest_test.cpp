@@ -272,11 +272,14 @@ TEST_CASE("live: replies stay whole and in order when the peer reads them late",
 
 TEST_CASE("live: many connections over several shards keep each connection's order", "[live][ingest][shards]") {
   // adaptive: twelve connections sending move the reads to the epoll set
-  // part-way (and back as they finish); always: the set throughout.
-  const std::string reads = GENERATE(as<std::string>{}, "adaptive", "always");
-  INFO("runtime.read_batching " << reads);
+  // part-way (and back as they finish); always: the set throughout, with
+  // one io thread and with two taking its wake-ups in turn.
+  const auto [reads, io_threads] = GENERATE(table<std::string, std::string>(
+      {{"adaptive", "1"}, {"always", "1"}, {"always", "2"}, {"off", "2"}}));
+  INFO("runtime.read_batching " << reads << ", runtime.io_threads " << io_threads);
   temp_dir dir;
-  daemon_process d(dir.path(), kept_in_wab({"--set", "ingest.shards=4", "--set", "runtime.read_batching=" + reads}));
+  daemon_process d(dir.path(), kept_in_wab({"--set", "ingest.shards=4", "--set", "runtime.read_batching=" + reads,
+                                            "--set", "runtime.io_threads=" + io_threads}));
   REQUIRE(d.wait_ready());
   constexpr int producers = 12, per_producer = 150;
   std::vector<std::thread> threads;
