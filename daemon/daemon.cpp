@@ -173,7 +173,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   boost::asio::io_context io;
   // The Unix sockets' reads (read_poller.hpp): null with runtime.read_batching: off.
   std::unique_ptr<read_poller> poller;
-  if (cfg.runtime.read_batching != read_batching_mode::off)
+  if (cfg.runtime.read_batching != read_batching_mode::off && !cfg.listen.unix_path.empty())
     poller = std::make_unique<read_poller>(io, cfg.runtime.read_batching == read_batching_mode::always);
 
   // Declared before the actor system, so they outlive every actor that ran on them.
@@ -274,6 +274,9 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                                              cpu_list(keep_awake->cpus())
                                        : "off"},
              {"cpu_placement", placement_field},
+             {"read_batching", !poller                                                ? "off"
+                               : cfg.runtime.read_batching == read_batching_mode::always ? "always"
+                                                                                          : "adaptive"},
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
 

@@ -31,12 +31,15 @@ read_poller::~read_poller() {
 }
 
 void read_poller::start() {
+  std::lock_guard<std::mutex> guard(mutex_);
   wait();
   if (!always_) tick();
 }
 
 /// Counts the connections that read since the last tick, and so how
-/// sessions read until the next one.
+/// sessions read until the next one. With mutex_ held: the timer is armed
+/// and cancelled under it, so a stop() cannot slip between a tick and its
+/// next arming.
 void read_poller::tick() {
   const std::uint32_t active = active_.exchange(0, std::memory_order_relaxed);
   look_.fetch_add(1, std::memory_order_relaxed);
@@ -47,15 +50,16 @@ void read_poller::tick() {
   }
   ticker_.expires_after(std::chrono::milliseconds(100));
   ticker_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) tick();
+    if (ec) return;
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (!stopped_) tick();
   });
 }
 
+/// Under mutex_, as every arming is: no wait or tick is armed after this.
 void read_poller::stop() {
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    stopped_ = true;
-  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  stopped_ = true;
   boost::system::error_code ignored;
   set_.cancel(ignored);
   ticker_.cancel();
@@ -77,6 +81,7 @@ void read_poller::unwatch(int fd) {
   ::epoll_ctl(set_.native_handle(), EPOLL_CTL_DEL, fd, nullptr);
 }
 
+// With mutex_ held.
 void read_poller::wait() {
   set_.async_wait(boost::asio::posix::descriptor_base::wait_read, [this](const boost::system::error_code& ec) {
     if (ec) return;  // cancelled: stopping
@@ -84,8 +89,10 @@ void read_poller::wait() {
   });
 }
 
-/// Every socket ready now, each told once; the wait is re-armed before the
-/// targets run, so a second io thread can take the next round meanwhile.
+/// Every socket ready now, each told once. The wait is armed again only
+/// after the targets ran (and, on this thread, read): armed before, the set
+/// would still be ready with their unread bytes, and a second io thread
+/// would wake for the same sockets and read them again for nothing.
 void read_poller::on_ready() {
   std::array<epoll_event, 256> events;
   const int n = ::epoll_wait(set_.native_handle(), events.data(), static_cast<int>(events.size()), 0);
@@ -96,13 +103,21 @@ void read_poller::on_ready() {
     std::lock_guard<std::mutex> guard(mutex_);
     if (stopped_) return;
     for (int i = 0; i < n; ++i) {
-      auto it = targets_.find(events[static_cast<std::size_t>(i)].data.fd);
+      const int fd = events[static_cast<std::size_t>(i)].data.fd;
+      auto it = targets_.find(fd);
       if (it == targets_.end()) continue;
-      if (auto t = it->second.lock()) ready.push_back(std::move(t));
+      if (auto t = it->second.lock()) {
+        ready.push_back(std::move(t));
+      } else {
+        // Its session is gone without unwatching: never report it again.
+        targets_.erase(it);
+        ::epoll_ctl(set_.native_handle(), EPOLL_CTL_DEL, fd, nullptr);
+      }
     }
   }
-  wait();
   for (auto& t : ready) t->on_readable();
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (!stopped_) wait();
 }
 
 }  // namespace weir

@@ -88,9 +88,9 @@ class read_poller {
   }
 
  private:
-  void wait();
+  void wait();     // mutex_ held
   void on_ready();
-  void tick();
+  void tick();     // mutex_ held
 
   boost::asio::posix::stream_descriptor set_;
   std::mutex mutex_;

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -14,6 +15,7 @@
 
 #include "daemon/client_activity.hpp"
 #include "daemon/io_thread_unit.hpp"
+#include "observability/log.hpp"
 
 namespace weir {
 
@@ -257,7 +259,11 @@ void basic_socket_session<Stream>::start_read() {
       if (polled_) return;
       polled_ = poller_->watch(fd, this->weak_from_this());
       if (polled_) return;
-      poller_ = nullptr;  // the set refused the socket: Asio's reactor reads it
+      // The set refused the socket (out of memory, or the per-user epoll
+      // watch limit): Asio's reactor reads it from now on.
+      log::warn("runtime.read_batching: a connection could not join the epoll set; it is read through Asio's reactor",
+                {{"error", std::strerror(errno)}});
+      poller_ = nullptr;
     } else if (polled_) {
       poller_->unwatch(fd);
       polled_ = false;
