@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "daemon/connections_per_look.hpp"
 #include "daemon/cpu_keep_awake.hpp"
 
 namespace weir {
@@ -19,24 +20,16 @@ class client_activity {
   /// marker (starts at 0, touched by its reads only).
   void note(std::uint32_t& seen) noexcept {
     if (keep_awake_) keep_awake_->note_activity();
-    const auto now = look_.load(std::memory_order_relaxed);
-    if (seen != now) {
-      seen = now;
-      active_.fetch_add(1, std::memory_order_relaxed);
-    }
+    sending_.note(seen);
   }
 
   /// The connections that sent bytes since the last call (one that read
   /// just as the call happened may count twice in the next).
-  std::uint32_t take_active_connections() noexcept {
-    look_.fetch_add(1, std::memory_order_relaxed);
-    return active_.exchange(0, std::memory_order_relaxed);
-  }
+  std::uint32_t take_active_connections() noexcept { return sending_.take(); }
 
  private:
   cpu_keep_awake* const keep_awake_;
-  std::atomic<std::uint32_t> look_{1};
-  std::atomic<std::uint32_t> active_{0};
+  connections_per_look sending_;
 };
 
 }  // namespace weir

@@ -41,8 +41,7 @@ void read_poller::start() {
 /// and cancelled under it, so a stop() cannot slip between a tick and its
 /// next arming.
 void read_poller::tick() {
-  const std::uint32_t active = active_.exchange(0, std::memory_order_relaxed);
-  look_.fetch_add(1, std::memory_order_relaxed);
+  const std::uint32_t active = reading_.take();
   const bool was = batching(), now = next_batching(was, active);
   if (now != was) {
     stats_.batching.store(now, std::memory_order_relaxed);

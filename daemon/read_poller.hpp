@@ -21,7 +21,6 @@
 // the connections that read bytes, and sessions read through the set while
 // more than `batch_above` did, through Asio's reactor once no more than
 // `direct_at_most` do. A session changes its way at its next read.
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -32,6 +31,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "daemon/connections_per_look.hpp"
 #include "observability/read_batching_stats.hpp"
 
 namespace weir {
@@ -77,15 +77,8 @@ class read_poller {
     if (active <= direct_at_most) return false;
     return batching;
   }
-  /// A connection read bytes; `seen` is that connection's own marker
-  /// (starts at 0, touched by its reads only).
-  void note_read(std::uint32_t& seen) noexcept {
-    const auto now = look_.load(std::memory_order_relaxed);
-    if (seen != now) {
-      seen = now;
-      active_.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
+  /// A connection read bytes; `seen` is that connection's own marker.
+  void note_read(std::uint32_t& seen) noexcept { reading_.note(seen); }
 
  private:
   void wait();     // mutex_ held
@@ -97,8 +90,7 @@ class read_poller {
   std::unordered_map<int, std::weak_ptr<readable_target>> targets_;
   bool stopped_ = false;
   boost::asio::steady_timer ticker_;
-  std::atomic<std::uint32_t> look_{1};
-  std::atomic<std::uint32_t> active_{0};  // connections that read since the last tick
+  connections_per_look reading_;  // connections that read since the last tick
   const bool always_;
   read_batching_stats stats_;
 };
