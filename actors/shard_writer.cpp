@@ -183,6 +183,7 @@ class shard_writer_state {
   /// fsync_group with both possible replies prepared, or are synced here.
   void answer(std::vector<queued>& group, const wab::append_result& written, bool flushing) {
     std::size_t position = 0;
+    bool buffered_acked = false;
     sync_request durable{active_, {}};
     for (auto& q : group) {
       const std::size_t n = q.req.record_count();
@@ -192,6 +193,7 @@ class shard_writer_state {
       if (landed == 0) {
         reply(q, failure_reply(q.req), 0);
       } else if (!q.req.durable) {
+        buffered_acked = true;
         reply(q, success_reply(q.req, settings_.segment_prefix + active_->name(), first_index, landed), static_cast<std::uint32_t>(landed));
       } else {
         durable.acks.push_back({std::move(q.to), std::move(q.req.replies), q.req.tag, static_cast<std::uint32_t>(landed),
@@ -200,6 +202,7 @@ class shard_writer_state {
                                 q.req.replicated ? written.end_offset : 0});
       }
     }
+    if (buffered_acked && settings_.buffered) settings_.buffered->note_ack();
     if (durable.acks.empty()) return;
     if (sync_here(flushing)) {
       std::uint64_t records = 0;

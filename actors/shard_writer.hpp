@@ -8,7 +8,9 @@
 //               (flush_atom)                   write what is queued (self-sent)
 //               (started_atom) => done_atom    the first segment was tried (startup)
 //               (shutdown_atom) => done_atom   write what is queued, seal, stop
-// Messages out: ingest_reply to the connection (Buffered; any failure)
+// Messages out: ingest_reply to the connection (Buffered; any failure);
+//               a write group that acked a Buffered push is noted in
+//               `buffered` (buffered_activity)
 //               sync_request to the fsync_group (Durable acks);
 //               a Durable group is synced here instead when the fsync_group
 //               is idle and the mailbox empty, or (sync_durable_only_here)
@@ -39,6 +41,7 @@
 
 #include "actors/actor_thread.hpp"
 #include "actors/append_notice.hpp"
+#include "actors/buffered_activity.hpp"
 #include "actors/segment_sync.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
@@ -87,6 +90,9 @@ struct shard_writer_settings {
   /// has had only Durable pushes for a second (the adaptive policy; the
   /// deadline policy leaves every sync under load to its group's timing).
   bool sync_durable_only_here = false;
+  /// Told of every write group that acked a Buffered push (the io thread
+  /// polls its sockets for a while after one). May be null.
+  std::shared_ptr<buffered_activity> buffered;
   /// How long after a Buffered push the shard counts as having Buffered traffic.
   std::chrono::milliseconds buffered_quiet{1000};
   shard_metrics* stats = nullptr;  // may be null (tests)

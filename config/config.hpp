@@ -132,6 +132,7 @@ struct config {
     std::int64_t keep_awake_us;  // 0: off
     cpu_placement_mode cpu_placement;
     read_batching_mode read_batching;
+    std::int64_t buffered_spin_us;  // 0: off
   } runtime;
 
   std::int64_t shutdown_timeout_ms;

@@ -422,6 +422,8 @@ std::vector<setting> make_settings() {
                                                                              {"off", read_batching_mode::off}},
                      "adaptive",
                      "How the io threads learn that a Unix socket has bytes. adaptive: while more than 8 connections send (counted ten times a second; back at 4 or fewer), from one level-triggered epoll set that reports every ready socket at once, so a socket is read only when it has bytes; otherwise through Asio's reactor, which reads again after every read (fewer system calls for one or a few producers). always: the set, whatever the load. off: Asio's reactor. TLS connections always use Asio's reactor."));
+  s.push_back(integer("runtime.buffered_spin_us", WEIR_FIELD(runtime.buffered_spin_us), 0, 1000, "50",
+                      "For this long after a shard writer acked a Buffered push, the io thread polls its sockets instead of sleeping in epoll_wait, so a Buffered producer's next frame is read as it lands rather than after a wake-up (0 = off; only with runtime.io_threads: 1; Durable-only traffic never polls): lower Buffered latency for few producers, paid in CPU time while they are active (weir_io_spin_seconds_total)."));
   s.push_back(integer("runtime.keep_awake_us", WEIR_FIELD(runtime.keep_awake_us), 0, 1000000, "0",
                       "After client bytes arrive, keep the usable cores out of their idle state this long (one SCHED_IDLE spinner per core, none on the cores that take the WAB disk's interrupts unless all do or they cannot be told; 0 = off; on, runtime.cpu_placement does not gather threads): lower latency for few producers, paid in CPU time."));
 

@@ -40,6 +40,7 @@
 #include <sys/types.h>
 
 #include "observability/cpu_placement_stats.hpp"
+#include "observability/io_spin_stats.hpp"
 
 namespace weir {
 
@@ -100,7 +101,9 @@ class cpu_placement {
   /// Starts the controller; threads move between {gather} and `spread`.
   /// Inactive (no thread; off_reason() says why) when `spread` has fewer
   /// than two CPUs or lacks `gather`, or the threads' schedstat cannot be read.
-  cpu_placement(int gather, std::vector<int> spread, client_activity& activity);
+  /// The io thread's polling (`spin`, may be null) is not counted as CPU used.
+  cpu_placement(int gather, std::vector<int> spread, client_activity& activity,
+                const io_spin_stats* spin = nullptr);
   ~cpu_placement();
   cpu_placement(const cpu_placement&) = delete;
   cpu_placement& operator=(const cpu_placement&) = delete;
@@ -135,6 +138,8 @@ class cpu_placement {
   client_activity& activity_;
   placement_policy policy_;
   std::map<pid_t, thread_times> last_;
+  const io_spin_stats* spin_;
+  std::uint64_t last_spun_ns_ = 0;
   cpu_placement_stats stats_;
   std::mutex mutex_;
   std::condition_variable wake_;

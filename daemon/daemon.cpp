@@ -27,6 +27,7 @@
 #include "daemon/cpu_keep_awake.hpp"
 #include "daemon/cpu_placement.hpp"
 #include "daemon/data_dir.hpp"
+#include "daemon/io_thread_loop.hpp"
 #include "daemon/io_thread_unit.hpp"
 #include "daemon/read_poller.hpp"
 #include "daemon/disk_interrupts.hpp"
@@ -84,7 +85,8 @@ sigset_t block_handled_signals() {
 /// which, and why, for the ready line.
 std::unique_ptr<cpu_placement> start_cpu_placement(const config& cfg, const std::vector<int>& allowed,
                                                    const std::vector<int>& disk_irqs, bool keep_awake,
-                                                   client_activity& activity, std::string& ready_field) {
+                                                   client_activity& activity, const io_spin_stats* spin,
+                                                   std::string& ready_field) {
   ready_field = "spread";
   if (cfg.runtime.cpu_placement != cpu_placement_mode::adaptive) return nullptr;
   if (keep_awake) {
@@ -96,7 +98,7 @@ std::unique_ptr<cpu_placement> start_cpu_placement(const config& cfg, const std:
     log::info("runtime.cpu_placement: adaptive does not gather threads while runtime.keep_awake_us is on; they stay spread");
     return nullptr;
   }
-  auto placement = std::make_unique<cpu_placement>(gather_cpu(allowed, disk_irqs), allowed, activity);
+  auto placement = std::make_unique<cpu_placement>(gather_cpu(allowed, disk_irqs), allowed, activity, spin);
   if (const char* why = placement->off_reason()) {
     ready_field = std::string("spread (") + why + ")";
     log::info("runtime.cpu_placement: threads are not moved", {{"why", why}, {"usable_cpus", cpu_list(allowed)}});
@@ -200,8 +202,17 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   conn.stats = &exported;
   conn.replicated_tier = cluster != nullptr;
 
+  // The io thread polls for a while after Buffered acks (io_thread_loop.hpp);
+  // with more than one io thread none does (a thread polling while another
+  // waits in epoll would find nothing).
+  io_spin_stats spin_stats;
+  io_spin_policy spin;
+  if (cfg.runtime.buffered_spin_us > 0 && cfg.runtime.io_threads == 1)
+    spin = {std::chrono::microseconds(cfg.runtime.buffered_spin_us), shards.buffered().get(), &spin_stats};
+
   std::string placement_field;  // the ready line's cpu_placement
-  auto placement = start_cpu_placement(cfg, allowed, disk_irqs, keep_awake != nullptr, activity, placement_field);
+  auto placement = start_cpu_placement(cfg, allowed, disk_irqs, keep_awake != nullptr, activity, spin.stats,
+                                       placement_field);
 
   // Bound before the producer socket, so a taken port fails the start cleanly.
   std::unique_ptr<admin_server> admin;
@@ -212,7 +223,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                                                                conn.budget.get(), cluster_stats.get(),
                                                                keep_awake ? &keep_awake->stats() : nullptr,
                                                                placement ? &placement->stats() : nullptr,
-                                                               poller ? &poller->stats() : nullptr});
+                                                               poller ? &poller->stats() : nullptr,
+                                                               spin.stats});
 
   // Both listeners give their connections the same kind of actor.
   auto make_connection = [&](connection_io_ptr io_ptr) {
@@ -250,9 +262,9 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   std::vector<std::thread> io_threads;
   for (auto& unit : io_units) {
     unit.use(system);
-    io_threads.emplace_back([&io, &unit] {
+    io_threads.emplace_back([&io, &unit, &spin] {
       io_thread_unit::bound_here bound(unit);  // connection actors woken by their bytes run here
-      io.run();
+      run_io_thread(io, spin);
     });
   }
   if (admin) admin->start();
@@ -277,6 +289,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
              {"read_batching", !poller                                                ? "off"
                                : cfg.runtime.read_batching == read_batching_mode::always ? "always"
                                                                                           : "adaptive"},
+             {"buffered_spin", spin.stats ? std::to_string(cfg.runtime.buffered_spin_us) + "us" : "off"},
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
 

@@ -101,6 +101,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
       ws.preparer = preparers_.back();
     }
     ws.stats = shard_stats;
+    ws.buffered = buffered_;
     auto fs = fsync_settings_for(cfg, shard);
     fs.stats = shard_stats;
     fs.load = ws.sync_load = std::make_shared<sync_load>();

@@ -15,6 +15,7 @@
 #include <caf/fwd.hpp>
 
 #include "config/config.hpp"
+#include "actors/buffered_activity.hpp"
 #include "actors/drain.hpp"
 #include "messages/cluster_protocol.hpp"
 #include "messages/drain_protocol.hpp"
@@ -58,6 +59,8 @@ class pipeline {
   bool shut_down(std::chrono::milliseconds timeout);
 
   const std::shared_ptr<delivery_status>& delivery() const { return delivery_; }
+  /// When any shard writer last acked a Buffered push.
+  const std::shared_ptr<buffered_activity>& buffered() const { return buffered_; }
   const std::shared_ptr<dead_letter_store>& dead_letters() const { return dead_letters_; }
   const std::string& sink_type() const { return sink_type_; }
   /// In a cluster, each shard's replicator (else empty).
@@ -83,6 +86,7 @@ class pipeline {
   drain_settings failover_template_;
   sink_runner_actor runner_;
   std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();
+  std::shared_ptr<buffered_activity> buffered_ = std::make_shared<buffered_activity>();
   std::shared_ptr<dead_letter_store> dead_letters_;
   std::string sink_type_;
   std::shared_ptr<sink_factory> factory_;

@@ -374,6 +374,17 @@ std::string metrics::render(const live_state& live) {
                               "Sockets the epoll set reported ready, all wake-ups together (over weir_read_batching_wakeups_total: sockets read per wake-up)",
                               MetricType::Counter, static_cast<double>(live.reads->ready.load())));
   }
+  if (live.io_spin) {
+    families.push_back(single("weir_io_spin_seconds_total",
+                              "Time the io thread spent polling its sockets instead of sleeping after a Buffered ack (runtime.buffered_spin_us); the rest of its CPU is in process_cpu_seconds_total",
+                              MetricType::Counter, static_cast<double>(live.io_spin->spun_ns.load()) / 1e9));
+    auto polls = family("weir_io_spin_polls_total",
+                        "Polling windows of runtime.buffered_spin_us by how they ended: caught (a frame came, no wake-up needed) or expired (the io thread went to sleep)",
+                        MetricType::Counter);
+    polls.metric.push_back(value(static_cast<double>(live.io_spin->caught.load()), MetricType::Counter, {{"outcome", "caught"}}));
+    polls.metric.push_back(value(static_cast<double>(live.io_spin->expired.load()), MetricType::Counter, {{"outcome", "expired"}}));
+    families.push_back(std::move(polls));
+  }
   if (!live.sink_type.empty()) {
     auto info = family("weir_sink_info", "The configured sink", MetricType::Gauge);
     info.metric.push_back(value(1, MetricType::Gauge, {{"sink_type", live.sink_type}}));

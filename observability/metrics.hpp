@@ -19,6 +19,7 @@
 #include "observability/atomic_histogram.hpp"
 #include "observability/keep_awake_stats.hpp"
 #include "observability/cpu_placement_stats.hpp"
+#include "observability/io_spin_stats.hpp"
 #include "observability/read_batching_stats.hpp"
 
 namespace weir {
@@ -93,6 +94,7 @@ class metrics {
     const keep_awake_stats* keep_awake = nullptr;  // runtime.keep_awake_us on only
     const cpu_placement_stats* placement = nullptr;  // runtime.cpu_placement adaptive only
     const read_batching_stats* reads = nullptr;       // runtime.read_batching not off
+    const io_spin_stats* io_spin = nullptr;           // runtime.buffered_spin_us on only
   };
   /// A shard's segment files, their total size, and its spare files, read
   /// from its directory in one pass.

@@ -253,6 +253,10 @@ std::string status_report::json() const {
                           {"to_reactor", live_.reads->to_reactor.load()},
                           {"wakeups", live_.reads->wakeups.load()},
                           {"ready_sockets", live_.reads->ready.load()}};
+  if (live_.io_spin)
+    j["buffered_spin"] = {{"spun_seconds", static_cast<double>(live_.io_spin->spun_ns.load()) / 1e9},
+                          {"caught", live_.io_spin->caught.load()},
+                          {"expired", live_.io_spin->expired.load()}};
   if (live_.placement)
     j["cpu_placement"] = {{"gathered", live_.placement->gathered.load()},
                           {"gather_cpu", live_.placement->gather_cpu},

@@ -1,0 +1,136 @@
+// runtime.buffered_spin_us: the io thread polls its sockets for a while after
+// a Buffered ack instead of sleeping, and sleeps as before otherwise.
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <catch2/catch.hpp>
+
+#include "daemon/io_thread_loop.hpp"
+#include "support/daemon_process.hpp"
+#include "support/http_get.hpp"
+#include "support/test_helpers.hpp"
+#include "support/test_paths.hpp"
+#include "weir/client.hpp"
+
+using namespace weir;
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+TEST_CASE("io thread loop: without a recent Buffered ack it sleeps between handlers and never polls",
+          "[buffered_spin]") {
+  boost::asio::io_context io;
+  buffered_activity buffered;  // no ack yet
+  io_spin_stats stats;
+  auto work = boost::asio::make_work_guard(io);
+  std::atomic<int> ran{0};
+  std::thread loop([&] { run_io_thread(io, {1000us, &buffered, &stats}); });
+  for (int i = 0; i < 100; ++i) boost::asio::post(io, [&] { ++ran; });
+  REQUIRE(eventually([&] { return ran.load() == 100; }));
+  work.reset();  // out of work: the loop returns, as run() does
+  loop.join();
+  CHECK(stats.spun_ns.load() == 0);
+  CHECK(stats.caught.load() + stats.expired.load() == 0);
+}
+
+TEST_CASE("io thread loop: after Buffered acks it polls and runs every handler and a stop ends it",
+          "[buffered_spin]") {
+  boost::asio::io_context io;
+  buffered_activity buffered;
+  io_spin_stats stats;
+  auto work = boost::asio::make_work_guard(io);
+  std::atomic<int> ran{0};
+  std::atomic<bool> done{false};
+  std::thread loop([&] { run_io_thread(io, {1000us, &buffered, &stats}); });
+  // A Buffered producer's pattern: an ack, then the next frame soon after.
+  std::thread producer([&] {
+    for (int i = 0; i < 500; ++i) {
+      buffered.note_ack();
+      const int before = ran.load();
+      boost::asio::post(io, [&] { ++ran; });
+      while (ran.load() == before && !done.load()) std::this_thread::yield();
+    }
+  });
+  REQUIRE(eventually([&] { return ran.load() == 500; }));
+  done = true;
+  producer.join();
+  // Acked just now and nothing posted: the loop is polling; stop() still ends it.
+  buffered.note_ack();
+  REQUIRE(eventually([&] { return stats.spun_ns.load() > 0; }));
+  io.stop();
+  loop.join();
+  CHECK(stats.caught.load() >= 1);  // a handler landed while it polled: no sleep, no wake-up
+  CHECK(stats.caught.load() + stats.expired.load() >= 1);
+}
+
+TEST_CASE("io thread loop: spin 0 or no activity source is io_context::run()", "[buffered_spin]") {
+  boost::asio::io_context io;
+  buffered_activity buffered;
+  buffered.note_ack();
+  io_spin_stats stats;
+  const bool no_source = GENERATE(false, true);
+  const io_spin_policy policy{no_source ? 50us : 0us, no_source ? nullptr : &buffered, &stats};
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 10; ++i) boost::asio::post(io, [&] { ++ran; });
+  run_io_thread(io, policy);  // no work guard: returns once the handlers ran
+  CHECK(ran.load() == 10);
+  CHECK(stats.spun_ns.load() == 0);
+}
+
+TEST_CASE("buffered spin: a lone Buffered producer's frames are caught by polling and Durable ones never poll",
+          "[live][buffered_spin]") {
+  auto series = [](std::uint16_t port, const std::string& name) {
+    return scrape_series(http_request(port, "/metrics").body, name);
+  };
+  // Durable only: nothing is ever polled for.
+  {
+    temp_dir dir;
+    const std::uint16_t port = free_tcp_port();
+    daemon_process d(dir.path(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(port)});
+    REQUIRE(d.wait_ready());
+    CHECK(d.log().find("buffered_spin=50us") != std::string::npos);
+    auto c = client::connection::connect_unix(d.socket_path());
+    int acked = 0;
+    for (int i = 0; i < 200; ++i) acked += c.push(as_bytes("durable " + std::to_string(i)), client::durability::durable).acked;
+    CHECK(acked == 200);
+    CHECK(series(port, "weir_io_spin_seconds_total") == 0);
+    CHECK(series(port, "weir_io_spin_polls_total{outcome=\"caught\"}") == 0);
+    CHECK(d.stop() == 0);
+  }
+  // Buffered, one push at a time: the io thread polls between them.
+  {
+    temp_dir dir;
+    const std::uint16_t port = free_tcp_port();
+    daemon_process d(dir.path(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(port), "--set",
+                                  "runtime.buffered_spin_us=1000"});
+    REQUIRE(d.wait_ready());
+    auto c = client::connection::connect_unix(d.socket_path());
+    int acked = 0;
+    for (int i = 0; i < 2000; ++i)
+      acked += c.push(as_bytes("buffered " + std::to_string(i)), client::durability::buffered).acked;
+    CHECK(acked == 2000);
+    CHECK(series(port, "weir_records_ack_total{tier=\"buffered\"}") == 2000);
+    CHECK(series(port, "weir_io_spin_seconds_total") > 0);
+    CHECK(series(port, "weir_io_spin_polls_total{outcome=\"caught\"}") >= 1);
+    const std::string status = http_request(port, "/api/v1/status").body;
+    CHECK(status.find("\"buffered_spin\"") != std::string::npos);
+    CHECK(d.stop() == 0);
+  }
+  // Off, or more than one io thread: no polling and no series.
+  for (const auto& setting : {std::string("runtime.buffered_spin_us=0"), std::string("runtime.io_threads=2")}) {
+    INFO(setting);
+    temp_dir dir;
+    const std::uint16_t port = free_tcp_port();
+    daemon_process d(dir.path(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(port), "--set", setting});
+    REQUIRE(d.wait_ready());
+    CHECK(d.log().find("buffered_spin=off") != std::string::npos);
+    auto c = client::connection::connect_unix(d.socket_path());
+    CHECK(c.push(as_bytes(std::string("one")), client::durability::buffered).acked);
+    CHECK(series(port, "weir_io_spin_seconds_total") == -1);
+    CHECK(d.stop() == 0);
+  }
+}
