@@ -208,7 +208,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   io_spin_stats spin_stats;
   io_spin_policy spin;
   if (cfg.runtime.buffered_spin_us > 0 && cfg.runtime.io_threads == 1)
-    spin = {std::chrono::microseconds(cfg.runtime.buffered_spin_us), shards.buffered().get(), &spin_stats};
+    spin = {std::chrono::microseconds(cfg.runtime.buffered_spin_us), shards.buffered().get(), &spin_stats,
+            poller ? &poller->stats() : nullptr};
 
   std::string placement_field;  // the ready line's cpu_placement
   auto placement = start_cpu_placement(cfg, allowed, disk_irqs, keep_awake != nullptr, activity, spin.stats,

@@ -376,10 +376,10 @@ std::string metrics::render(const live_state& live) {
   }
   if (live.io_spin) {
     families.push_back(single("weir_io_spin_seconds_total",
-                              "Time the io thread spent polling its sockets instead of sleeping after a Buffered ack (runtime.buffered_spin_us); the rest of its CPU is in process_cpu_seconds_total",
+                              "Wall time the io thread spent polling its sockets with nothing to run, instead of sleeping, after Buffered acks (runtime.buffered_spin_us); the CPU it took is part of process_cpu_seconds_total",
                               MetricType::Counter, static_cast<double>(live.io_spin->spun_ns.load()) / 1e9));
     auto polls = family("weir_io_spin_polls_total",
-                        "Polling windows of runtime.buffered_spin_us by how they ended: caught (a frame came, no wake-up needed) or expired (the io thread went to sleep)",
+                        "Polling windows of runtime.buffered_spin_us by how they ended: caught (something to run came, a client's frame most of the time: no sleep and no wake-up for it) or expired (the last Buffered ack grew older than the window and the io thread went to sleep)",
                         MetricType::Counter);
     polls.metric.push_back(value(static_cast<double>(live.io_spin->caught.load()), MetricType::Counter, {{"outcome", "caught"}}));
     polls.metric.push_back(value(static_cast<double>(live.io_spin->expired.load()), MetricType::Counter, {{"outcome", "expired"}}));

@@ -21,6 +21,47 @@ using namespace weir;
 using namespace weir::test;
 using namespace std::chrono_literals;
 
+namespace {
+
+/// The loop on its own thread; whatever a failed check leaves behind, the
+/// loop is stopped and joined (a joinable thread destroyed would abort the
+/// whole test binary instead of failing one test).
+struct loop_thread {
+  boost::asio::io_context& io;
+  std::thread thread;
+  loop_thread(boost::asio::io_context& io_, const io_spin_policy& policy)
+      : io(io_), thread([this, policy] { run_io_thread(io, policy); }) {}
+  ~loop_thread() {
+    io.stop();
+    if (thread.joinable()) thread.join();
+  }
+  /// Whether the loop returned on its own within `limit`.
+  bool returns_within(std::chrono::milliseconds limit) {
+    const bool ended = eventually([&] { return io.stopped(); }, limit);
+    if (ended) thread.join();
+    return ended;
+  }
+};
+
+/// Notes a Buffered ack every few microseconds until destroyed.
+struct acking {
+  buffered_activity& buffered;
+  std::atomic<bool> stop{false};
+  std::thread thread;
+  explicit acking(buffered_activity& b) : buffered(b), thread([this] {
+    while (!stop.load()) {
+      buffered.note_ack();
+      std::this_thread::sleep_for(10us);
+    }
+  }) {}
+  ~acking() {
+    stop = true;
+    thread.join();
+  }
+};
+
+}  // namespace
+
 TEST_CASE("io thread loop: without a recent Buffered ack it sleeps between handlers and never polls",
           "[buffered_spin]") {
   boost::asio::io_context io;
@@ -28,43 +69,74 @@ TEST_CASE("io thread loop: without a recent Buffered ack it sleeps between handl
   io_spin_stats stats;
   auto work = boost::asio::make_work_guard(io);
   std::atomic<int> ran{0};
-  std::thread loop([&] { run_io_thread(io, {1000us, &buffered, &stats}); });
+  loop_thread loop(io, {1000us, &buffered, &stats});
   for (int i = 0; i < 100; ++i) boost::asio::post(io, [&] { ++ran; });
   REQUIRE(eventually([&] { return ran.load() == 100; }));
   work.reset();  // out of work: the loop returns, as run() does
-  loop.join();
+  CHECK(loop.returns_within(5s));
   CHECK(stats.spun_ns.load() == 0);
   CHECK(stats.caught.load() + stats.expired.load() == 0);
 }
 
-TEST_CASE("io thread loop: after Buffered acks it polls and runs every handler and a stop ends it",
-          "[buffered_spin]") {
+TEST_CASE("io thread loop: after Buffered acks it polls and runs every handler", "[buffered_spin]") {
   boost::asio::io_context io;
   buffered_activity buffered;
   io_spin_stats stats;
   auto work = boost::asio::make_work_guard(io);
   std::atomic<int> ran{0};
-  std::atomic<bool> done{false};
-  std::thread loop([&] { run_io_thread(io, {1000us, &buffered, &stats}); });
+  loop_thread loop(io, {1000us, &buffered, &stats});
   // A Buffered producer's pattern: an ack, then the next frame soon after.
-  std::thread producer([&] {
-    for (int i = 0; i < 500; ++i) {
-      buffered.note_ack();
-      const int before = ran.load();
-      boost::asio::post(io, [&] { ++ran; });
-      while (ran.load() == before && !done.load()) std::this_thread::yield();
-    }
-  });
-  REQUIRE(eventually([&] { return ran.load() == 500; }));
-  done = true;
-  producer.join();
-  // Acked just now and nothing posted: the loop is polling; stop() still ends it.
-  buffered.note_ack();
-  REQUIRE(eventually([&] { return stats.spun_ns.load() > 0; }));
-  io.stop();
-  loop.join();
+  for (int i = 0; i < 500; ++i) {
+    buffered.note_ack();
+    const int before = ran.load();
+    boost::asio::post(io, [&] { ++ran; });
+    // Not eventually(): its pause between looks would be most of the test.
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (ran.load() == before && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    REQUIRE(ran.load() > before);
+  }
   CHECK(stats.caught.load() >= 1);  // a handler landed while it polled: no sleep, no wake-up
-  CHECK(stats.caught.load() + stats.expired.load() >= 1);
+  CHECK(stats.spun_ns.load() > 0);
+  CHECK(stats.thread.load() != 0);
+}
+
+TEST_CASE("io thread loop: a loop that is polling returns when stopped or out of work", "[buffered_spin]") {
+  boost::asio::io_context io;
+  buffered_activity buffered;
+  io_spin_stats stats;
+  auto work = boost::asio::make_work_guard(io);
+  acking acks(buffered);  // fresh acks all along: the loop never stops polling on its own
+  loop_thread loop(io, {1000us, &buffered, &stats});
+  REQUIRE(eventually([&] { return stats.spun_ns.load() > 0; }));
+  const bool by_stop = GENERATE(true, false);
+  INFO((by_stop ? "io_context::stop()" : "the work guard reset"));
+  if (by_stop) io.stop();
+  else work.reset();
+  CHECK(loop.returns_within(5s));
+}
+
+TEST_CASE("io thread loop: no polling while the reads are batched", "[buffered_spin]") {
+  boost::asio::io_context io;
+  buffered_activity buffered;
+  io_spin_stats stats;
+  read_batching_stats reads;
+  reads.batching = true;  // more than 8 connections sending
+  auto work = boost::asio::make_work_guard(io);
+  acking acks(buffered);
+  std::atomic<int> ran{0};
+  {
+    loop_thread loop(io, {1000us, &buffered, &stats, &reads});
+    for (int i = 0; i < 100; ++i) boost::asio::post(io, [&] { ++ran; });
+    REQUIRE(eventually([&] { return ran.load() == 100; }));
+    CHECK(stats.spun_ns.load() == 0);
+    CHECK(stats.caught.load() + stats.expired.load() == 0);
+    // Back to few connections: it polls again.
+    reads.batching = false;
+    CHECK(eventually([&] {
+      boost::asio::post(io, [&] { ++ran; });
+      return stats.spun_ns.load() > 0;
+    }));
+  }
 }
 
 TEST_CASE("io thread loop: spin 0 or no activity source is io_context::run()", "[buffered_spin]") {
