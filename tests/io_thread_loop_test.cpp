@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -57,6 +58,23 @@ struct acking {
   ~acking() {
     stop = true;
     thread.join();
+  }
+};
+
+/// A daemon with its admin server on a free port, each of `settings` given
+/// as a --set.
+struct admin_daemon {
+  temp_dir dir;
+  std::uint16_t port = free_tcp_port();
+  daemon_process daemon;
+  explicit admin_daemon(const std::vector<std::string>& settings) : daemon(dir.path(), args(port, settings)) {}
+  double series(const std::string& name) { return scrape_series(http_request(port, "/metrics").body, name); }
+
+ private:
+  static std::vector<std::string> args(std::uint16_t port, const std::vector<std::string>& settings) {
+    std::vector<std::string> out{"--set", "admin.listen=127.0.0.1:" + std::to_string(port)};
+    for (const auto& s : settings) out.insert(out.end(), {"--set", s});
+    return out;
   }
 };
 
@@ -160,54 +178,44 @@ TEST_CASE("io thread loop: spin 0 or no activity source is io_context::run()", "
 
 TEST_CASE("buffered spin: a lone Buffered producer's frames are caught by polling and Durable ones never poll",
           "[live][buffered_spin]") {
-  auto series = [](std::uint16_t port, const std::string& name) {
-    return scrape_series(http_request(port, "/metrics").body, name);
-  };
   // Durable only: nothing is ever polled for.
   {
-    temp_dir dir;
-    const std::uint16_t port = free_tcp_port();
-    daemon_process d(dir.path(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(port)});
-    REQUIRE(d.wait_ready());
-    CHECK(d.log().find("buffered_spin=50us") != std::string::npos);
-    auto c = client::connection::connect_unix(d.socket_path());
+    admin_daemon d({});
+    REQUIRE(d.daemon.wait_ready());
+    CHECK(d.daemon.log().find("buffered_spin=50us") != std::string::npos);
+    auto c = client::connection::connect_unix(d.daemon.socket_path());
     int acked = 0;
     for (int i = 0; i < 200; ++i) acked += c.push(as_bytes("durable " + std::to_string(i)), client::durability::durable).acked;
     CHECK(acked == 200);
-    CHECK(series(port, "weir_io_spin_seconds_total") == 0);
-    CHECK(series(port, "weir_io_spin_polls_total{outcome=\"caught\"}") == 0);
-    CHECK(d.stop() == 0);
+    CHECK(d.series("weir_io_spin_seconds_total") == 0);
+    CHECK(d.series("weir_io_spin_polls_total{outcome=\"caught\"}") == 0);
+    CHECK(d.daemon.stop() == 0);
   }
   // Buffered, one push at a time: the io thread polls between them.
   {
-    temp_dir dir;
-    const std::uint16_t port = free_tcp_port();
-    daemon_process d(dir.path(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(port), "--set",
-                                  "runtime.buffered_spin_us=1000"});
-    REQUIRE(d.wait_ready());
-    auto c = client::connection::connect_unix(d.socket_path());
+    admin_daemon d({"runtime.buffered_spin_us=1000"});
+    REQUIRE(d.daemon.wait_ready());
+    auto c = client::connection::connect_unix(d.daemon.socket_path());
     int acked = 0;
     for (int i = 0; i < 2000; ++i)
       acked += c.push(as_bytes("buffered " + std::to_string(i)), client::durability::buffered).acked;
     CHECK(acked == 2000);
-    CHECK(series(port, "weir_records_ack_total{tier=\"buffered\"}") == 2000);
-    CHECK(series(port, "weir_io_spin_seconds_total") > 0);
-    CHECK(series(port, "weir_io_spin_polls_total{outcome=\"caught\"}") >= 1);
-    const std::string status = http_request(port, "/api/v1/status").body;
+    CHECK(d.series("weir_records_ack_total{tier=\"buffered\"}") == 2000);
+    CHECK(d.series("weir_io_spin_seconds_total") > 0);
+    CHECK(d.series("weir_io_spin_polls_total{outcome=\"caught\"}") >= 1);
+    const std::string status = http_request(d.port, "/api/v1/status").body;
     CHECK(status.find("\"buffered_spin\"") != std::string::npos);
-    CHECK(d.stop() == 0);
+    CHECK(d.daemon.stop() == 0);
   }
   // Off, or more than one io thread: no polling and no series.
   for (const auto& setting : {std::string("runtime.buffered_spin_us=0"), std::string("runtime.io_threads=2")}) {
     INFO(setting);
-    temp_dir dir;
-    const std::uint16_t port = free_tcp_port();
-    daemon_process d(dir.path(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(port), "--set", setting});
-    REQUIRE(d.wait_ready());
-    CHECK(d.log().find("buffered_spin=off") != std::string::npos);
-    auto c = client::connection::connect_unix(d.socket_path());
+    admin_daemon d({setting});
+    REQUIRE(d.daemon.wait_ready());
+    CHECK(d.daemon.log().find("buffered_spin=off") != std::string::npos);
+    auto c = client::connection::connect_unix(d.daemon.socket_path());
     CHECK(c.push(as_bytes(std::string("one")), client::durability::buffered).acked);
-    CHECK(series(port, "weir_io_spin_seconds_total") == -1);
-    CHECK(d.stop() == 0);
+    CHECK(d.series("weir_io_spin_seconds_total") == -1);
+    CHECK(d.daemon.stop() == 0);
   }
 }
