@@ -85,6 +85,7 @@ class fsync_group_state {
   }
 
   bool idle() const { return waiting_.empty(); }
+  const replication_route& replication() const { return settings_.replication; }
 
  private:
   pointer self_ = nullptr;
@@ -100,6 +101,7 @@ fsync_group_actor::behavior_type fsync_group_behavior(fsync_group_state::pointer
   self->state.init(self, s);
   return {
       [=](sync_request& req) { self->state.enqueue(req); },
+      [=](synced_acks& done) { answer_synced(self, done.acks, done.rc, /*direct=*/true, &self->state.replication()); },
       [=](flush_atom, std::uint64_t epoch) { self->state.on_flush(epoch); },
       [=](shutdown_atom) {
         if (!self->state.idle()) self->state.sync_now();

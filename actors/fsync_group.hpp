@@ -5,6 +5,8 @@
 //
 // Interface:    fsync_group_actor (messages/ingest_protocol.hpp)
 // Messages in:  sync_request                 acks waiting on a segment's sync
+//               synced_acks                  acks of a sync the writer ran: only
+//                                            their replies are left to write
 //               (flush_atom, epoch)          time to sync (self-sent)
 //               (shutdown_atom) => done_atom sync what is queued, then stop
 // Messages out: ingest_reply to each pending_ack's connection

@@ -15,7 +15,9 @@
 //               a Durable group is synced here instead when the fsync_group
 //               is idle and the mailbox empty, or (sync_durable_only_here)
 //               at a flush while the shard has only Durable pushes (one
-//               thread hop fewer)
+//               thread hop fewer); synced_acks to the fsync_group when more
+//               waits in the mailbox after such a sync (it writes their
+//               replies while this thread goes on)
 //               prepare_atom to the segment_preparer (a segment started
 //               without a spare, one in a spare half full, offline)
 //               (appended_atom, sequence, end) to the drain for a new

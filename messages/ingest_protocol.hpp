@@ -8,6 +8,9 @@
 //   shard_writer -> connection    ingest_reply            Buffered: after the write;
 //                                                         any tier: on a failure
 //   shard_writer -> fsync_group   sync_request            Durable: the acks a sync releases
+//                                 synced_acks             Durable: the acks of a sync the writer
+//                                                         ran itself, to answer while the writer
+//                                                         goes on to its next group
 //   fsync_group  -> connection    ingest_reply            after the covering fdatasync
 //
 // A request may bring its connection's reply_queue (actors/reply_queue.hpp):
@@ -118,6 +121,13 @@ struct sync_request {
   std::vector<pending_ack> acks;
 };
 
+/// Acks whose sync already returned `rc` (the writer ran it): the fsync
+/// group only writes their replies.
+struct synced_acks {
+  std::vector<pending_ack> acks;
+  int rc = 0;
+};
+
 using shard_writer_actor = caf::typed_actor<caf::reacts_to<ingest_request>,
                                            caf::reacts_to<flush_atom>,
                                            caf::reacts_to<retry_open_atom>,
@@ -129,6 +139,7 @@ using shard_writer_actor = caf::typed_actor<caf::reacts_to<ingest_request>,
 using segment_preparer_actor = caf::typed_actor<caf::replies_to<prepare_atom>::with<spare_ready_atom>>;
 
 using fsync_group_actor = caf::typed_actor<caf::reacts_to<sync_request>,
+                                          caf::reacts_to<synced_acks>,
                                           caf::reacts_to<flush_atom, std::uint64_t>,
                                           caf::replies_to<shutdown_atom>::with<done_atom>>;
 
@@ -136,9 +147,11 @@ using fsync_group_actor = caf::typed_actor<caf::reacts_to<sync_request>,
 
 // Holds a file handle: local only, never serialized.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::sync_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::synced_acks)
 
 CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
 CAF_ADD_TYPE_ID(weir, (weir::ingest_request))
 CAF_ADD_TYPE_ID(weir, (weir::ingest_reply))
 CAF_ADD_TYPE_ID(weir, (weir::sync_request))
+CAF_ADD_TYPE_ID(weir, (weir::synced_acks))
 CAF_END_TYPE_ID_BLOCK(weir)
