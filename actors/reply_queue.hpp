@@ -104,11 +104,14 @@ class reply_queue {
 /// socket write. Who answers directly (docs/benchmarks.md has the
 /// measurements):
 /// - the shard writer, every reply it gives: after its write (Buffered), a
-///   refusal, and every reply of a sync it ran itself (it syncs only when
-///   its fsync group is idle, so no other sync waits behind the writes);
-/// - the fsync group, a sync's lone reply: sixteen to sixty-four socket
-///   writes in a row there delayed the next sync by more than the hand-offs
-///   cost, so a group's replies go by message;
+///   refusal, and every reply of a sync it ran itself with nothing else
+///   waiting in its mailbox (it syncs only when its fsync group is idle, so
+///   no other sync waits behind the writes);
+/// - the fsync group, a sync's lone reply, and every reply of a sync the
+///   writer ran and handed over (`synced_acks`: more waited for the writer,
+///   which went on to its next write and sync). The replies of a group it
+///   synced itself go by message: sixteen to sixty-four socket writes in a
+///   row there delayed its next sync by more than the hand-offs cost;
 /// - the replicator, every Replicated reply.
 /// Actor tests and the simulation bring no queue and see the message
 /// protocol alone.

@@ -20,7 +20,9 @@
 namespace weir {
 
 /// Durable requests handed to the fsync group and not answered yet, counted
-/// by the writer (up) and the group (down): at zero the group is idle.
+/// by the writer (up) and the group (down): at zero no sync waits there or
+/// runs (the group may still be writing the replies of a sync the writer
+/// ran, `synced_acks`, which holds up no sync of the writer's).
 struct sync_load {
   std::atomic<std::uint64_t> outstanding{0};
 };

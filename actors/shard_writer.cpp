@@ -206,15 +206,21 @@ class shard_writer_state {
     if (durable.acks.empty()) return;
     if (sync_here(flushing)) {
       std::uint64_t records = 0;
-      for (const auto& a : durable.acks) records += a.records;
+      bool replicated = false;
+      for (const auto& a : durable.acks) {
+        records += a.records;
+        replicated = replicated || a.replicate_end > 0;
+      }
       const int rc = timed_sync(*active_, settings_.stats);
       count_released(settings_.stats, records);
       // With more waiting for this thread, the idle fsync group writes these
       // replies while this thread writes and syncs the next group: written
       // here, one socket write per reply stood between a sync and the next
       // (docs/benchmarks.md, "The fsync group writes the replies of the
-      // writer's syncs").
-      if (!self_->mailbox().empty()) self_->send(fsync_, synced_acks{std::move(durable.acks), rc});
+      // writer's syncs"). Not a group with Replicated acks: the replicator
+      // takes its waits in the order of the syncs, which a later group
+      // answered here could overtake.
+      if (!self_->mailbox().empty() && !replicated) self_->send(fsync_, synced_acks{std::move(durable.acks), rc});
       else answer_synced(self_, durable.acks, rc, /*direct=*/true, &settings_.replication);
       return;
     }
