@@ -65,6 +65,8 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
 
     fsync_group_settings fs;
     fs.policy = cfg.policy;
+    std::shared_ptr<sync_load> load;
+    if (cfg.wiring == sync_wiring::daemon) fs.load = load = std::make_shared<sync_load>();
     fs.max_delay_us = cfg.fsync_max_delay_us;
     fs.max_records = cfg.fsync_max_records;
     fs.shard = s.shard;
@@ -82,6 +84,11 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     ws.usage = usage_;
     ws.drain = drains_.back();
     ws.notice = ds.notice;
+    if (load) {
+      ws.sync_load = load;
+      ws.sync_durable_only_here = cfg.policy == commit_policy::adaptive;
+      ws.buffered_quiet = cfg.quiet_at_once ? std::chrono::milliseconds(0) : std::chrono::hours(24 * 365);
+    }
     ws.thread = actor_thread::scheduler;
     writers_.push_back(spawn_shard_writer(*sys_, ws, fsyncs_.back()));
     watch(caf::actor_cast<caf::abstract_actor*>(writers_.back()), "shard_writer " + std::to_string(s.shard));

@@ -88,12 +88,12 @@ bool invariants::survives_crash(const record_info& r, std::string* where) {
   return dead_lettered(r);
 }
 
-void invariants::on_reply(std::size_t producer, const ingest_reply& reply) {
+void invariants::on_reply(std::size_t producer, const ingest_reply& reply, std::string_view from) {
   if (!w_.accepting || w_.failed) return;  // after the crash instant nothing is sent any more
-  check_reply(producer, reply);
+  check_reply(producer, reply, from);
 }
 
-void invariants::check_reply(std::size_t producer, const ingest_reply& reply) {
+void invariants::check_reply(std::size_t producer, const ingest_reply& reply, std::string_view from) {
   auto* req = w_.book.pending_request(producer, reply.tag);
   if (!req) {
     w_.fail("one-reply-per-request", "producer " + std::to_string(producer) + " got a reply for tag " +
@@ -168,6 +168,8 @@ void invariants::check_reply(std::size_t producer, const ingest_reply& reply) {
     }
     if (w_.cfg.broken == sabotage::buffered_as_durable) r.durable = true;
     if (!r.durable) continue;
+    if (from == "shard_writer") ++durable_by_writer_;
+    if (from == "fsync_group") ++durable_by_fsync_group_;
     awaiting_.push_back(i);
     if (!r.delivered && !survives_crash(r))
       w_.fail("no-ack-before-sync", "the Durable ack of " + describe(i) +

@@ -39,7 +39,7 @@ class invariants final : public reply_observer, public delivery_observer {
  public:
   explicit invariants(sim_world& w);
 
-  void on_reply(std::size_t producer, const ingest_reply& reply) override;
+  void on_reply(std::size_t producer, const ingest_reply& reply, std::string_view from) override;
   bool accepting() const override { return w_.accepting; }
   void on_committed(const std::vector<sink_record>& batch, const std::vector<std::size_t>& rejected) override;
 
@@ -53,6 +53,10 @@ class invariants final : public reply_observer, public delivery_observer {
   void at_end();
 
   std::uint64_t acked() const { return acked_; }
+  /// Durable records acked by a message from the shard writer (a sync it
+  /// ran itself) and from the fsync group.
+  std::uint64_t durable_acked_by_writer() const { return durable_by_writer_; }
+  std::uint64_t durable_acked_by_fsync_group() const { return durable_by_fsync_group_; }
   std::uint64_t first_deliveries() const { return first_deliveries_; }
   std::uint64_t deliveries() const { return deliveries_; }
 
@@ -61,7 +65,7 @@ class invariants final : public reply_observer, public delivery_observer {
   bool survives_crash(const record_info& r, std::string* where = nullptr);
   bool dead_lettered(const record_info& r);
   std::string describe(std::size_t record) const;
-  void check_reply(std::size_t producer, const ingest_reply& reply);
+  void check_reply(std::size_t producer, const ingest_reply& reply, std::string_view from);
   /// Notes that a record of `segment` ("shard_NN/seg_S.wab") was handed out.
   void note_used(std::uint16_t shard, const std::string& segment);
 
@@ -72,6 +76,7 @@ class invariants final : public reply_observer, public delivery_observer {
   std::vector<std::uint64_t> last_first_seq_;                                 // per producer
   std::map<std::uint16_t, std::uint64_t> used_sequence_;  // per shard: highest sequence with a record out
   std::uint64_t acked_ = 0, first_deliveries_ = 0, deliveries_ = 0;
+  std::uint64_t durable_by_writer_ = 0, durable_by_fsync_group_ = 0;
 };
 
 }  // namespace weir::sim

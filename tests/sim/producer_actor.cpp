@@ -1,6 +1,7 @@
 #include "sim/producer_actor.hpp"
 
 #include <caf/mailbox_element.hpp>
+#include <caf/monitorable_actor.hpp>
 #include <caf/rtti_pair.hpp>
 
 namespace weir::sim {
@@ -9,7 +10,8 @@ void producer_actor::enqueue(caf::mailbox_element_ptr what, caf::execution_unit*
   if (what) {
     const auto& content = what->content();
     if (content.size() == 1 && content.matches(0, caf::make_rtti_pair<ingest_reply>())) {
-      observer_->on_reply(id_, content.get_as<ingest_reply>(0));
+      const auto* sender = what->sender ? dynamic_cast<const caf::monitorable_actor*>(what->sender->get()) : nullptr;
+      observer_->on_reply(id_, content.get_as<ingest_reply>(0), sender ? sender->name() : "");
       return;  // consumed: the producer never needs a turn of its own
     }
   }

@@ -5,6 +5,7 @@
 // actor's own step, before anything else can run — so "was the record
 // durable when its ack left?" is checked at exactly that instant.
 #include <cstddef>
+#include <string_view>
 
 #include <caf/event_based_actor.hpp>
 
@@ -15,7 +16,9 @@ namespace weir::sim {
 class reply_observer {
  public:
   virtual ~reply_observer() = default;
-  virtual void on_reply(std::size_t producer, const ingest_reply& reply) = 0;
+  /// `from`: the name of the actor that sent it ("shard_writer",
+  /// "fsync_group"), so a sweep can count which paths answered.
+  virtual void on_reply(std::size_t producer, const ingest_reply& reply, std::string_view from) = 0;
 };
 
 class producer_actor final : public caf::event_based_actor {

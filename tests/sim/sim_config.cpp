@@ -26,7 +26,7 @@ bool parse_sabotage(const std::string& name, sabotage& out) {
   return false;
 }
 
-sim_config make_config(std::uint64_t seed, unsigned steps, sabotage broken) {
+sim_config make_config(std::uint64_t seed, unsigned steps, sabotage broken, sync_wiring wiring) {
   // Its own stream: the shape must not depend on anything drawn later.
   sim_rng r = sim_rng(seed).fork(1);
   sim_config c;
@@ -55,6 +55,9 @@ sim_config make_config(std::uint64_t seed, unsigned steps, sabotage broken) {
   c.poison_percent = r.percent(50) ? 0 : static_cast<unsigned>(r.between(1, 8));
   c.writeback_percent = static_cast<unsigned>(r.between(0, 100));
   c.max_payload = static_cast<unsigned>(r.percent(20) ? r.between(200, 900) : r.between(8, 120));
+  // From a stream of its own: the seeds of the separate wiring keep their shape.
+  c.wiring = wiring;
+  if (wiring == sync_wiring::daemon) c.quiet_at_once = sim_rng(seed).fork(7).percent(50);
   return c;
 }
 
@@ -68,6 +71,8 @@ std::string describe(const sim_config& c) {
          " retry_ms=" + n(c.retry_initial_ms) + ".." + n(c.retry_max_ms) + " fault%=" + n(c.fault_percent) +
          " crash%=" + n(c.crash_percent) + " max_crashes=" + n(c.max_crashes) + " poison%=" + n(c.poison_percent) +
          " writeback%=" + n(c.writeback_percent) + " max_payload=" + n(c.max_payload) +
+         (c.wiring == sync_wiring::daemon ? std::string(" wiring=daemon quiet=") + (c.quiet_at_once ? "0" : "never")
+                                          : std::string()) +
          (c.broken != sabotage::none ? std::string(" SABOTAGE=") + name_of(c.broken) : std::string());
 }
 

@@ -24,6 +24,17 @@ const char* name_of(sabotage s);
 /// nullopt-like: returns false for an unknown name.
 bool parse_sabotage(const std::string& name, sabotage& out);
 
+/// How the shard writer and its fsync group share the syncs.
+enum class sync_wiring : std::uint8_t {
+  /// The writer hands every Durable group to the fsync group.
+  separate,
+  /// As daemon/pipeline.cpp wires them: the writer syncs a group itself while
+  /// its fsync group is idle and its mailbox empty, or under the adaptive
+  /// policy while the shard has had no Buffered push for the quiet time, and
+  /// leaves the replies of such a sync to the fsync group when more waits.
+  daemon,
+};
+
 struct sim_config {
   std::uint64_t seed = 0;
   unsigned steps = 250;
@@ -53,9 +64,17 @@ struct sim_config {
   unsigned max_payload = 120;
 
   sabotage broken = sabotage::none;
+
+  sync_wiring wiring = sync_wiring::separate;
+  /// With the daemon's wiring: the quiet time after a Buffered push is zero
+  /// (the writer syncs every flushed group itself) or longer than any run
+  /// (it does so only on a shard that never had one). The daemon's second
+  /// would make a replay depend on the wall clock.
+  bool quiet_at_once = false;
 };
 
-sim_config make_config(std::uint64_t seed, unsigned steps, sabotage broken = sabotage::none);
+sim_config make_config(std::uint64_t seed, unsigned steps, sabotage broken = sabotage::none,
+                       sync_wiring wiring = sync_wiring::separate);
 /// One line: "shards=2 producers=3 concurrency=1 segment=768 ...".
 std::string describe(const sim_config& c);
 

@@ -73,7 +73,7 @@ class simulation {
         plan_rng_(sim_rng(o.seed).fork(2)),
         sched_rng_(sim_rng(o.seed).fork(3)),
         payload_rng_(sim_rng(o.seed).fork(4)) {
-    w_.cfg = make_config(o.seed, o.steps, o.broken);
+    w_.cfg = make_config(o.seed, o.steps, o.broken, o.wiring);
     w_.paths.root = dir_.path().string();
     w_.io = std::make_shared<sim_file_io>(w_.plan, sim_rng(o.seed).fork(5), io_breakage(o.broken));
     w_.view = std::make_unique<durable_view>(*w_.io);
@@ -344,6 +344,8 @@ class simulation {
     r.faults = w_.plan.injected_total();
     for (std::size_t k = 0; k < fault_kinds; ++k) r.fault_counts[k] = w_.plan.injected(static_cast<fault_kind>(k));
     r.acked = inv_->acked();
+    r.durable_by_writer = inv_->durable_acked_by_writer();
+    r.durable_by_fsync_group = inv_->durable_acked_by_fsync_group();
     r.delivered = inv_->first_deliveries();
     r.deliveries = inv_->deliveries();
     r.records = w_.book.records().size();
@@ -351,6 +353,7 @@ class simulation {
     r.replay = "build/bin/weir-sim --seed " + std::to_string(o_.seed);
     if (o_.steps != sim_options{}.steps) r.replay += " --steps " + std::to_string(o_.steps);
     if (o_.broken != sabotage::none) r.replay += std::string(" --sabotage ") + name_of(o_.broken);
+    if (o_.wiring == sync_wiring::daemon) r.replay += " --daemon-wiring";
     if (w_.failed) {
       r.ok = false;
       r.failed_step = w_.failed->step;

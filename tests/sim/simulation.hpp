@@ -25,6 +25,7 @@ struct sim_options {
   std::uint64_t seed = 1;
   unsigned steps = 250;
   sabotage broken = sabotage::none;
+  sync_wiring wiring = sync_wiring::separate;
   /// Every step, fault and crash as it happens (and the daemon's own log).
   std::ostream* trace = nullptr;
 };
@@ -38,6 +39,8 @@ struct sim_result {
 
   unsigned steps = 0, crashes = 0, lives = 0;
   std::uint64_t faults = 0, acked = 0, delivered = 0, deliveries = 0, records = 0;
+  /// Durable records acked by the shard writer (a sync it ran) and by the fsync group.
+  std::uint64_t durable_by_writer = 0, durable_by_fsync_group = 0;
   std::uint64_t quarantined = 0;  // segments recovery copied to quarantine/
   std::array<std::uint64_t, fault_kinds> fault_counts{};
   /// A digest of everything that happened: equal for two runs of one seed.

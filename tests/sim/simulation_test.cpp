@@ -42,13 +42,17 @@ std::set<std::string> open_bug_invariants() {
 /// Runs seeds first..last; a failure of an invariant that a pinned seed
 /// already shows as an open bug is reported but excused (its [!mayfail]
 /// replay tracks it), any other failure fails the test.
-void sweep(std::uint64_t first, std::uint64_t last) {
+/// Returns the Durable records acked by the writer and by the fsync group.
+std::pair<std::uint64_t, std::uint64_t> sweep(std::uint64_t first, std::uint64_t last,
+                                              sync_wiring wiring = sync_wiring::separate) {
   const auto excused = open_bug_invariants();
-  std::uint64_t ran = 0, excused_failures = 0;
+  std::uint64_t ran = 0, excused_failures = 0, by_writer = 0, by_fsync_group = 0;
   std::vector<std::string> failures;
   for (std::uint64_t seed = first; seed <= last; ++seed) {
-    const auto r = run_simulation({seed, 250, sabotage::none, nullptr});
+    const auto r = run_simulation({seed, 250, sabotage::none, wiring, nullptr});
     ++ran;
+    by_writer += r.durable_by_writer;
+    by_fsync_group += r.durable_by_fsync_group;
     if (r.ok) continue;
     if (excused.count(r.invariant)) {
       ++excused_failures;
@@ -63,13 +67,26 @@ void sweep(std::uint64_t first, std::uint64_t last) {
   // An open bug shows in a few percent of the seeds, not in most: a harness
   // that fails everywhere would hide behind the excuse otherwise.
   CHECK(excused_failures * 10 <= ran);
+  return {by_writer, by_fsync_group};
 }
 
 }  // namespace
 
-TEST_CASE("simulation: seeds 1 to 200 hold every invariant", "[sim][sweep]") { sweep(1, 200); }
+TEST_CASE("simulation: seeds 1 to 200 hold every invariant", "[sim][sweep]") {
+  const auto [by_writer, by_fsync_group] = sweep(1, 200);
+  CHECK(by_writer == 0);  // this wiring leaves every sync to the fsync group
+  CHECK(by_fsync_group > 0);
+}
 TEST_CASE("simulation: seeds 201 to 400 hold every invariant", "[sim][sweep]") { sweep(201, 400); }
 TEST_CASE("simulation: seeds 401 to 600 hold every invariant", "[sim][sweep]") { sweep(401, 600); }
+
+TEST_CASE("simulation: seeds 601 to 900 hold every invariant with the daemon's sync wiring", "[sim][sweep]") {
+  // The writer syncs groups itself and leaves the replies of those syncs to
+  // its fsync group when more waits (actors/shard_writer.cpp, sync_here).
+  const auto [by_writer, by_fsync_group] = sweep(601, 900, sync_wiring::daemon);
+  CHECK(by_writer > 0);
+  CHECK(by_fsync_group > 0);
+}
 
 TEST_CASE("simulation: the regressions folder holds pinned seeds", "[sim][regression]") {
   const auto seeds = pinned_seeds();
@@ -85,7 +102,7 @@ TEST_CASE("simulation: every pinned regression seed passes", "[sim][regression]"
   for (const auto& p : seeds) {
     if (!p.known_bug.empty()) continue;
     ++expected;
-    const auto r = run_simulation({p.seed, p.steps, sabotage::none, nullptr});
+    const auto r = run_simulation({p.seed, p.steps, sabotage::none, sync_wiring::separate, nullptr});
     ++replayed;
     INFO(p.file.filename().string() << " (" << p.caught << "): " << (r.ok ? "ok" : r.failure_line()));
     CHECK(r.ok);
@@ -100,7 +117,7 @@ TEST_CASE("simulation: pinned seeds of open bugs pass once the bugs are fixed", 
   for (const auto& p : seeds) {
     if (p.known_bug.empty()) continue;
     ++expected;
-    const auto r = run_simulation({p.seed, p.steps, sabotage::none, nullptr});
+    const auto r = run_simulation({p.seed, p.steps, sabotage::none, sync_wiring::separate, nullptr});
     ++replayed;
     INFO(p.file.filename().string() << " (" << p.caught << "): " << (r.ok ? "ok" : r.failure_line()));
     CHECK(r.ok);
@@ -115,7 +132,7 @@ TEST_CASE("simulation: the passing pinned seeds exercise every fault kind and a 
   std::size_t runs = 0;
   for (const auto& p : pinned_seeds()) {
     if (!p.known_bug.empty()) continue;
-    const auto r = run_simulation({p.seed, p.steps, sabotage::none, nullptr});
+    const auto r = run_simulation({p.seed, p.steps, sabotage::none, sync_wiring::separate, nullptr});
     ++runs;
     crashes += r.crashes;
     for (std::size_t k = 0; k < fault_kinds; ++k) faults[k] += r.fault_counts[k];
@@ -129,10 +146,11 @@ TEST_CASE("simulation: the passing pinned seeds exercise every fault kind and a 
 }
 
 TEST_CASE("simulation: a seed replays identically", "[sim]") {
+  const auto wiring = GENERATE(sync_wiring::separate, sync_wiring::daemon);
   for (std::uint64_t seed : {3u, 1234u}) {
-    const auto a = run_simulation({seed, 250, sabotage::none, nullptr});
-    const auto b = run_simulation({seed, 250, sabotage::none, nullptr});
-    INFO("seed " << seed);
+    const auto a = run_simulation({seed, 250, sabotage::none, wiring, nullptr});
+    const auto b = run_simulation({seed, 250, sabotage::none, wiring, nullptr});
+    INFO("seed " << seed << (wiring == sync_wiring::daemon ? " with the daemon's wiring" : ""));
     CHECK(a.digest == b.digest);
     CHECK(a.acked == b.acked);
     CHECK(a.faults == b.faults);
@@ -154,14 +172,16 @@ TEST_CASE("simulation: a deliberately broken model is caught", "[sim][sabotage]"
       {sabotage::sink_drops, {"acked-durable-stays", "acked-survives-recovery", "every-acked-delivered"}},
       {sabotage::sink_reverses, {"producer-order"}},
   };
+  const auto wiring = GENERATE(sync_wiring::separate, sync_wiring::daemon);
   for (const auto& c : cases) {
     std::uint64_t seed = 1, tried = 0;
     std::string caught;
     for (; seed <= 50 && caught.empty(); ++seed, ++tried) {
-      const auto r = run_simulation({seed, 250, c.broken, nullptr});
+      const auto r = run_simulation({seed, 250, c.broken, wiring, nullptr});
       if (!r.ok) caught = r.invariant;
     }
-    INFO("sabotage " << name_of(c.broken) << " after " << tried << " seeds: " << caught);
+    INFO("sabotage " << name_of(c.broken) << (wiring == sync_wiring::daemon ? " with the daemon's wiring" : "")
+                     << " after " << tried << " seeds: " << caught);
     REQUIRE_FALSE(caught.empty());
     CHECK(c.invariants.count(caught) == 1);
   }

@@ -3,7 +3,8 @@
 //   weir-sim --seed N            one run, every step traced, the daemon's log shown
 //   weir-sim --seeds A..B        a sweep: one line per failure, then the totals
 //   options: --steps N (default 250), --jobs N (sweep threads, default 1),
-//            --sabotage NAME (break the model on purpose: the sweep must fail)
+//            --sabotage NAME (break the model on purpose: the sweep must fail),
+//            --daemon-wiring (the writer syncs by itself as in the daemon)
 //
 // Exits 0 when every run held every invariant, 1 when one failed, 2 on bad usage.
 #include <atomic>
@@ -23,7 +24,7 @@ namespace {
 
 int usage(const std::string& why) {
   std::cerr << "weir-sim: " << why << "\n"
-            << "usage: weir-sim --seed N | --seeds A..B [--steps N] [--jobs N] [--sabotage NAME]\n";
+            << "usage: weir-sim --seed N | --seeds A..B [--steps N] [--jobs N] [--sabotage NAME] [--daemon-wiring]\n";
   return 2;
 }
 
@@ -39,23 +40,26 @@ bool parse_u64(const std::string& s, std::uint64_t& out) {
 
 struct totals {
   std::uint64_t seeds = 0, steps = 0, crashes = 0, faults = 0, acked = 0, failures = 0;
+  std::uint64_t by_writer = 0, by_fsync_group = 0;
   std::array<std::uint64_t, fault_kinds> by_kind{};
 };
 
-int sweep(std::uint64_t first, std::uint64_t last, unsigned steps, unsigned jobs, sabotage broken) {
+int sweep(std::uint64_t first, std::uint64_t last, unsigned steps, unsigned jobs, sabotage broken, sync_wiring wiring) {
   totals t;
   std::mutex mutex;
   std::atomic<std::uint64_t> next{first};
   const auto started = std::chrono::steady_clock::now();
   auto worker = [&] {
     for (std::uint64_t seed = next++; seed <= last; seed = next++) {
-      const auto r = run_simulation({seed, steps, broken, nullptr});
+      const auto r = run_simulation({seed, steps, broken, wiring, nullptr});
       std::lock_guard<std::mutex> guard(mutex);
       ++t.seeds;
       t.steps += r.steps;
       t.crashes += r.crashes;
       t.faults += r.faults;
       t.acked += r.acked;
+      t.by_writer += r.durable_by_writer;
+      t.by_fsync_group += r.durable_by_fsync_group;
       for (std::size_t k = 0; k < fault_kinds; ++k) t.by_kind[k] += r.fault_counts[k];
       if (!r.ok) {
         ++t.failures;
@@ -73,12 +77,13 @@ int sweep(std::uint64_t first, std::uint64_t last, unsigned steps, unsigned jobs
     std::cout << ' ' << name_of(static_cast<fault_kind>(k)) << '=' << t.by_kind[k];
   std::cout << "; " << seconds << " s\n";
   std::cout << "sim: seeds=" << t.seeds << " steps=" << t.steps << " crashes=" << t.crashes << " faults=" << t.faults
-            << " acked=" << t.acked << " failures=" << t.failures << std::endl;
+            << " acked=" << t.acked << " (Durable by the writer " << t.by_writer << ", by the fsync group "
+            << t.by_fsync_group << ") failures=" << t.failures << std::endl;
   return t.failures == 0 ? 0 : 1;
 }
 
-int one(std::uint64_t seed, unsigned steps, sabotage broken) {
-  const auto r = run_simulation({seed, steps, broken, &std::cout});
+int one(std::uint64_t seed, unsigned steps, sabotage broken, sync_wiring wiring) {
+  const auto r = run_simulation({seed, steps, broken, wiring, &std::cout});
   std::cout << "sim: seed=" << seed << " steps=" << r.steps << " lives=" << r.lives << " crashes=" << r.crashes
             << " faults=" << r.faults << " records=" << r.records << " acked=" << r.acked
             << " delivered=" << r.delivered << " deliveries=" << r.deliveries << " digest=" << std::hex << r.digest
@@ -102,16 +107,23 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0, first = 0, last = 0, steps = 250, jobs = 1;
   bool have_seed = false, have_range = false;
   sabotage broken = sabotage::none;
+  sync_wiring wiring = sync_wiring::separate;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
-      std::cout << "usage: weir-sim --seed N | --seeds A..B [--steps N] [--jobs N] [--sabotage NAME]\n\n"
+      std::cout << "usage: weir-sim --seed N | --seeds A..B [--steps N] [--jobs N] [--sabotage NAME] [--daemon-wiring]\n\n"
                    "Runs the deterministic simulation of weir's WAB and delivery actors over a simulated\n"
                    "disk with faults and crashes (docs/testing.md). --seed N replays one seed with every\n"
                    "step printed; --seeds A..B sweeps a range (--jobs in parallel) and prints the totals.\n"
                    "--sabotage breaks the model on purpose (the run must then fail).\n"
+                   "--daemon-wiring lets the shard writer sync by itself and hand replies to its fsync\n"
+                   "group as the daemon does (its own seeds; without it, every sync is the fsync group's).\n"
                    "Exits 0 when every run held every invariant, 1 when one failed, 2 on bad usage.\n";
       return 0;
+    }
+    if (a == "--daemon-wiring") {
+      wiring = sync_wiring::daemon;
+      continue;
     }
     if (i + 1 >= args.size()) return usage("missing value after " + a);
     const std::string& v = args[++i];
@@ -135,6 +147,6 @@ int main(int argc, char** argv) {
     }
   }
   if (have_seed == have_range) return usage("give exactly one of --seed and --seeds");
-  if (have_seed) return one(seed, static_cast<unsigned>(steps), broken);
-  return sweep(first, last, static_cast<unsigned>(steps), static_cast<unsigned>(jobs), broken);
+  if (have_seed) return one(seed, static_cast<unsigned>(steps), broken, wiring);
+  return sweep(first, last, static_cast<unsigned>(steps), static_cast<unsigned>(jobs), broken, wiring);
 }
