@@ -56,6 +56,8 @@ std::optional<regression_seed> read_regression(const std::filesystem::path& file
       have_seed = true;
     } else if (key == "steps" && parse_number(value, n) && n > 0 && n <= 1000000) {
       r.steps = static_cast<unsigned>(n);
+    } else if (key == "wiring" && (value == "daemon" || value == "separate")) {
+      r.wiring = value == "daemon" ? sync_wiring::daemon : sync_wiring::separate;
     } else {
       error = file.string() + ": cannot read line '" + line + "'";
       return std::nullopt;

@@ -13,12 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "sim/sim_config.hpp"
+
 namespace weir::sim {
 
 struct regression_seed {
   std::filesystem::path file;
   std::uint64_t seed = 0;
   unsigned steps = 250;
+  sync_wiring wiring = sync_wiring::separate;  // "wiring=daemon": found with --daemon-wiring
   std::string caught;     // the "# caught:" line
   std::string known_bug;  // the invariant of an open bug, or empty
 };

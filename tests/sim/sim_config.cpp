@@ -57,7 +57,8 @@ sim_config make_config(std::uint64_t seed, unsigned steps, sabotage broken, sync
   c.max_payload = static_cast<unsigned>(r.percent(20) ? r.between(200, 900) : r.between(8, 120));
   // From a stream of its own: the seeds of the separate wiring keep their shape.
   c.wiring = wiring;
-  if (wiring == sync_wiring::daemon) c.quiet_at_once = sim_rng(seed).fork(7).percent(50);
+  if (wiring == sync_wiring::daemon && c.policy == commit_policy::adaptive)
+    c.quiet_at_once = sim_rng(seed).fork(7).percent(50);
   return c;
 }
 
@@ -71,8 +72,10 @@ std::string describe(const sim_config& c) {
          " retry_ms=" + n(c.retry_initial_ms) + ".." + n(c.retry_max_ms) + " fault%=" + n(c.fault_percent) +
          " crash%=" + n(c.crash_percent) + " max_crashes=" + n(c.max_crashes) + " poison%=" + n(c.poison_percent) +
          " writeback%=" + n(c.writeback_percent) + " max_payload=" + n(c.max_payload) +
-         (c.wiring == sync_wiring::daemon ? std::string(" wiring=daemon quiet=") + (c.quiet_at_once ? "0" : "never")
-                                          : std::string()) +
+         (c.wiring == sync_wiring::daemon ? std::string(" wiring=daemon") : std::string()) +
+         (c.wiring == sync_wiring::daemon && c.policy == commit_policy::adaptive
+              ? std::string(" quiet=") + (c.quiet_at_once ? "0" : "never")
+              : std::string()) +
          (c.broken != sabotage::none ? std::string(" SABOTAGE=") + name_of(c.broken) : std::string());
 }
 

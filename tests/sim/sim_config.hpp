@@ -66,9 +66,10 @@ struct sim_config {
   sabotage broken = sabotage::none;
 
   sync_wiring wiring = sync_wiring::separate;
-  /// With the daemon's wiring: the quiet time after a Buffered push is zero
-  /// (the writer syncs every flushed group itself) or longer than any run
-  /// (it does so only on a shard that never had one). The daemon's second
+  /// With the daemon's wiring and the adaptive policy: the quiet time after a
+  /// Buffered push is zero (the writer syncs every flushed group itself while
+  /// its fsync group is idle) or longer than any run (it does so only while
+  /// the shard has had no Buffered push in this life). The daemon's second
   /// would make a replay depend on the wall clock.
   bool quiet_at_once = false;
 };

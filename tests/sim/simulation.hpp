@@ -41,6 +41,8 @@ struct sim_result {
   std::uint64_t faults = 0, acked = 0, delivered = 0, deliveries = 0, records = 0;
   /// Durable records acked by the shard writer (a sync it ran) and by the fsync group.
   std::uint64_t durable_by_writer = 0, durable_by_fsync_group = 0;
+  /// Groups whose replies the writer handed to its fsync group after its own sync.
+  std::uint64_t handed_replies = 0;
   std::uint64_t quarantined = 0;  // segments recovery copied to quarantine/
   std::array<std::uint64_t, fault_kinds> fault_counts{};
   /// A digest of everything that happened: equal for two runs of one seed.

@@ -4,6 +4,7 @@
 // cannot fail proves nothing.
 #include <array>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "sim/regression_file.hpp"
 #include "sim/simulation.hpp"
+#include "support/test_paths.hpp"
 
 using namespace weir::sim;
 
@@ -42,17 +44,24 @@ std::set<std::string> open_bug_invariants() {
 /// Runs seeds first..last; a failure of an invariant that a pinned seed
 /// already shows as an open bug is reported but excused (its [!mayfail]
 /// replay tracks it), any other failure fails the test.
-/// Returns the Durable records acked by the writer and by the fsync group.
-std::pair<std::uint64_t, std::uint64_t> sweep(std::uint64_t first, std::uint64_t last,
-                                              sync_wiring wiring = sync_wiring::separate) {
+/// What a sweep saw of the paths that answer Durable pushes.
+struct sweep_paths {
+  std::uint64_t by_writer = 0;       // Durable records acked by the writer's own syncs
+  std::uint64_t by_fsync_group = 0;  // by the fsync group
+  std::uint64_t handed = 0;          // groups whose replies the writer handed to the fsync group
+};
+
+sweep_paths sweep(std::uint64_t first, std::uint64_t last, sync_wiring wiring = sync_wiring::separate) {
   const auto excused = open_bug_invariants();
-  std::uint64_t ran = 0, excused_failures = 0, by_writer = 0, by_fsync_group = 0;
+  std::uint64_t ran = 0, excused_failures = 0;
+  sweep_paths paths;
   std::vector<std::string> failures;
   for (std::uint64_t seed = first; seed <= last; ++seed) {
     const auto r = run_simulation({seed, 250, sabotage::none, wiring, nullptr});
     ++ran;
-    by_writer += r.durable_by_writer;
-    by_fsync_group += r.durable_by_fsync_group;
+    paths.by_writer += r.durable_by_writer;
+    paths.by_fsync_group += r.durable_by_fsync_group;
+    paths.handed += r.handed_replies;
     if (r.ok) continue;
     if (excused.count(r.invariant)) {
       ++excused_failures;
@@ -67,25 +76,29 @@ std::pair<std::uint64_t, std::uint64_t> sweep(std::uint64_t first, std::uint64_t
   // An open bug shows in a few percent of the seeds, not in most: a harness
   // that fails everywhere would hide behind the excuse otherwise.
   CHECK(excused_failures * 10 <= ran);
-  return {by_writer, by_fsync_group};
+  return paths;
+}
+
+/// The writer never syncs in the separate wiring.
+void check_separate(const sweep_paths& p) {
+  CHECK(p.by_writer == 0);
+  CHECK(p.handed == 0);
+  CHECK(p.by_fsync_group > 0);
 }
 
 }  // namespace
 
-TEST_CASE("simulation: seeds 1 to 200 hold every invariant", "[sim][sweep]") {
-  const auto [by_writer, by_fsync_group] = sweep(1, 200);
-  CHECK(by_writer == 0);  // this wiring leaves every sync to the fsync group
-  CHECK(by_fsync_group > 0);
-}
-TEST_CASE("simulation: seeds 201 to 400 hold every invariant", "[sim][sweep]") { sweep(201, 400); }
-TEST_CASE("simulation: seeds 401 to 600 hold every invariant", "[sim][sweep]") { sweep(401, 600); }
+TEST_CASE("simulation: seeds 1 to 200 hold every invariant", "[sim][sweep]") { check_separate(sweep(1, 200)); }
+TEST_CASE("simulation: seeds 201 to 400 hold every invariant", "[sim][sweep]") { check_separate(sweep(201, 400)); }
+TEST_CASE("simulation: seeds 401 to 600 hold every invariant", "[sim][sweep]") { check_separate(sweep(401, 600)); }
 
 TEST_CASE("simulation: seeds 601 to 900 hold every invariant with the daemon's sync wiring", "[sim][sweep]") {
   // The writer syncs groups itself and leaves the replies of those syncs to
   // its fsync group when more waits (actors/shard_writer.cpp, sync_here).
-  const auto [by_writer, by_fsync_group] = sweep(601, 900, sync_wiring::daemon);
-  CHECK(by_writer > 0);
-  CHECK(by_fsync_group > 0);
+  const auto p = sweep(601, 900, sync_wiring::daemon);
+  CHECK(p.by_writer > 0);
+  CHECK(p.by_fsync_group > 0);
+  CHECK(p.handed > 0);
 }
 
 TEST_CASE("simulation: the regressions folder holds pinned seeds", "[sim][regression]") {
@@ -96,13 +109,33 @@ TEST_CASE("simulation: the regressions folder holds pinned seeds", "[sim][regres
   REQUIRE(passing >= 1);
 }
 
+TEST_CASE("simulation: a pinned seed names the wiring it was found in", "[sim][regression]") {
+  weir::test::temp_dir dir;
+  auto read = [&](const std::string& body) {
+    const auto file = dir / "seed";
+    std::ofstream(file) << "# caught: something\n" << body;
+    std::string error;
+    auto r = read_regression(file, error);
+    return std::make_pair(r, error);
+  };
+  auto [plain, e1] = read("seed=7\n");
+  REQUIRE(plain);
+  CHECK(plain->wiring == sync_wiring::separate);
+  auto [daemon, e2] = read("seed=7\nwiring=daemon\n");
+  REQUIRE(daemon);
+  CHECK(daemon->wiring == sync_wiring::daemon);
+  auto [bad, e3] = read("seed=7\nwiring=threads\n");
+  CHECK_FALSE(bad);
+  CHECK(e3.find("wiring=threads") != std::string::npos);
+}
+
 TEST_CASE("simulation: every pinned regression seed passes", "[sim][regression]") {
   const auto seeds = pinned_seeds();
   std::size_t replayed = 0, expected = 0;
   for (const auto& p : seeds) {
     if (!p.known_bug.empty()) continue;
     ++expected;
-    const auto r = run_simulation({p.seed, p.steps, sabotage::none, sync_wiring::separate, nullptr});
+    const auto r = run_simulation({p.seed, p.steps, sabotage::none, p.wiring, nullptr});
     ++replayed;
     INFO(p.file.filename().string() << " (" << p.caught << "): " << (r.ok ? "ok" : r.failure_line()));
     CHECK(r.ok);
@@ -117,7 +150,7 @@ TEST_CASE("simulation: pinned seeds of open bugs pass once the bugs are fixed", 
   for (const auto& p : seeds) {
     if (p.known_bug.empty()) continue;
     ++expected;
-    const auto r = run_simulation({p.seed, p.steps, sabotage::none, sync_wiring::separate, nullptr});
+    const auto r = run_simulation({p.seed, p.steps, sabotage::none, p.wiring, nullptr});
     ++replayed;
     INFO(p.file.filename().string() << " (" << p.caught << "): " << (r.ok ? "ok" : r.failure_line()));
     CHECK(r.ok);
@@ -132,7 +165,7 @@ TEST_CASE("simulation: the passing pinned seeds exercise every fault kind and a 
   std::size_t runs = 0;
   for (const auto& p : pinned_seeds()) {
     if (!p.known_bug.empty()) continue;
-    const auto r = run_simulation({p.seed, p.steps, sabotage::none, sync_wiring::separate, nullptr});
+    const auto r = run_simulation({p.seed, p.steps, sabotage::none, p.wiring, nullptr});
     ++runs;
     crashes += r.crashes;
     for (std::size_t k = 0; k < fault_kinds; ++k) faults[k] += r.fault_counts[k];

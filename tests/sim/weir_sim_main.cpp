@@ -40,7 +40,7 @@ bool parse_u64(const std::string& s, std::uint64_t& out) {
 
 struct totals {
   std::uint64_t seeds = 0, steps = 0, crashes = 0, faults = 0, acked = 0, failures = 0;
-  std::uint64_t by_writer = 0, by_fsync_group = 0;
+  std::uint64_t by_writer = 0, by_fsync_group = 0, handed = 0;
   std::array<std::uint64_t, fault_kinds> by_kind{};
 };
 
@@ -60,6 +60,7 @@ int sweep(std::uint64_t first, std::uint64_t last, unsigned steps, unsigned jobs
       t.acked += r.acked;
       t.by_writer += r.durable_by_writer;
       t.by_fsync_group += r.durable_by_fsync_group;
+      t.handed += r.handed_replies;
       for (std::size_t k = 0; k < fault_kinds; ++k) t.by_kind[k] += r.fault_counts[k];
       if (!r.ok) {
         ++t.failures;
@@ -78,7 +79,7 @@ int sweep(std::uint64_t first, std::uint64_t last, unsigned steps, unsigned jobs
   std::cout << "; " << seconds << " s\n";
   std::cout << "sim: seeds=" << t.seeds << " steps=" << t.steps << " crashes=" << t.crashes << " faults=" << t.faults
             << " acked=" << t.acked << " (Durable by the writer " << t.by_writer << ", by the fsync group "
-            << t.by_fsync_group << ") failures=" << t.failures << std::endl;
+            << t.by_fsync_group << "; replies handed to it " << t.handed << ") failures=" << t.failures << std::endl;
   return t.failures == 0 ? 0 : 1;
 }
 
@@ -88,6 +89,9 @@ int one(std::uint64_t seed, unsigned steps, sabotage broken, sync_wiring wiring)
             << " faults=" << r.faults << " records=" << r.records << " acked=" << r.acked
             << " delivered=" << r.delivered << " deliveries=" << r.deliveries << " digest=" << std::hex << r.digest
             << std::dec << '\n';
+  std::cout << "sim: Durable acked by the writer=" << r.durable_by_writer
+            << " by the fsync group=" << r.durable_by_fsync_group << " replies handed to it=" << r.handed_replies
+            << '\n';
   std::cout << "sim: faults by kind:";
   for (std::size_t k = 0; k < fault_kinds; ++k)
     std::cout << ' ' << name_of(static_cast<fault_kind>(k)) << '=' << r.fault_counts[k];
