@@ -9,10 +9,12 @@
 
 #include "actors/drain.hpp"
 #include "actors/fsync_group.hpp"
+#include "actors/segment_preparer.hpp"
 #include "actors/shard_writer.hpp"
 #include "actors/sink_runner.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "wab/segment_format.hpp"
+#include "wab/spare_pool.hpp"
 
 namespace weir::sim {
 
@@ -48,6 +50,13 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
 
   for (const auto& s : started_) {
     const std::string dir = paths.shard_dir(s.shard);
+    std::shared_ptr<wab::spare_pool> spares;
+    if (cfg.spare_segments > 0) {
+      // As daemon/pipeline.cpp: the spares an earlier life left are adopted
+      // (a failure to read them leaves the pool empty, and the daemon goes on).
+      spares = std::make_shared<wab::spare_pool>(io, dir, cfg.segment_max_bytes, cfg.spare_segments, 0);
+      (void)spares->adopt();
+    }
     drain_settings ds;
     ds.shard = s.shard;
     ds.shard_dir = dir;
@@ -59,6 +68,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     ds.usage = usage_;
     for (const auto& seg : s.recovery.segments) ds.recovered_records[seg.sequence] = seg.records;
     ds.notice = std::make_shared<append_notice>();
+    ds.spares = spares;
     ds.thread = actor_thread::scheduler;
     drains_.push_back(spawn_drain(*sys_, ds, runner_));
     watch(caf::actor_cast<caf::abstract_actor*>(drains_.back()), "drain " + std::to_string(s.shard));
@@ -84,6 +94,12 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     ws.usage = usage_;
     ws.drain = drains_.back();
     ws.notice = ds.notice;
+    if (spares) {
+      ws.spares = spares;
+      preparers_.push_back(spawn_segment_preparer(*sys_, {spares, actor_thread::scheduler}));
+      ws.preparer = preparers_.back();
+      watch(caf::actor_cast<caf::abstract_actor*>(preparers_.back()), "segment_preparer " + std::to_string(s.shard));
+    }
     if (load) {
       ws.sync_load = load;
       ws.sync_durable_only_here = cfg.policy == commit_policy::adaptive;
@@ -128,6 +144,7 @@ void daemon_life::kill() {
   };
   kill_all(writers_);
   kill_all(fsyncs_);
+  kill_all(preparers_);
   kill_all(drains_);
   kill_all(producers_);
   caf::anon_send_exit(runner_, caf::exit_reason::kill);  // its workers are linked to it and go with it

@@ -86,6 +86,7 @@ class daemon_life {
   sink_runner_actor runner_;
   std::vector<shard_writer_actor> writers_;
   std::vector<fsync_group_actor> fsyncs_;
+  std::vector<segment_preparer_actor> preparers_;
   std::vector<drain_actor> drains_;
   std::vector<caf::actor> producers_;
   bool killed_ = false;

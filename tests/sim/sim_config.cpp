@@ -59,6 +59,7 @@ sim_config make_config(std::uint64_t seed, unsigned steps, sabotage broken, sync
   c.wiring = wiring;
   if (wiring == sync_wiring::daemon && c.policy == commit_policy::adaptive)
     c.quiet_at_once = sim_rng(seed).fork(7).percent(50);
+  if (wiring == sync_wiring::daemon) c.spare_segments = static_cast<std::uint32_t>(sim_rng(seed).fork(8).between(1, 2));
   return c;
 }
 
@@ -72,7 +73,7 @@ std::string describe(const sim_config& c) {
          " retry_ms=" + n(c.retry_initial_ms) + ".." + n(c.retry_max_ms) + " fault%=" + n(c.fault_percent) +
          " crash%=" + n(c.crash_percent) + " max_crashes=" + n(c.max_crashes) + " poison%=" + n(c.poison_percent) +
          " writeback%=" + n(c.writeback_percent) + " max_payload=" + n(c.max_payload) +
-         (c.wiring == sync_wiring::daemon ? std::string(" wiring=daemon") : std::string()) +
+         (c.wiring == sync_wiring::daemon ? " wiring=daemon spares=" + n(c.spare_segments) : std::string()) +
          (c.wiring == sync_wiring::daemon && c.policy == commit_policy::adaptive
               ? std::string(" quiet=") + (c.quiet_at_once ? "0" : "never")
               : std::string()) +

@@ -31,7 +31,8 @@ enum class sync_wiring : std::uint8_t {
   /// As daemon/pipeline.cpp wires them: the writer syncs a group itself while
   /// its fsync group is idle and its mailbox empty, or under the adaptive
   /// policy while the shard has had no Buffered push for the quiet time, and
-  /// leaves the replies of such a sync to the fsync group when more waits.
+  /// leaves the replies of such a sync to the fsync group when more waits;
+  /// and spare segments are prepared ahead and delivered ones recycled.
   daemon,
 };
 
@@ -72,6 +73,9 @@ struct sim_config {
   /// the shard has had no Buffered push in this life). The daemon's second
   /// would make a replay depend on the wall clock.
   bool quiet_at_once = false;
+  /// With the daemon's wiring: spare segments kept per shard (prepared ahead
+  /// by a segment_preparer, delivered segments recycled), 1 or 2.
+  std::uint32_t spare_segments = 0;
 };
 
 sim_config make_config(std::uint64_t seed, unsigned steps, sabotage broken = sabotage::none,

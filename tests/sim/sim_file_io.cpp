@@ -72,7 +72,7 @@ int sim_file_io::create_exclusive(const std::string& path) {
   auto [dir, name] = split(path);
   const std::uint64_t id = new_node();
   live_[dir][name] = id;
-  fds_[fd] = {id, is_cursor_name(name)};
+  fds_[fd] = {id, is_cursor_name(name), 0};
   event("create " + name);
   return fd;
 }
@@ -98,7 +98,7 @@ int sim_file_io::open_existing(const std::string& path) {
     it = dir_entries.emplace(name, id).first;
     durable_[dir][name] = id;
   }
-  fds_[fd] = {it->second, is_cursor_name(name)};
+  fds_[fd] = {it->second, is_cursor_name(name), nodes_[it->second].writeback_errors};
   return fd;
 }
 
@@ -165,6 +165,7 @@ int sim_file_io::sync_node(open_file& f) {
     // Writeback failed: the pages are marked clean anyway, their data is gone.
     for (std::uint64_t i = nd.dirty_lo; i < std::min<std::uint64_t>(nd.dirty_hi, nd.state.size()); ++i)
       if (nd.state[i] == dirty) nd.state[i] = lost;
+    f.errors_seen = ++nd.writeback_errors;
     event("fdatasync fails: EIO, its dirty pages are lost");
     return -EIO;
   }
@@ -184,6 +185,13 @@ int sim_file_io::sync_node(open_file& f) {
   if (!still_lost) nd.dirty_lo = nd.dirty_hi = 0;
   ++nd.version;
   ++generation_;
+  if (f.errors_seen != nd.writeback_errors) {
+    // A sync through another descriptor of this file failed since this one
+    // last synced: Linux reports it here too.
+    f.errors_seen = nd.writeback_errors;
+    event("fdatasync reports an earlier failed writeback of this file: EIO");
+    return -EIO;
+  }
   return 0;
 }
 

@@ -5,9 +5,14 @@
 //
 //   - per file, the bytes as of its last successful fdatasync/fsync, and the
 //     state of every cached byte: clean, dirty (written, not yet synced) or
-//     lost (a sync failed while it was dirty: Linux marks such pages clean
-//     and reports the error once, so a later "successful" sync does not
-//     write them — they are gone at the next crash unless rewritten);
+//     lost (a sync failed while it was dirty: Linux marks such pages clean,
+//     so a later "successful" sync does not write them — they are gone at the
+//     next crash unless rewritten);
+//   - per file, its writeback errors, reported as Linux (4.13 and later)
+//     does: once to each open file description that was open when the error
+//     happened, at its next sync, so a file opened twice (a recycled
+//     segment, still synced through its old name's descriptor) cannot pass a
+//     failed writeback off as success through the other;
 //   - per directory, which entries (creates, renames, unlinks) an
 //     fsync_directory made durable.
 //
@@ -101,10 +106,12 @@ class sim_file_io final : public wab::file_io {
     std::vector<std::uint8_t> state;  // byte_state per cached byte
     std::uint64_t dirty_lo = 0, dirty_hi = 0;  // bounds of the non-clean bytes
     std::uint64_t version = 0;
+    std::uint64_t writeback_errors = 0;  // failed syncs so far
   };
   struct open_file {
     std::uint64_t node = 0;
     bool cursor = false;  // the confirm cursor file (or its temporary)
+    std::uint64_t errors_seen = 0;  // the node's writeback_errors this descriptor was told of
   };
   using entries = std::map<std::string, std::uint64_t>;  // name -> node
 
