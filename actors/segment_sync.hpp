@@ -25,6 +25,9 @@ namespace weir {
 /// ran, `synced_acks`, which holds up no sync of the writer's).
 struct sync_load {
   std::atomic<std::uint64_t> outstanding{0};
+  /// Groups whose replies the writer handed to the fsync group after its own
+  /// sync (`synced_acks`); counted so that a test can see the path run.
+  std::atomic<std::uint64_t> handed{0};
 };
 
 /// fdatasync of `segment`, timed and counted; a failure is logged once (a

@@ -220,8 +220,12 @@ class shard_writer_state {
       // writer's syncs"). Not a group with Replicated acks: the replicator
       // takes its waits in the order of the syncs, which a later group
       // answered here could overtake.
-      if (!self_->mailbox().empty() && !replicated) self_->send(fsync_, synced_acks{std::move(durable.acks), rc});
-      else answer_synced(self_, durable.acks, rc, /*direct=*/true, &settings_.replication);
+      if (!self_->mailbox().empty() && !replicated) {
+        settings_.sync_load->handed.fetch_add(1, std::memory_order_relaxed);
+        self_->send(fsync_, synced_acks{std::move(durable.acks), rc});
+      } else {
+        answer_synced(self_, durable.acks, rc, /*direct=*/true, &settings_.replication);
+      }
       return;
     }
     if (settings_.sync_load) settings_.sync_load->outstanding.fetch_add(durable.acks.size(), std::memory_order_acq_rel);

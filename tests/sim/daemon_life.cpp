@@ -76,7 +76,10 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     fsync_group_settings fs;
     fs.policy = cfg.policy;
     std::shared_ptr<sync_load> load;
-    if (cfg.wiring == sync_wiring::daemon) fs.load = load = std::make_shared<sync_load>();
+    if (cfg.wiring == sync_wiring::daemon) {
+      fs.load = load = std::make_shared<sync_load>();
+      loads_.push_back(load);
+    }
     fs.max_delay_us = cfg.fsync_max_delay_us;
     fs.max_records = cfg.fsync_max_records;
     fs.shard = s.shard;
@@ -134,6 +137,12 @@ void daemon_life::watch(caf::abstract_actor* a, std::string name) {
   auto hook = on_exit_;
   a->attach_functor(
       [hook, name = std::move(name)](const caf::error& reason) { hook(name, reason); });
+}
+
+std::uint64_t daemon_life::handed_replies() const {
+  std::uint64_t n = 0;
+  for (const auto& l : loads_) n += l->handed.load(std::memory_order_relaxed);
+  return n;
 }
 
 void daemon_life::kill() {

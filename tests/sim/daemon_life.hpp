@@ -16,6 +16,7 @@
 #include <caf/fwd.hpp>
 
 #include "messages/drain_protocol.hpp"
+#include "actors/segment_sync.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "wab/dead_letter_store.hpp"
 #include "observability/delivery_status.hpp"
@@ -62,6 +63,8 @@ class daemon_life {
   daemon_life& operator=(const daemon_life&) = delete;
 
   caf::scheduler::test_coordinator& sched() { return *sched_; }
+  /// Groups whose replies a writer of this life handed to its fsync group.
+  std::uint64_t handed_replies() const;
   const shard_writer_actor& writer(std::uint16_t shard) const { return writers_.at(shard); }
   const caf::actor& producer(std::size_t i) const { return producers_.at(i); }
   const std::vector<shard_start>& started() const { return started_; }
@@ -87,6 +90,7 @@ class daemon_life {
   std::vector<shard_writer_actor> writers_;
   std::vector<fsync_group_actor> fsyncs_;
   std::vector<segment_preparer_actor> preparers_;
+  std::vector<std::shared_ptr<sync_load>> loads_;  // the daemon's wiring: one per shard
   std::vector<drain_actor> drains_;
   std::vector<caf::actor> producers_;
   bool killed_ = false;
