@@ -118,8 +118,11 @@ append_result segment_writer::write_scratch() {
         std::upper_bound(record_ends_.begin(), record_ends_.end(), written) - record_ends_.begin());
     written = r.landed == 0 ? 0 : record_ends_[r.landed - 1];
     // A write that grew the file is cut back to its last whole record.
-    // Inside a preallocated file the torn bytes stay: they fail their CRC,
-    // and the seal (or a reader's scan) ends the segment before them.
+    // Inside a preallocated file the bytes stay. A torn record fails its
+    // CRC; but a call that failed may have landed whole records without
+    // saying so (`written` counts only what it reported), and unless the
+    // seal lands, recovery reads them as records: refused, they have the
+    // unknown outcome the protocol gives every refusal.
     if (size_ + scratch_.size() > file_size_) io_->truncate(fd_, size_ + written);
     append_closed_ = true;
   } else {

@@ -1,5 +1,8 @@
 #include "wab/spare_pool.hpp"
 
+#include <vector>
+#include <utility>
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -39,19 +42,26 @@ int spare_pool::adopt() {
   std::lock_guard<std::mutex> guard(mutex_);
   std::error_code ec;
   bool removed = false;
+  std::vector<std::pair<std::uint64_t, std::string>> found;
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
     const std::string name = e.path().filename().string();
     if (auto n = parse_spare_file_name(name)) {
       next_number_ = std::max(next_number_, *n + 1);
-      // More than the pool keeps (the setting was lowered) are given back to the disk.
-      if (ready_.size() < keep_) ready_.push_back(e.path().string());
-      else removed = io_->unlink(e.path().string()) == 0 || removed;
+      found.emplace_back(*n, e.path().string());
     } else if (auto t = parse_spare_file_name(name, ".tmp")) {
       next_number_ = std::max(next_number_, *t + 1);
       removed = io_->unlink(e.path().string()) == 0 || removed;
     }
   }
   if (ec) return -(ec.value() ? ec.value() : EIO);
+  // In number order, not the directory's (which differs between file
+  // systems): the same spares are kept, and handed out in the same order.
+  std::sort(found.begin(), found.end());
+  for (auto& [number, path] : found) {
+    // More than the pool keeps (the setting was lowered) are given back to the disk.
+    if (ready_.size() < keep_) ready_.push_back(std::move(path));
+    else removed = io_->unlink(path) == 0 || removed;
+  }
   if (removed) io_->fsync_directory(dir_);
   return 0;
 }

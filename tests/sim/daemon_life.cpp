@@ -10,6 +10,7 @@
 #include "actors/drain.hpp"
 #include "actors/fsync_group.hpp"
 #include "actors/segment_preparer.hpp"
+#include "actors/segment_sync.hpp"
 #include "actors/shard_writer.hpp"
 #include "actors/sink_runner.hpp"
 #include "messages/ingest_protocol.hpp"
@@ -166,6 +167,7 @@ daemon_life::~daemon_life() {
   // Handles first: the actor system waits for its actors, not for our references.
   writers_.clear();
   fsyncs_.clear();
+  preparers_.clear();
   drains_.clear();
   producers_.clear();
   runner_ = nullptr;

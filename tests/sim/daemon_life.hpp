@@ -16,7 +16,6 @@
 #include <caf/fwd.hpp>
 
 #include "messages/drain_protocol.hpp"
-#include "actors/segment_sync.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "wab/dead_letter_store.hpp"
 #include "observability/delivery_status.hpp"
@@ -29,6 +28,10 @@
 
 namespace caf::scheduler {
 class test_coordinator;
+}
+
+namespace weir {
+struct sync_load;
 }
 
 namespace weir::sim {

@@ -3,6 +3,7 @@
 // proof that a deliberately broken model is caught — a simulation that
 // cannot fail proves nothing.
 #include <array>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -12,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/regression_file.hpp"
+#include "sim/sim_file_io.hpp"
 #include "sim/simulation.hpp"
 #include "support/test_paths.hpp"
 
@@ -107,6 +109,29 @@ TEST_CASE("simulation: the regressions folder holds pinned seeds", "[sim][regres
   std::size_t passing = 0;
   for (const auto& r : seeds) passing += r.known_bug.empty() ? 1 : 0;
   REQUIRE(passing >= 1);
+}
+
+TEST_CASE("simulated disk: a failed writeback is reported once to each descriptor open at the time", "[sim]") {
+  weir::test::temp_dir dir;
+  fault_plan plan;
+  plan.enable(true);
+  sim_file_io io(plan, sim_rng(1));
+  const std::string path = (dir / "file").string();
+  const int a = io.create_exclusive(path);
+  REQUIRE(a >= 0);
+  const int b = io.open_existing(path);  // as a recycled segment's new writer opens it
+  REQUIRE(b >= 0);
+  const std::uint8_t byte = 1;
+  REQUIRE(io.pwrite(a, &byte, 1, 0) == 1);
+  plan.arm(fault_kind::sync_eio, 1);
+  CHECK(io.fdatasync(a) == -EIO);
+  CHECK(io.fdatasync(b) == -EIO);  // its pages were lost too: told at its next sync
+  CHECK(io.fdatasync(b) == 0);     // once
+  CHECK(io.fdatasync(a) == 0);
+  const int c = io.open_existing(path);  // opened after the error was reported
+  REQUIRE(c >= 0);
+  CHECK(io.fdatasync(c) == 0);
+  for (int fd : {a, b, c}) io.close(fd);
 }
 
 TEST_CASE("simulation: a pinned seed names the wiring it was found in", "[sim][regression]") {
