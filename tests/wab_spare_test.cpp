@@ -1,6 +1,8 @@
 // Version-2 segments: spares prepared ahead of need or recycled from
 // delivered segments, seals that let recovery skip a segment, and the rule
 // that a reused file's earlier records never read as records of its new life.
+#include <cstdio>
+#include <set>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -114,6 +116,22 @@ TEST_CASE("a restart takes over spares and removes interrupted preparations and 
   CHECK(pool.take());
   CHECK(pool.prepare_one() == 1);
   CHECK(fs::exists(f.shard / "spare_00000008.wab"));  // numbers are not reused
+}
+
+TEST_CASE("a restart keeps the lowest-numbered spares whatever the listing order", "[wab][spares]") {
+  spare_fixture f;
+  char name[32];
+  for (int n = 1; n <= 20; ++n) {
+    std::snprintf(name, sizeof name, "spare_%08d.wab", n);
+    std::ofstream(f.shard / name) << "x";
+  }
+  spare_pool pool(f.io, f.shard.string(), segment_bytes, 3, 0);
+  REQUIRE(pool.adopt() == 0);
+  CHECK(pool.held() == 3);
+  CHECK(files_named(f.shard, "spare_") == 3);
+  std::set<std::string> taken;
+  while (auto path = pool.take()) taken.insert(fs::path(*path).filename().string());
+  CHECK(taken == std::set<std::string>{"spare_00000001.wab", "spare_00000002.wab", "spare_00000003.wab"});
 }
 
 TEST_CASE("a delivered segment is recycled only while the pool wants one and when it is a segment's size",

@@ -55,7 +55,8 @@ int spare_pool::adopt() {
   }
   if (ec) return -(ec.value() ? ec.value() : EIO);
   // In number order, not the directory's (which differs between file
-  // systems): the same spares are kept, and handed out in the same order.
+  // systems): the same spares are kept, and handed out in the same order,
+  // on every file system.
   std::sort(found.begin(), found.end());
   for (auto& [number, path] : found) {
     // More than the pool keeps (the setting was lowered) are given back to the disk.
