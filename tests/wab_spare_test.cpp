@@ -266,6 +266,22 @@ TEST_CASE("a segment file holding another segment's header is moved aside and no
   CHECK(r.next_sequence == 7);
 }
 
+TEST_CASE("a sealed segment's later syncs succeed without touching its file", "[wab][writer][spares]") {
+  spare_fixture f;
+  auto w = f.make(1, {"sealed"});
+  REQUIRE(w->seal() == 0);
+  // The file may be a spare, or another segment, by the time a sync that
+  // waited at the fsync group runs: the seal already made every write durable.
+  const int syncs = f.io->syncs.load(), writes = f.io->writes.load();
+  f.io->fail_next_sync = EIO;
+  CHECK(w->sync() == 0);
+  CHECK(w->seal() == 0);  // nor does sealing again write its seal slot
+  CHECK(f.io->syncs.load() == syncs);
+  CHECK(f.io->writes.load() == writes);
+  CHECK_FALSE(w->sync_failed());
+  f.io->fail_next_sync = 0;
+}
+
 TEST_CASE("a segment whose sync failed is never sealed", "[wab][writer][faults]") {
   spare_fixture f;
   auto w = f.make(1, {"maybe"});

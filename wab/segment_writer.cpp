@@ -140,6 +140,7 @@ int segment_writer::sync() {
 }
 
 int segment_writer::sync_locked() {
+  if (sealed_) return 0;
   if (sync_failed_) return -EIO;
   const int rc = io_->fdatasync(fd_);
   if (rc < 0) {
@@ -152,12 +153,14 @@ int segment_writer::sync_locked() {
 int segment_writer::seal() {
   std::lock_guard<std::mutex> guard(sync_mutex_);
   append_closed_ = true;
+  if (sealed_) return 0;  // once: the file may be another segment's by now
   // The seal may claim only records already on the disk.
   if (int rc = sync_locked(); rc < 0) return rc;
   const auto slot = encode_seal(sequence_, {records_, size_});
   int rc = pwrite_all(*io_, fd_, slot, segment_header_size);
   if (rc == 0) rc = io_->fdatasync(fd_);
   if (rc < 0) sync_failed_ = true;  // nothing is left to ack; a later sync proves nothing
+  else sealed_ = true;
   return rc;
 }
 

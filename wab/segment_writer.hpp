@@ -65,7 +65,11 @@ class segment_writer {
   /// past each record. The same rules as append() on a failed write.
   append_result append_framed(byte_span framed, const std::vector<std::uint64_t>& ends);
   /// fdatasync (any thread; serialised). On failure returns -errno and
-  /// finishes the file: every later sync fails too.
+  /// finishes the file: every later sync fails too. Once sealed it returns 0
+  /// without touching the file: the seal's syncs covered every write, and the
+  /// file may be a spare again by then (a sync still waiting at the fsync
+  /// group when the drain recycled it must not sync, or fail, the segment the
+  /// file has become).
   int sync();
   /// Syncs, then records the segment's extent in its seal slot and syncs
   /// again (-errno on failure; the segment then stays unsealed and is read
@@ -101,6 +105,7 @@ class segment_writer {
   std::uint64_t records_ = 0;                 // appending thread only
   std::atomic<bool> append_closed_{false};
   std::atomic<bool> sync_failed_{false};
+  bool sealed_ = false;  // under sync_mutex_
   std::mutex sync_mutex_;
   byte_buffer scratch_;
   std::vector<std::uint64_t> record_ends_;
