@@ -74,6 +74,11 @@ struct ingest_harness : test::test_scheduler {
   /// Runs only the shard writer: what it hands the fsync group waits there,
   /// as if that group's fdatasync had not returned yet.
   void run_writer() { run_only(writer); }
+  /// Runs one message of the shard writer, and nothing else.
+  void step_writer() {
+    REQUIRE(sched().prioritize(writer));
+    sched().run_once();
+  }
 
   void push(std::uint64_t tag, const std::string& payload, bool durable, ingest_kind kind = ingest_kind::push) {
     ingest_request r;
@@ -460,16 +465,12 @@ namespace {
 /// `tag` is written. True when the writer synced that write itself.
 bool writes_one_with_another_waiting(shared_load_harness& both, std::uint64_t tag) {
   auto& h = both.h;
-  auto step = [&] {  // one message of the writer
-    REQUIRE(h.sched().prioritize(h.writer));
-    h.sched().run_once();
-  };
   const int before = h.io->syncs_done.load();
   const auto handed_before = both.load->outstanding.load();
   h.push(tag, "written", true);
-  step();
+  h.step_writer();
   h.push(tag + 1, "waiting", true);
-  step();
+  h.step_writer();
   if (h.io->syncs_done.load() == before + 1) return true;
   REQUIRE(both.load->outstanding.load() == handed_before + 1);  // handed to the fsync group
   return false;
@@ -528,10 +529,8 @@ TEST_CASE("a group cut at the size limit with more waiting goes to the fsync gro
   const std::vector<std::string> half(4096 / 2, "r");
   for (std::uint64_t tag : {1, 2, 3}) h.push_batch(tag, half, true);
   const int before = h.io->syncs_done.load();
-  REQUIRE(h.sched().prioritize(h.writer));
-  h.sched().run_once();
-  REQUIRE(h.sched().prioritize(h.writer));
-  h.sched().run_once();
+  h.step_writer();
+  h.step_writer();
   CHECK(h.io->syncs_done.load() == before);
   CHECK(both.load->outstanding.load() == 2);
 }
@@ -702,16 +701,12 @@ TEST_CASE("after a sync it ran itself with more waiting the writer leaves the re
     r.replies = queue;
     (*h.self)->send(h.writer, std::move(r));
   };
-  auto step = [&] {  // one message of the writer
-    REQUIRE(h.sched().prioritize(h.writer));
-    h.sched().run_once();
-  };
   const int before = h.io->syncs_done.load();
   if (sync_fails) h.io->fail_next_sync = EIO;
   send("written");
-  step();  // queued; its flush follows
+  h.step_writer();  // queued; its flush follows
   send("waiting");
-  step();  // the flush: written and synced here, with "waiting" in the mailbox
+  h.step_writer();  // the flush: written and synced here, with "waiting" in the mailbox
   CHECK(h.io->syncs_done.load() > before);  // a failed one also tries to seal the segment
   CHECK(socket->writes.empty());              // the reply waits for the fsync group
   CHECK(both.load->outstanding.load() == 0);  // which is not syncing: the writer may sync again
@@ -739,15 +734,11 @@ TEST_CASE("a group with Replicated acks is answered by the writer after its own 
     r.body = bytes_of("replicated");
     (*h.self)->send(h.writer, std::move(r));
   };
-  auto step = [&] {
-    REQUIRE(h.sched().prioritize(h.writer));
-    h.sched().run_once();
-  };
   const int before = h.io->syncs_done.load();
   send(1, true);
-  step();
+  h.step_writer();
   send(2, false);
-  step();  // the flush: synced here with request 2 waiting
+  h.step_writer();  // the flush: synced here with request 2 waiting
   REQUIRE(h.io->syncs_done.load() == before + 1);
   // Answered on the writer's turn, not left to the fsync group: here, with
   // no replicator to hand it to, its answer is the refusal.

@@ -1,12 +1,12 @@
 #include "wab/spare_pool.hpp"
 
-#include <vector>
-#include <utility>
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 namespace weir::wab {
 

@@ -57,9 +57,10 @@ sim_config make_config(std::uint64_t seed, unsigned steps, sabotage broken, sync
   c.max_payload = static_cast<unsigned>(r.percent(20) ? r.between(200, 900) : r.between(8, 120));
   // From a stream of its own: the seeds of the separate wiring keep their shape.
   c.wiring = wiring;
-  if (wiring == sync_wiring::daemon && c.policy == commit_policy::adaptive)
-    c.quiet_at_once = sim_rng(seed).fork(7).percent(50);
-  if (wiring == sync_wiring::daemon) c.spare_segments = static_cast<std::uint32_t>(sim_rng(seed).fork(8).between(1, 2));
+  if (wiring == sync_wiring::daemon) {
+    if (c.policy == commit_policy::adaptive) c.quiet_at_once = sim_rng(seed).fork(7).percent(50);
+    c.spare_segments = static_cast<std::uint32_t>(sim_rng(seed).fork(8).between(1, 2));
+  }
   return c;
 }
 
