@@ -15,6 +15,7 @@
 #include "wab/spare_pool.hpp"
 #include "support/faulty_file_io.hpp"
 #include "support/test_paths.hpp"
+#include "support/v1_segment.hpp"
 #include "support/wab_contents.hpp"
 
 using namespace weir;
@@ -147,6 +148,24 @@ TEST_CASE("a delivered segment is recycled only while the pool wants one and whe
   CHECK(pool.recycle(f.segment(2).string()) == 0);  // the pool is full
   CHECK(fs::exists(f.segment(2)));
   CHECK(pool.held() == 1);
+}
+
+TEST_CASE("a delivered version-1 segment is deleted rather than recycled", "[wab][spares]") {
+  // Its records' CRCs do not start from the sequence: in a reused file one
+  // could pass for a record of the new segment.
+  spare_fixture f;
+  const byte_buffer header = test::v1_segment_header(0, 1, 1);
+  byte_buffer image(segment_bytes, 0);
+  std::copy(header.begin(), header.end(), image.begin());
+  std::ofstream(f.segment(1), std::ios::binary).write(reinterpret_cast<const char*>(image.data()), image.size());
+  spare_pool pool(f.io, f.shard.string(), segment_bytes, 1, 0);
+  CHECK(pool.recycle(f.segment(1).string()) == 0);
+  CHECK(fs::exists(f.segment(1)));
+  CHECK(pool.held() == 0);
+  // The same file as a version-2 segment is kept.
+  f.make(2, {"a record"});
+  fs::resize_file(f.segment(2), segment_bytes);
+  CHECK(pool.recycle(f.segment(2).string()) == 1);
 }
 
 TEST_CASE("a segment in a reused file never reads the file's earlier records", "[wab][spares][recovery]") {
@@ -289,4 +308,19 @@ TEST_CASE("a segment whose sync failed is never sealed", "[wab][writer][faults]"
   CHECK(w->seal() == -EIO);
   CHECK(w->sync_failed());
   CHECK_FALSE(f.header(1).seal);
+}
+
+TEST_CASE("a spare that cannot be opened is removed, not left taken and unused", "[wab][writer][spares][faults]") {
+  spare_fixture f;
+  spare_pool pool(f.io, f.shard.string(), segment_bytes, 1, 0);
+  REQUIRE(pool.prepare_one() == 1);
+  auto spare = pool.take();
+  REQUIRE(spare);
+  f.io->fail_opens = EMFILE;
+  auto w = segment_writer::create(f.io, f.shard.string(), 0, 1, 1, {}, *spare);
+  f.io->fail_opens = 0;
+  CHECK_FALSE(w);
+  CHECK_FALSE(fs::exists(*spare));
+  CHECK_FALSE(fs::exists(f.segment(1)));
+  CHECK(pool.prepare_one() == 1);  // the pool makes another
 }

@@ -18,7 +18,11 @@ outcome<std::shared_ptr<segment_writer>, int> segment_writer::create(std::shared
   // A spare is renamed only once its new header is durable: until then it is
   // no segment at all, and a crash leaves it a spare.
   const int fd = reuse.empty() ? io->create_exclusive(path) : io->open_existing(reuse);
-  if (fd < 0) return fd;
+  if (fd < 0) {
+    // The spare was taken from the pool: nobody else will ever use it.
+    if (!reuse.empty()) io->unlink(reuse);
+    return fd;
+  }
   const auto prefix = encode_segment_prefix({.shard = shard, .sequence = sequence, .created_at_ns = now_ns});
   int rc = pwrite_all(*io, fd, prefix, 0);
   if (rc == 0) rc = io->fdatasync(fd);
@@ -123,6 +127,8 @@ append_result segment_writer::write_scratch() {
     // saying so (`written` counts only what it reported), and unless the
     // seal lands, recovery reads them as records: refused, they have the
     // unknown outcome the protocol gives every refusal.
+    // Should the cut fail too, the torn record is still the file's last and
+    // reads as a crash's torn tail, and the seal (if it lands) ends before it.
     if (size_ + scratch_.size() > file_size_) io_->truncate(fd_, size_ + written);
     append_closed_ = true;
   } else {

@@ -2,8 +2,9 @@
 // Appends records to one segment file. A group of records goes out in one
 // write; `sync()` makes everything written so far durable.
 //
-// Two threads share a writer: the shard writer appends (and syncs once, at
-// rotation), the fsync group syncs. Syncs are serialised: two fdatasync calls
+// Two threads share a writer: the shard writer appends (and syncs at
+// rotation, and a group itself while its fsync group is idle), the fsync
+// group syncs. Syncs are serialised: two fdatasync calls
 // racing on one file could each see "success" while only one of them learns
 // of a writeback error. After a failed write the file is closed for appends (the records
 // that landed whole are kept and may still be synced and acked). After a

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "wab/segment_reader.hpp"
+
 namespace weir::wab {
 
 namespace fs = std::filesystem;
@@ -75,14 +77,27 @@ std::optional<std::string> spare_pool::take() {
   return path;
 }
 
+bool spare_pool::has_seeded_records(const std::string& segment_path) const {
+  const int fd = io_->open_existing(segment_path);
+  if (fd < 0) return false;
+  const auto header = read_segment_header(*io_, fd);
+  io_->close(fd);
+  return header && header.value().version == segment_version;
+}
+
 int spare_pool::recycle(const std::string& segment_path) {
+  if (keep_ == 0) return 0;
+  std::error_code ec;
+  const auto size = fs::file_size(segment_path, ec);
+  if (ec || size < segment_bytes_) return 0;
+  // A version-1 segment's records are checked from a CRC seed of zero, not
+  // from its sequence: left in a file a new segment starts in, one of them
+  // could pass the new segment's check by chance. Such files go to the disk.
+  if (!has_seeded_records(segment_path)) return 0;
   std::string to;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     if (ready_.size() + preparing_ >= keep_) return 0;
-    std::error_code ec;
-    const auto size = fs::file_size(segment_path, ec);
-    if (ec || size < segment_bytes_) return 0;
     to = spare_path(next_number_++, ".wab");
     ++preparing_;
   }

@@ -37,8 +37,9 @@ class spare_pool {
   int adopt();
   /// A spare's path, now the caller's to rename; nullopt when none is ready.
   std::optional<std::string> take();
-  /// Keeps a delivered segment as a spare when fewer than `keep` are held and
-  /// it is at least a segment's size (renamed; the caller syncs the directory,
+  /// Keeps a delivered segment as a spare when fewer than `keep` are held, it
+  /// is at least a segment's size and of the current format version (whose
+  /// records cannot pass for a later segment's; renamed; the caller syncs the directory,
   /// as after an unlink). 1 when kept, 0 when the caller should delete it, or
   /// -errno when the rename failed.
   int recycle(const std::string& segment_path);
@@ -53,6 +54,7 @@ class spare_pool {
 
  private:
   std::string spare_path(std::uint64_t n, const char* suffix) const;
+  bool has_seeded_records(const std::string& segment_path) const;
 
   std::shared_ptr<file_io> io_;
   const std::string dir_;
