@@ -68,9 +68,9 @@ class sink_runner_state {
     for (std::size_t w = 0; w < workers_.size(); ++w) {
       if (!idle_[w]) continue;  // a busy worker is proof enough that the sink is being used
       idle_[w] = false;
-      self_->request(workers_[w], caf::infinite, probe_atom::value).then([=, this](sink_health health) {
+      self_->request(workers_[w], caf::infinite, probe_atom::value).then([=, this](sink_health health, std::string why) {
         idle_[w] = true;
-        probed(health);
+        probed(health, why);
         dispatch();
       });
       return;
@@ -204,9 +204,13 @@ class sink_runner_state {
 
   /// A probe's answer: the health itself when nothing is failing; during a
   /// failure streak only a hint that the wait may end now.
-  void probed(sink_health h) {
+  void probed(sink_health h, const std::string& why) {
     if (failures_ == 0) {
-      set_health(h);
+      // What status and the dashboard show as the last error, too: with
+      // nothing to deliver, no commit tells it.
+      if (h == sink_health::healthy) status_->set_error("");
+      else if (!why.empty()) status_->set_error(why);
+      set_health(h, why);
       return;
     }
     if (h == sink_health::healthy && paused_ && probe_may_resume_) {
@@ -240,11 +244,13 @@ class sink_runner_state {
     return std::chrono::milliseconds(static_cast<std::int64_t>(std::max(1.0, ms * spread(rng_))));
   }
 
-  void set_health(sink_health h) {
+  /// `why`: the probe's reason, when a probe found the sink down.
+  void set_health(sink_health h, const std::string& why = {}) {
     const auto before = status_->health.exchange(h);
     if (before == h) return;
     if (h == sink_health::healthy) log::info("sink healthy", {{"sink", type_}});
-    else if (h == sink_health::down) log::warn("sink down", {{"sink", type_}, {"error", status_->last_error()}});
+    else if (h == sink_health::down)
+      log::warn("sink down", {{"sink", type_}, {"error", why.empty() ? status_->last_error() : why}});
   }
 
   void schedule_probe() {

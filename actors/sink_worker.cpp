@@ -73,10 +73,11 @@ class sink_worker_state {
 
 
  public:
-  sink_health probe() {
-    std::string ignored;
-    if (!ready(ignored)) return sink_health::down;
-    return sink_->probe();
+  /// The sink's health, and why it is not healthy.
+  caf::result<sink_health, std::string> probe() {
+    std::string why;
+    const sink_health health = ready(why) ? sink_->probe(why) : sink_health::down;
+    return caf::result<sink_health, std::string>(health, std::move(why));
   }
 
  private:

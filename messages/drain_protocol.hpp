@@ -13,7 +13,7 @@
 //                                                                        it; its records come back to be
 //                                                                        refilled
 //   sink_runner  -> sink_worker  commit_job => commit_outcome            one commit on the worker's sink
-//   sink_runner  -> sink_worker  (probe_atom) => sink_health             sink health
+//   sink_runner  -> sink_worker  (probe_atom) => sink_health, why        sink health
 //   daemon       -> drain        shutdown_atom => done_atom              store the cursor, stop
 //   drain, sink_runner: (linger_atom / retry_atom / probe_atom, epoch), (persist_atom)  their own timers
 #include <cstdint>
@@ -90,7 +90,7 @@ using sink_runner_actor = batch_consumer_actor::extend<caf::reacts_to<retry_atom
                                                        caf::reacts_to<probe_atom, std::uint64_t>>;
 
 using sink_worker_actor = caf::typed_actor<caf::replies_to<commit_job>::with<commit_outcome>,
-                                          caf::replies_to<probe_atom>::with<sink_health>>;
+                                          caf::replies_to<probe_atom>::with<sink_health, std::string>>;
 
 }  // namespace weir
 

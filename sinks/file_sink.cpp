@@ -90,7 +90,7 @@ class file_sink final : public sink {
     return commit_result::ok();
   }
 
-  sink_health probe() override { return sink_health::healthy; }
+  sink_health probe(std::string&) override { return sink_health::healthy; }
 
  private:
   std::shared_ptr<ndjson_file> file_;

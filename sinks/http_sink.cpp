@@ -120,8 +120,14 @@ class http_sink final : public sink {
     return s_->ndjson ? commit_ndjson(batch) : commit_raw(batch);
   }
 
-  sink_health probe() override {
-    return ensure_connected().empty() ? sink_health::healthy : sink_health::down;
+  /// Healthy when a connection stands: the kept-alive one while the
+  /// endpoint has not closed it, else a new one.
+  sink_health probe(std::string& why) override {
+    if (lowest().socket().is_open() && closed_by_peer()) disconnect();
+    why = ensure_connected();
+    if (why.empty()) return sink_health::healthy;
+    disconnect();  // a failed connect leaves the socket open, and "connected" for the next look
+    return sink_health::down;
   }
 
  private:
@@ -291,6 +297,14 @@ class http_sink final : public sink {
       why += ec.message();
     disconnect();
     return why;
+  }
+
+  /// Whether the endpoint closed the kept-alive connection (or reset it):
+  /// a look at the socket that neither waits nor takes bytes.
+  bool closed_by_peer() {
+    char byte;
+    const ssize_t n = ::recv(lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
   }
 
   boost::beast::tcp_stream& lowest() { return secure_ ? boost::beast::get_lowest_layer(*secure_) : plain_; }

@@ -89,12 +89,14 @@ class mysql_sink final : public sink {
     return commit_row_by_row(batch, rows, std::move(too_big));
   }
 
-  sink_health probe() override {
-    if (!connected()) return sink_health::down;
+  sink_health probe(std::string& why) override {
     // COM_PING: a round trip to the server that opens no transaction.
-    if (mysql_ping(conn_) != 0) {
+    if (connected() && mysql_ping(conn_) != 0) {
       error_ = describe(mysql_errno(conn_));
       disconnect();
+    }
+    if (!conn_) {
+      why = error_;
       return sink_health::down;
     }
     return sink_health::healthy;

@@ -8,7 +8,7 @@ namespace {
 class noop_sink final : public sink {
  public:
   commit_result commit(const std::vector<sink_record>&) override { return commit_result::ok(); }
-  sink_health probe() override { return sink_health::healthy; }
+  sink_health probe(std::string&) override { return sink_health::healthy; }
 };
 
 class noop_factory final : public sink_factory {

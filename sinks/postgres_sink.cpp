@@ -96,11 +96,14 @@ class postgres_sink final : public sink {
     return commit_row_by_row(batch);
   }
 
-  sink_health probe() override {
-    if (!connected()) return sink_health::down;
+  sink_health probe(std::string& why) override {
+    if (!connected()) {
+      why = error_;
+      return sink_health::down;
+    }
     pg_result r(PQexec(conn_, "SELECT 1"));
     if (!r.ok()) {
-      lost(r.sqlstate());
+      why = lost(r.sqlstate()).error;
       return sink_health::down;
     }
     return sink_health::healthy;

@@ -19,8 +19,9 @@ class sink {
  public:
   virtual ~sink() = default;
   virtual commit_result commit(const std::vector<sink_record>& batch) = 0;
-  /// A cheap probe (connect, SELECT 1, ...), run on the health interval.
-  virtual sink_health probe() = 0;
+  /// A cheap probe (connect, SELECT 1, ...), run on the health interval;
+  /// `why` says what failed when it is not healthy.
+  virtual sink_health probe(std::string& why) = 0;
 };
 
 class sink_factory {

@@ -113,10 +113,11 @@ class sqlite_db {
     return commit_result::ok();
   }
 
-  sink_health probe() {
+  sink_health probe(std::string& why) {
     std::lock_guard<std::mutex> one_writer(mutex_);
-    if (!db_ && !open()) return sink_health::down;
-    return exec("SELECT 1") ? sink_health::healthy : sink_health::down;
+    if ((db_ || open()) && exec("SELECT 1")) return sink_health::healthy;
+    why = error_;
+    return sink_health::down;
   }
 
  private:
@@ -200,7 +201,7 @@ class sqlite_sink final : public sink {
  public:
   explicit sqlite_sink(std::shared_ptr<sqlite_db> db) : db_(std::move(db)) {}
   commit_result commit(const std::vector<sink_record>& batch) override { return db_->commit(batch); }
-  sink_health probe() override { return db_->probe(); }
+  sink_health probe(std::string& why) override { return db_->probe(why); }
 
  private:
   std::shared_ptr<sqlite_db> db_;

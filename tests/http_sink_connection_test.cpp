@@ -68,3 +68,25 @@ TEST_CASE("http sink: its kept-alive connection sends each request without waiti
   REQUIRE(::getsockopt(fds.front(), IPPROTO_TCP, TCP_QUICKACK, &quick_ack, &len) == 0);
   CHECK(quick_ack == 1);
 }
+
+TEST_CASE("http sink: its probe finds an endpoint gone, and keeps finding it gone until it is back", "[sink][http]") {
+  http_test_server server;
+  config_sources src;
+  src.file_required = false;
+  src.overrides = {"sink.type=http", "sink.http.url=" + server.url()};
+  auto sink = make_sink_factory(load_config(src))->make();
+  std::string why;
+  CHECK(sink->probe(why) == sink_health::healthy);  // connects, and keeps the connection
+  CHECK(why.empty());
+
+  server.stop();  // the kept-alive connection is closed by the endpoint, and nothing listens
+  for (int look = 0; look < 3; ++look) {
+    why.clear();
+    CHECK(sink->probe(why) == sink_health::down);
+    CHECK(why.find("connecting to") != std::string::npos);
+  }
+  server.start();
+  why.clear();
+  CHECK(sink->probe(why) == sink_health::healthy);
+  CHECK(why.empty());
+}

@@ -49,7 +49,7 @@ class scripted_sink : public sink {
     script_->answers.pop_front();
     return r;
   }
-  sink_health probe() override {
+  sink_health probe(std::string&) override {
     ++script_->probes;
     return script_->probe_answer;
   }

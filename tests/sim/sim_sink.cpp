@@ -51,7 +51,7 @@ class sim_sink final : public sink {
     return out;
   }
 
-  sink_health probe() override { return c_->mode == sink_mode::down ? sink_health::down : sink_health::healthy; }
+  sink_health probe(std::string&) override { return c_->mode == sink_mode::down ? sink_health::down : sink_health::healthy; }
 
  private:
   std::shared_ptr<sink_control> c_;
