@@ -90,7 +90,7 @@ class shard_writer_state {
 
   void enqueue(ingest_request& req) {
     auto to = req.reply_to;
-    if (!settings_.usage->admit()) {
+    if (!settings_.usage->admit(req.record_count())) {
       deliver_reply(self_, req.replies, to, ingest_reply{req.tag, failure_reply(req)}, /*direct=*/true);
       return;
     }
@@ -220,6 +220,8 @@ class shard_writer_state {
       // writer's syncs"). Not a group with Replicated acks: the replicator
       // takes its waits in the order of the syncs, which a later group
       // answered here could overtake.
+      // Handed over even while the group still writes an earlier hand-off's
+      // replies: answering here instead then cost 16 producers a tenth.
       if (!self_->mailbox().empty() && !replicated) {
         settings_.sync_load->handed.fetch_add(1, std::memory_order_relaxed);
         self_->send(fsync_, synced_acks{std::move(durable.acks), rc});

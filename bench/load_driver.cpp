@@ -112,26 +112,31 @@ void produce(const std::string& socket_path, const load_spec& spec, load_plan& p
   wire::frame_reader reader(16u * 1024 * 1024);
   std::vector<std::uint8_t> buf(64 * 1024);
   mine.latency_us.reserve(1 << 16);
-  bool open = true;
-  while (open) {
+  // Set when the daemon ends the conversation before the load does: it
+  // died, closed the connection, sent what is no reply, or kept a reply
+  // longer than reply_timeout_s.
+  const char* lost = nullptr;
+  while (!lost) {
     while (sent.size() < spec.pipeline && may_send(spec, plan, next_slot, per_frame)) {
       if (spec.stamp) frame = make_frame(spec);
       if (!write_all(fd, frame)) {
-        open = false;
+        lost = "a push could not be sent";
         break;
       }
       sent.push_back(clock::now());
     }
-    if (sent.empty()) break;
+    if (lost || sent.empty()) break;
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // closed, or no reply within reply_timeout_s
+    if (n == 0) lost = "the daemon closed the connection";
+    if (n < 0) lost = errno == EAGAIN || errno == EWOULDBLOCK ? "no reply came within 30 s" : "reading a reply failed";
+    if (lost) break;
     byte_span input(buf.data(), static_cast<std::size_t>(n));
     while (!input.empty()) {
       const auto st = reader.feed(input);
       if (st == wire::frame_reader::status::need_more) break;
       if (st == wire::frame_reader::status::failed) {
-        open = false;
+        lost = "a reply was not a frame";
         break;
       }
       const auto f = reader.take();
@@ -147,6 +152,10 @@ void produce(const std::string& socket_path, const load_spec& spec, load_plan& p
   mine.refused += sent.size() * per_frame;  // sent and never answered
   ::close(fd);
   std::lock_guard<std::mutex> guard(merge);
+  if (lost) {
+    ++out.lost_producers;
+    if (out.lost_why.empty()) out.lost_why = lost;
+  }
   out.records += mine.records;
   out.frames += mine.frames;
   out.refused += mine.refused;
@@ -166,17 +175,26 @@ load_result run_load(const std::string& socket_path, const load_spec& spec) {
         std::chrono::duration<double>(spec.producers * (spec.batch == 0 ? 1.0 : spec.batch) / spec.rate));
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
+  std::string first_failure;
   for (int p = 0; p < spec.producers; ++p)
     threads.emplace_back([&] {
       try {
         produce(socket_path, spec, plan, out, merge);
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> guard(merge);
+        if (first_failure.empty()) first_failure = e.what();
         ++failures;
       }
     });
   for (auto& t : threads) t.join();
   out.seconds = std::chrono::duration<double>(clock::now() - plan.start).count();
-  if (failures > 0) throw std::runtime_error(std::to_string(failures.load()) + " producers could not connect");
+  if (failures > 0)
+    throw std::runtime_error(std::to_string(failures.load()) + " producers could not connect (" + first_failure + ")");
+  // A rate over a load that stopped early would be a number about nothing.
+  if (out.lost_producers > 0)
+    throw std::runtime_error(std::to_string(out.lost_producers) + " of " + std::to_string(spec.producers) +
+                             " producers lost the daemon before the load ended (" + out.lost_why +
+                             "): the round measured nothing");
   return out;
 }
 

@@ -16,6 +16,8 @@ struct load_result {
   std::uint64_t frames = 0;   // replies received
   std::uint64_t refused = 0;  // records not acked: refused, or never answered
   std::vector<double> latency_us;  // per frame, send to reply
+  int lost_producers = 0;  // producers the daemon left before the load ended (run_load throws then)
+  std::string lost_why;    // what the first of them saw
 };
 
 load_result run_load(const std::string& socket_path, const load_spec& spec);

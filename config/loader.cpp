@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -57,10 +58,15 @@ void assign_or_throw(config& c, const setting& s, const YAML::Node& value, const
 
 void apply_yaml_map(config& c, const YAML::Node& map, const std::string& prefix,
                     const std::string& file) {
+  // YAML parsers keep both of two equal keys, and the last would silently win.
+  std::map<std::string, YAML::Mark> seen;
   for (const auto& kv : map) {
     if (!kv.first.IsScalar())
       throw config_error("config error: " + at(file, kv.first.Mark()) + ": keys must be plain names");
     const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
+    if (const auto [first, fresh] = seen.emplace(key, kv.first.Mark()); !fresh)
+      throw config_error("config error: " + key + " is given twice (" + at(file, first->second) + " and " +
+                         at(file, kv.first.Mark()) + "); expected each key once");
     if (const setting* s = find_setting(key)) {
       assign_or_throw(c, *s, kv.second, at(file, kv.second.Mark()));
     } else if (is_section(key)) {

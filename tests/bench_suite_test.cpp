@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,8 @@
 #include "messages/wire/frame.hpp"
 #include "support/daemon_process.hpp"
 #include "support/faulty_file_io.hpp"
+#include "support/http_get.hpp"
+#include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 
 namespace {
@@ -418,4 +421,39 @@ TEST_CASE("weir-bench: report writes Markdown tables and a PNG chart from JSON l
   const auto empty = weir::test::run_binary(weir::test::binary("weir-bench"),
                                             {"report", (dir.path() / "empty.jsonl").string()}, dir.path());
   CHECK(empty.exit_code == 1);
+}
+
+TEST_CASE("weir-bench: a daemon that dies during the load fails the round instead of reporting a rate", "[live][bench]") {
+  temp_dir dir;
+  const auto admin = weir::test::free_tcp_port();
+  weir::test::daemon_process d(dir.path(),
+                               {"--set", "sink.type=noop", "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
+  REQUIRE(d.wait_ready());
+  std::ofstream(dir.path() / "scenario.yaml") << R"(name: dies-midway
+load:
+  producers: 4
+  durability: buffered
+  seconds: 60
+baseline: none
+)";
+  weir::test::run_result r;
+  std::thread bench([&] {
+    r = weir::test::run_binary(weir::test::binary("weir-bench"),
+                               {"run", (dir.path() / "scenario.yaml").string(), "--socket", d.socket_path(), "--repeat",
+                                "1", "--warmup", "0", "--workdir", (dir.path() / "work").string()},
+                               dir.path(), {}, std::chrono::seconds(120));
+  });
+  // Killed once the load is well under way.
+  const bool loaded = weir::test::eventually([&] {
+    const auto body = weir::test::http_request(admin, "/metrics").body;
+    const auto at = body.find("\nweir_records_ack_total{tier=\"buffered\"} ");
+    return at != std::string::npos && std::stod(body.substr(body.find('}', at) + 2)) > 1000;
+  }, std::chrono::seconds(30));
+  d.stop(9);
+  bench.join();
+  REQUIRE(loaded);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("producers lost the daemon before the load ended") != std::string::npos);
+  CHECK(bench_results(r.out).empty());
 }

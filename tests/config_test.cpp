@@ -189,6 +189,18 @@ TEST_CASE("addresses must be host:port", "[config][errors]") {
   CHECK(f.load().admin.listen.empty());
 }
 
+TEST_CASE("a key given twice is an error naming both places", "[config][errors]") {
+  fixture f;
+  f.yaml("ingest:\n  shards: 7\n  shards: 3\n");
+  auto e = f.error();
+  CHECK(e.find("ingest.shards is given twice") != std::string::npos);
+  CHECK(e.find("line 2, column 3") != std::string::npos);
+  CHECK(e.find("line 3, column 3") != std::string::npos);
+
+  f.yaml("ingest:\n  shards: 2\nsink:\n  type: noop\ningest:\n  ack_mode: ordered\n");
+  CHECK(f.error().find("ingest is given twice") != std::string::npos);
+}
+
 TEST_CASE("YAML syntax errors give the line and column", "[config][errors]") {
   fixture f;
   f.yaml("ingest:\n  shards: 2\n   bad_indent: [\n");

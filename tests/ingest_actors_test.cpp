@@ -354,6 +354,11 @@ TEST_CASE("over limits.wab_max_bytes records are refused until usage falls under
   CHECK(acked > 0);
   CHECK(refused > 0);
   CHECK(h.usage->over_cap());
+  CHECK(h.usage->rejections() == refused);
+  h.push_batch(50, {"one", "two", "three"}, false);  // a batch is refused whole, and counted by its records
+  auto batch = h.next_reply();
+  REQUIRE(batch);
+  CHECK(h.usage->rejections() == refused + 3);
   h.usage->remove(h.usage->bytes() - 950);  // the drain freed space, but not below 90 %
   h.push(100, "still over", false);
   auto r = h.next_reply();

@@ -23,10 +23,11 @@ class wab_usage {
     update(left);
   }
 
-  /// Whether a new record may be taken; counts a rejection when not.
-  bool admit() {
+  /// Whether `records` new records (one push, or one batch) may be taken;
+  /// counts them as rejected when not.
+  bool admit(std::uint64_t records) {
     const bool over = update(bytes_.load(std::memory_order_relaxed));
-    if (over) rejections_.fetch_add(1, std::memory_order_relaxed);
+    if (over) rejections_.fetch_add(records, std::memory_order_relaxed);
     return !over;
   }
 
