@@ -330,7 +330,7 @@ std::vector<setting> make_settings() {
                       "Consecutive failed commit attempts after which the sink is reported down (degraded "
                       "before that; healthy again after a commit succeeds)."));
   s.push_back(text("sink.sqlite.path", WEIR_FIELD(sink.sqlite.path), tr::path, "var/sink.db",
-                   "SQLite database file."));
+                   "SQLite database file; a relative path is taken from the working directory, not from `data_dir`."));
   s.push_back(text("sink.postgres.conninfo", WEIR_FIELD(sink.postgres.conninfo), tr::any, "\"\"",
                    "libpq connection string, without the password."));
   s.push_back(text("sink.postgres.password_file", WEIR_FIELD(sink.postgres.password_file),

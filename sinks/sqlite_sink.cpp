@@ -24,7 +24,10 @@
 // connection keeps one warm page cache (each connection's cache is dropped
 // whenever another one writes).
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
@@ -218,9 +221,41 @@ class sqlite_factory final : public sink_factory {
   std::shared_ptr<sqlite_db> db_;
 };
 
+/// A path that can never hold the sink's database is a mistake in the
+/// configuration: said before the daemon starts (and by --check-config),
+/// not found by the first commit while ingest goes on. Opens nothing for
+/// writing and creates nothing; a database that is merely locked passes.
+void check_database_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  auto refuse = [&](const std::string& why) {
+    throw std::runtime_error("sink.sqlite.path = " + path + ": " + why +
+                             "; expected an SQLite database, or a path where one can be made");
+  };
+  std::error_code ec;
+  const auto here = fs::status(path, ec);
+  if (fs::exists(here)) {
+    if (!fs::is_regular_file(here)) refuse("not a regular file");
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA schema_version", nullptr, nullptr, nullptr);
+    const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED) refuse(why);
+    return;
+  }
+  // Not there yet: the sink makes it, and any directory above it missing;
+  // the nearest one that exists must be a directory it can write in.
+  fs::path up = fs::path(path).parent_path();
+  while (!up.empty() && !fs::exists(fs::status(up, ec)) && up != up.parent_path()) up = up.parent_path();
+  if (up.empty()) up = ".";
+  if (!fs::is_directory(fs::status(up, ec))) refuse(up.string() + " is not a directory");
+  if (::access(up.c_str(), W_OK | X_OK) != 0) refuse("cannot create it in " + up.string() + ": " + std::strerror(errno));
+}
+
 }  // namespace
 
 std::shared_ptr<sink_factory> make_sqlite_sink_factory(const config& cfg) {
+  check_database_path(cfg.sink.sqlite.path);
   return std::make_shared<sqlite_factory>(cfg.sink.sqlite.path, static_cast<int>(cfg.sink.timeout_ms));
 }
 

@@ -124,7 +124,11 @@ TEST_CASE("weir-server --check-config refuses exactly what the daemon refuses at
       {{"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=dbname=weir", "--set",
         "sink.postgres.password_file=no-such-file"},
        "sink.postgres.password_file = no-such-file: cannot read the file", ""},
+      {{"--set", "sink.sqlite.path=notes.txt"}, "sink.sqlite.path = notes.txt: file is not a database", ""},
+      {{"--set", "sink.sqlite.path=notes.txt/sink.db"}, "sink.sqlite.path = notes.txt/sink.db: notes.txt is not a directory", ""},
   };
+  std::ofstream(dir / "notes.txt") << "a text file, not an SQLite database, and long enough to have a header's worth of bytes: "
+                                   << std::string(200, 'x') << "\n";
   int checked = 0;
   for (const auto& c : cases) {
     INFO(c.expect);
