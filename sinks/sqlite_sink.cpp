@@ -224,7 +224,9 @@ class sqlite_factory final : public sink_factory {
 /// A path that can never hold the sink's database is a mistake in the
 /// configuration: said before the daemon starts (and by --check-config),
 /// not found by the first commit while ingest goes on. Opens nothing for
-/// writing and creates nothing; a database that is merely locked passes.
+/// writing and creates nothing. Only a file that is no database at all is
+/// refused: a locked one, or one a crash left with a hot journal (which a
+/// read-only connection may not roll back), is the sink's to open.
 void check_database_path(const std::string& path) {
   namespace fs = std::filesystem;
   auto refuse = [&](const std::string& why) {
@@ -240,7 +242,7 @@ void check_database_path(const std::string& path) {
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA schema_version", nullptr, nullptr, nullptr);
     const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
-    if (rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED) refuse(why);
+    if ((rc & 0xff) == SQLITE_NOTADB) refuse(why);
     return;
   }
   // Not there yet: the sink makes it, and any directory above it missing;

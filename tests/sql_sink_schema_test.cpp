@@ -2,6 +2,8 @@
 // to the key's index), deduplicating exactly as the id would, and a table of
 // the first schema (id TEXT PRIMARY KEY) moved to it without losing a row.
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -369,4 +371,46 @@ TEST_CASE("postgres: a batch goes in with one binary COPY with every field intac
   CHECK(pg.psql("SELECT count(*) FROM weir_records") == "3\n");
   CHECK(pg.psql("SELECT encode(payload, 'escape') FROM weir_records WHERE idx = 4") == "after\n");
   CHECK(pg.server_log().find("INSERT INTO weir_records") != std::string::npos);
+}
+
+TEST_CASE("sqlite: a database a crash left with a hot journal passes the start's check and is rolled back",
+          "[sink][sqlite]") {
+  test::temp_dir dir;
+  const auto db = dir / "sink.db";
+  {
+    auto sink = sqlite_factory_at(db)->make();
+    REQUIRE(sink->commit({record(0, 1, 1, "kept")}).kind == commit_result::outcome::committed);
+  }
+  // A writer dies inside a transaction whose pages spilled to the database
+  // file: its rollback journal is hot.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    sqlite3* c = nullptr;
+    sqlite3_open(db.c_str(), &c);
+    sqlite3_exec(c, "PRAGMA journal_mode=DELETE; PRAGMA cache_size=1; BEGIN; CREATE TABLE filler(x BLOB);", nullptr,
+                 nullptr, nullptr);
+    for (int i = 0; i < 200; ++i)
+      sqlite3_exec(c, "INSERT INTO filler VALUES (randomblob(4000))", nullptr, nullptr, nullptr);
+    ::_exit(0);  // no COMMIT, no ROLLBACK, no close
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(std::filesystem::exists(dir / "sink.db-journal"));
+  REQUIRE(std::filesystem::file_size(dir / "sink.db-journal") > 0);
+
+  std::shared_ptr<sink_factory> factory;
+  REQUIRE_NOTHROW(factory = sqlite_factory_at(db));
+  auto sink = factory->make();
+  REQUIRE(sink->commit({record(0, 1, 2, "after the crash")}).kind == commit_result::outcome::committed);
+  sqlite3* c = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &c) == SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  REQUIRE(sqlite3_prepare_v2(c, "SELECT count(*) FROM weir_records", -1, &q, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(q) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(q, 0) == 2);
+  sqlite3_finalize(q);
+  CHECK(sqlite3_prepare_v2(c, "SELECT count(*) FROM filler", -1, &q, nullptr) != SQLITE_OK);  // rolled back
+  sqlite3_finalize(q);
+  sqlite3_close(c);
 }
