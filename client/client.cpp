@@ -155,6 +155,7 @@ connection connection::connect_tcp(const std::string& host, std::uint16_t port, 
 connection::connection(connection&& other) noexcept
     : fd_(other.fd_),
       poisoned_(std::move(other.poisoned_)),
+      closed_after_reply_(std::move(other.closed_after_reply_)),
       tls_(std::move(other.tls_)),
       inbox_(std::move(other.inbox_)),
       inbox_at_(other.inbox_at_) {
@@ -167,6 +168,7 @@ connection& connection::operator=(connection&& other) noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
     poisoned_ = std::move(other.poisoned_);
+    closed_after_reply_ = std::move(other.closed_after_reply_);
     tls_ = std::move(other.tls_);
     inbox_ = std::move(other.inbox_);
     inbox_at_ = other.inbox_at_;
@@ -209,6 +211,13 @@ void connection::send_raw(std::span<const std::uint8_t> bytes) {
     if (n <= 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK)
         poison("send timed out: the daemon took no more bytes within the timeout", error_kind::timeout);
+      // A daemon refuses a frame from its header (too large, say), answers
+      // and closes while the rest is still being sent: that answer, not a
+      // broken pipe, is what the caller must see.
+      if (n < 0 && !tls_ && (errno == EPIPE || errno == ECONNRESET) && readable(std::chrono::milliseconds(0))) {
+        closed_after_reply_ = std::string("send: ") + std::strerror(errno) + ", after the daemon's reply";
+        return;
+      }
       poison(std::string("send: ") + (n == 0 ? "connection closed by the daemon" : std::strerror(errno)),
              error_kind::connection_lost);
     }
@@ -266,6 +275,7 @@ reply connection::read_reply() {
   if (crc32_of(r.payload) != load_le32(crc)) {
     poison("bad reply payload CRC", error_kind::protocol);
   }
+  if (!closed_after_reply_.empty() && poisoned_.empty()) poisoned_ = closed_after_reply_;
   return r;
 }
 

@@ -123,6 +123,16 @@ TEST_CASE("client: a refused push is a typed result and not an exception", "[liv
   CHECK(c.closed_by_peer(5s));
   auto again = client::connection::connect_unix(d.socket_path());
   CHECK(again.push(as_bytes("small"), client::durability::durable).acked);
+
+  // Far more than a socket buffer: the daemon refuses it from its header
+  // and closes while the client is still sending.
+  const auto huge = again.push(as_bytes(std::string(8 << 20, 'x')), client::durability::durable);
+  CHECK_FALSE(huge.acked);
+  REQUIRE(huge.reason());
+  CHECK(*huge.reason() == client::nack_reason::payload_too_large);
+  const auto after = error_of([&] { again.push(as_bytes("more"), client::durability::durable); });
+  REQUIRE(after);
+  CHECK(after->kind() == client::error_kind::poisoned);
   CHECK(d.stop() == 0);
 }
 

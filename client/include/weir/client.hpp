@@ -157,6 +157,10 @@ class connection {
 
   int fd_ = -1;
   std::string poisoned_;  // the first error; empty while usable
+  // Set when a send broke on a daemon that had answered first (a frame it
+  // refused before reading all of it, then closed): its reply is still read,
+  // and the connection is unusable after it.
+  std::string closed_after_reply_;
   std::unique_ptr<tls_channel> tls_;
   // Bytes received and not read yet: replies are read many at a time (a
   // pipelined producer's acks arrive in bursts), not 16 and 4 bytes per call.
