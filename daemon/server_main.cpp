@@ -41,7 +41,7 @@ Signals: SIGTERM and SIGINT stop it cleanly (replies owed are written, the
 WAB synced and sealed). SIGHUP reads the configuration again from the same
 file, environment and --set values: log.level and log.format change at once,
 the sink's secret files (sink.postgres.password_file,
-sink.http.bearer_token_file) are read again for its next connection or
+sink.mysql.password_file, sink.http.bearer_token_file) are read again for its next connection or
 request, listen.tcp's TLS certificate, key and client CA are read again for
 new connections (established ones keep going; files that do not load keep
 the old ones), and any other changed key is logged as needing a restart. An

@@ -175,6 +175,11 @@ TEST_CASE("weir-ctl push: one record per line of standard input without its line
   for (const auto& r : rows) payloads.insert(r.payload);
   CHECK(payloads == std::multiset<std::string>{"{\"a\":1}", "{\"b\":2}", "last line without end", "one\nrecord\n",
                                                "single line"});
+
+  // A node without a cluster refuses Replicated pushes: the refusal says why.
+  const auto replicated = ctl(dir, {"--socket", d.socket_path(), "push", "--tier", "replicated", "x"});
+  CHECK(replicated.exit_code == 1);
+  CHECK(replicated.err.find("Nack(InternalError) (a Replicated push needs a cluster") != std::string::npos);
   CHECK(d.stop() == 0);
 }
 

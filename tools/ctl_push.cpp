@@ -28,7 +28,15 @@ std::span<const std::uint8_t> bytes_of(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-using client::nack_name;
+/// "Nack(Reason)", and for a Replicated push refused as InternalError the
+/// two reasons a daemon has for it (docs/wire_protocol.md).
+std::string refusal(std::uint8_t nack, client::durability tier) {
+  std::string text = "Nack(" + client::nack_name(nack) + ")";
+  if (tier == client::durability::replicated && nack == static_cast<std::uint8_t>(wire::nack_reason::internal_error))
+    text += " (a Replicated push needs a cluster: a node without one refuses every such push, and in a cluster "
+            "too few peers confirmed it in time)";
+  return text;
+}
 
 /// The lines of `in`, each without its "\n" or "\r\n"; empty lines skipped (weir stores no empty record).
 std::vector<std::string> read_lines(std::istream& in, std::size_t& skipped) {
@@ -144,8 +152,8 @@ class line_pusher {
   }
 
   bool refused(std::size_t k, std::uint8_t nack) {
-    std::fprintf(stderr, "weir-ctl: the record of line %zu was not acked: Nack(%s); %zu records acked before it\n",
-                 lines_[k], nack_name(nack).c_str(), acked_);
+    std::fprintf(stderr, "weir-ctl: the record of line %zu was not acked: %s; %zu records acked before it\n",
+                 lines_[k], refusal(nack, tier_).c_str(), acked_);
     return false;
   }
 
@@ -272,7 +280,7 @@ int push_command(const options& o, const std::vector<std::string>& args) {
   if (tracked) {
     const auto r = c.push_tracked(bytes, tier);
     if (!r.acked) {
-      std::fprintf(stderr, "weir-ctl: push refused: Nack(%s)\n", nack_name(r.nack).c_str());
+      std::fprintf(stderr, "weir-ctl: push refused: %s\n", refusal(r.nack, tier).c_str());
       return 1;
     }
     if (o.json)
@@ -285,7 +293,7 @@ int push_command(const options& o, const std::vector<std::string>& args) {
   }
   const auto r = c.push(bytes, tier);
   if (!r.acked) {
-    std::fprintf(stderr, "weir-ctl: push refused: Nack(%s)\n", nack_name(r.nack).c_str());
+    std::fprintf(stderr, "weir-ctl: push refused: %s\n", refusal(r.nack, tier).c_str());
     return 1;
   }
   std::puts(o.json ? "{\"acked\":true}" : "acked");
