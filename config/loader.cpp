@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -50,13 +51,19 @@ std::string at(const std::string& file, const YAML::Mark& m) {
   return file + " line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1);
 }
 
-void assign_or_throw(config& c, const setting& s, const YAML::Node& value, const std::string& where) {
+/// Where each key given was set (a file's line, an environment variable,
+/// --set): what a rule across keys names when it refuses their values.
+using key_origins = std::map<std::string, std::string>;
+
+void assign_or_throw(config& c, key_origins& origins, const setting& s, const YAML::Node& value,
+                     const std::string& where) {
+  origins[s.key] = where;
   if (!s.assign(c, value))
     throw config_error("config error: " + s.key + " = " + (s.secret ? "(redacted)" : redact_credentials(quoted(value))) +
                        " (" + where + "): expected " + s.allowed);
 }
 
-void apply_yaml_map(config& c, const YAML::Node& map, const std::string& prefix,
+void apply_yaml_map(config& c, key_origins& origins, const YAML::Node& map, const std::string& prefix,
                     const std::string& file) {
   // YAML parsers keep both of two equal keys, and the last would silently win.
   std::map<std::string, YAML::Mark> seen;
@@ -68,10 +75,10 @@ void apply_yaml_map(config& c, const YAML::Node& map, const std::string& prefix,
       throw config_error("config error: " + key + " is given twice (" + at(file, first->second) + " and " +
                          at(file, kv.first.Mark()) + "); expected each key once");
     if (const setting* s = find_setting(key)) {
-      assign_or_throw(c, *s, kv.second, at(file, kv.second.Mark()));
+      assign_or_throw(c, origins, *s, kv.second, at(file, kv.second.Mark()));
     } else if (is_section(key)) {
       if (kv.second.IsMap())
-        apply_yaml_map(c, kv.second, key, file);
+        apply_yaml_map(c, origins, kv.second, key, file);
       else if (!kv.second.IsNull())
         throw config_error("config error: " + key + " (" + at(file, kv.second.Mark()) +
                            "): expected a section (a mapping of keys), got " + quoted(kv.second));
@@ -85,7 +92,7 @@ void apply_yaml_map(config& c, const YAML::Node& map, const std::string& prefix,
 /// A configuration is a few KiB; anything near this is not one.
 constexpr std::uintmax_t max_config_bytes = 1 << 20;
 
-void apply_file(config& c, const config_sources& src) {
+void apply_file(config& c, key_origins& origins, const config_sources& src) {
   // Looked at before it is opened: a FIFO would block the open, a device
   // (/dev/zero) would be read until memory ran out, and a directory reads as
   // empty, which would mean running on defaults.
@@ -118,7 +125,7 @@ void apply_file(config& c, const config_sources& src) {
   if (root.IsNull()) return;
   if (!root.IsMap())
     throw config_error("config error: " + src.file + ": the top level must be a mapping of sections");
-  apply_yaml_map(c, root, "", src.file);
+  apply_yaml_map(c, origins, root, "", src.file);
 }
 
 /// Text from the environment or --set: scalars are taken verbatim (so "yes",
@@ -133,7 +140,19 @@ YAML::Node node_from_text(const setting& s, const std::string& text, const std::
   }
 }
 
-void apply_env(config& c, const config_sources& src) {
+/// The key whose variable `name` would be with each "__" written "_"
+/// (WEIR_INGEST_SHARDS for WEIR_INGEST__SHARDS), if any.
+const setting* single_underscore_match(const std::string& name) {
+  for (const auto& s : settings()) {
+    std::string single = env_name(s.key);
+    if (single.find("__") == std::string::npos) continue;
+    for (auto at = single.find("__"); at != std::string::npos; at = single.find("__", at)) single.erase(at, 1);
+    if (single == name) return &s;
+  }
+  return nullptr;
+}
+
+void apply_env(config& c, key_origins& origins, const config_sources& src) {
   for (const auto& entry : src.env) {
     if (entry.rfind("WEIR_", 0) != 0) continue;
     const auto eq = entry.find('=');
@@ -144,16 +163,19 @@ void apply_env(config& c, const config_sources& src) {
       if (env_name(s.key) == name) match = &s;
     if (match) {
       const std::string where = "environment " + name;
-      assign_or_throw(c, *match, node_from_text(*match, value, where), where);
+      assign_or_throw(c, origins, *match, node_from_text(*match, value, where), where);
     } else if (name.find("__") != std::string::npos) {
       // Looks like a config variable but names no key: a typo must not be ignored.
       throw config_error("config error: environment " + name +
                          " names no configuration key; see docs/configuration.md");
+    } else if (const setting* meant = single_underscore_match(name)) {
+      throw config_error("config error: environment " + name + " names no configuration key; expected " +
+                         env_name(meant->key) + " for " + meant->key + " (a section and its key are joined by two underscores)");
     }
   }
 }
 
-void apply_overrides(config& c, const config_sources& src) {
+void apply_overrides(config& c, key_origins& origins, const config_sources& src) {
   for (const auto& entry : src.overrides) {
     const auto eq = entry.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -164,18 +186,42 @@ void apply_overrides(config& c, const config_sources& src) {
       throw config_error("config error: --set " + entry + ": unknown key " + key +
                          "; see docs/configuration.md");
     const std::string where = "--set";
-    assign_or_throw(c, *s, node_from_text(*s, value, where), where);
+    assign_or_throw(c, origins, *s, node_from_text(*s, value, where), where);
   }
 }
 
 }  // namespace
 
+/// `e` (a rule across keys refused the values) with where each key it names
+/// was set: "(ingest.shards from --set; wab.segment_max_bytes by default)".
+config_error with_origins(const config_error& e, const key_origins& origins) {
+  const std::string message = e.what();
+  std::string said;
+  for (const auto& s : settings()) {
+    const auto at = message.find(s.key);
+    if (at == std::string::npos) continue;
+    // The whole key, not a prefix of a longer one (sink.http.url in sink.http.url_x).
+    const std::size_t end = at + s.key.size();
+    if (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_' ||
+                                 message[end] == '.'))
+      continue;
+    const auto o = origins.find(s.key);
+    said += std::string(said.empty() ? "" : "; ") + s.key + (o == origins.end() ? " by default" : " from " + o->second);
+  }
+  return config_error(said.empty() ? message : message + " (" + said + ")");
+}
+
 config load_config(const config_sources& sources) {
   config c = default_config();
-  if (!sources.file.empty()) apply_file(c, sources);
-  apply_env(c, sources);
-  apply_overrides(c, sources);
-  validate_config(c);
+  key_origins origins;
+  if (!sources.file.empty()) apply_file(c, origins, sources);
+  apply_env(c, origins, sources);
+  apply_overrides(c, origins, sources);
+  try {
+    validate_config(c);
+  } catch (const config_error& e) {
+    throw with_origins(e, origins);
+  }
   return c;
 }
 

@@ -126,6 +126,11 @@ TEST_CASE("an unknown key is an error naming it wherever it comes from", "[confi
   fixture g;
   g.sources.env = {"WEIR_INGEST__SHARD=4"};
   CHECK(g.error().find("WEIR_INGEST__SHARD") != std::string::npos);
+  g.sources.env = {"WEIR_INGEST_SHARDS=4"};  // one underscore where two join the section and the key
+  CHECK(g.error().find("environment WEIR_INGEST_SHARDS names no configuration key; expected WEIR_INGEST__SHARDS") !=
+        std::string::npos);
+  g.sources.env = {"WEIR_SINK_BEARER_TOKEN=x", "WEIR_SOCKET=/tmp/s"};  // not configuration: left alone
+  CHECK(g.load().ingest.shards == default_config().ingest.shards);
 
   fixture h;
   h.sources.overrides = {"ingest.shard=4"};
@@ -214,6 +219,18 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   fixture f;
   f.sources.overrides = {"limits.wab_max_bytes=64MiB", "wab.segment_max_bytes=64MiB"};
   CHECK(f.error().find("limits.wab_max_bytes = 64MiB") != std::string::npos);
+  // It says where each key it names was set.
+  f.yaml("wab:\n  segment_max_bytes: 64MiB\n");
+  f.sources.overrides = {"limits.wab_max_bytes=64MiB"};
+  f.sources.env = {"WEIR_INGEST__SHARDS=2"};
+  auto crossed = f.error();
+  CHECK(crossed.find("limits.wab_max_bytes from --set") != std::string::npos);
+  CHECK(crossed.find("ingest.shards from environment WEIR_INGEST__SHARDS") != std::string::npos);
+  CHECK(crossed.find("wab.segment_max_bytes from " + f.sources.file + " line 2, column 22") != std::string::npos);
+  f.yaml("");
+  f.sources.env = {};
+  f.sources.overrides = {"drain.retry.max_ms=10"};
+  CHECK(f.error().find("drain.retry.initial_ms by default") != std::string::npos);
 
   f.sources.overrides = {"sink.type=http"};
   CHECK(f.error().find("sink.http.url") != std::string::npos);
