@@ -69,7 +69,7 @@ TEST_CASE("http sink: its kept-alive connection sends each request without waiti
   CHECK(quick_ack == 1);
 }
 
-TEST_CASE("http sink: its probe finds an endpoint gone, and keeps finding it gone until it is back", "[sink][http]") {
+TEST_CASE("http sink: its probe finds an endpoint gone and keeps finding it gone until it is back", "[sink][http]") {
   http_test_server server;
   config_sources src;
   src.file_required = false;

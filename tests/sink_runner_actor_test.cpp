@@ -414,12 +414,14 @@ TEST_CASE("sink worker: a sink that cannot be made is down and its commits are t
   (*w.drain)->send(worker, commit_job{std::make_shared<std::vector<sink_record>>(1)});
   w.run();
   std::optional<sink_health> health;
+  std::string why;
   std::optional<commit_outcome> out;
   for (int i = 0; i < 2; ++i)
-    (*w.drain)->receive([&](sink_health h) { health = h; }, [&](commit_outcome& o) { out = o; },
-                        caf::after(std::chrono::seconds(0)) >> [] {});
+    (*w.drain)->receive([&](sink_health h, std::string& reason) { health = h, why = reason; },
+                        [&](commit_outcome& o) { out = o; }, caf::after(std::chrono::seconds(0)) >> [] {});
   REQUIRE(health);
   CHECK(*health == sink_health::down);
+  CHECK(why == "cannot open the sink");  // the probe says why
   REQUIRE(out);
   CHECK(out->what == commit_outcome::kind::transient);
   CHECK(out->error == "cannot open the sink");

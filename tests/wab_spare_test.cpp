@@ -310,7 +310,7 @@ TEST_CASE("a segment whose sync failed is never sealed", "[wab][writer][faults]"
   CHECK_FALSE(f.header(1).seal);
 }
 
-TEST_CASE("a spare that cannot be opened is removed, not left taken and unused", "[wab][writer][spares][faults]") {
+TEST_CASE("a spare that cannot be opened is removed and not left taken and unused", "[wab][writer][spares][faults]") {
   spare_fixture f;
   spare_pool pool(f.io, f.shard.string(), segment_bytes, 1, 0);
   REQUIRE(pool.prepare_one() == 1);
