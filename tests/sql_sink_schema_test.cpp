@@ -403,14 +403,6 @@ TEST_CASE("sqlite: a database a crash left with a hot journal passes the start's
   REQUIRE_NOTHROW(factory = sqlite_factory_at(db));
   auto sink = factory->make();
   REQUIRE(sink->commit({record(0, 1, 2, "after the crash")}).kind == commit_result::outcome::committed);
-  sqlite3* c = nullptr;
-  REQUIRE(sqlite3_open(db.c_str(), &c) == SQLITE_OK);
-  sqlite3_stmt* q = nullptr;
-  REQUIRE(sqlite3_prepare_v2(c, "SELECT count(*) FROM weir_records", -1, &q, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(q) == SQLITE_ROW);
-  CHECK(sqlite3_column_int(q, 0) == 2);
-  sqlite3_finalize(q);
-  CHECK(sqlite3_prepare_v2(c, "SELECT count(*) FROM filler", -1, &q, nullptr) != SQLITE_OK);  // rolled back
-  sqlite3_finalize(q);
-  sqlite3_close(c);
+  CHECK(rows(db).size() == 2);
+  exec(db, "CREATE TABLE filler(x BLOB)");  // the dead writer's table was rolled back
 }
