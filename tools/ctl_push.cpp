@@ -33,7 +33,7 @@ std::span<const std::uint8_t> bytes_of(const std::string& s) {
 std::string refusal(std::uint8_t nack, client::durability tier) {
   std::string text = "Nack(" + client::nack_name(nack) + ")";
   if (tier == client::durability::replicated && nack == static_cast<std::uint8_t>(wire::nack_reason::internal_error))
-    text += " (a Replicated push needs a cluster: a node without one refuses every such push, and in a cluster "
+    text += " (a Replicated push needs a cluster: a node without one refuses every such push; in a cluster, "
             "too few peers confirmed it in time)";
   return text;
 }
