@@ -203,6 +203,7 @@ void connection::check_usable() const {
 
 void connection::send_raw(std::span<const std::uint8_t> bytes) {
   check_usable();
+  if (!closed_after_reply_.empty()) poison(closed_after_reply_, error_kind::connection_lost);
   std::size_t sent = 0;
   while (sent < bytes.size()) {
     const long n = tls_ ? tls_->write(bytes.data() + sent, bytes.size() - sent)
@@ -213,9 +214,12 @@ void connection::send_raw(std::span<const std::uint8_t> bytes) {
         poison("send timed out: the daemon took no more bytes within the timeout", error_kind::timeout);
       // A daemon refuses a frame from its header (too large, say), answers
       // and closes while the rest is still being sent: that answer, not a
-      // broken pipe, is what the caller must see.
-      if (n < 0 && !tls_ && (errno == EPIPE || errno == ECONNRESET) && readable(std::chrono::milliseconds(0))) {
-        closed_after_reply_ = std::string("send: ") + std::strerror(errno) + ", after the daemon's reply";
+      // broken pipe, is what the caller must see. The replies already there
+      // are read as usual; the one after them is the end of the connection,
+      // and so is any further send. (Not over TLS: after a failed write the
+      // TLS session must not be read from.)
+      if (n < 0 && !tls_ && (errno == EPIPE || errno == ECONNRESET) && reply_waiting()) {
+        closed_after_reply_ = std::string("send: ") + std::strerror(errno) + ": the daemon closed the connection";
         return;
       }
       poison(std::string("send: ") + (n == 0 ? "connection closed by the daemon" : std::strerror(errno)),
@@ -275,8 +279,14 @@ reply connection::read_reply() {
   if (crc32_of(r.payload) != load_le32(crc)) {
     poison("bad reply payload CRC", error_kind::protocol);
   }
-  if (!closed_after_reply_.empty() && poisoned_.empty()) poisoned_ = closed_after_reply_;
   return r;
+}
+
+bool connection::reply_waiting() {
+  if (inbox_at_ < inbox_.size()) return true;
+  // poll() says "readable" for a closed socket too: only bytes count.
+  std::uint8_t b;
+  return ::recv(fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
 bool connection::readable(std::chrono::milliseconds wait) {

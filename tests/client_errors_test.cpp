@@ -132,7 +132,8 @@ TEST_CASE("client: a refused push is a typed result and not an exception", "[liv
   CHECK(*huge.reason() == client::nack_reason::payload_too_large);
   const auto after = error_of([&] { again.push(as_bytes("more"), client::durability::durable); });
   REQUIRE(after);
-  CHECK(after->kind() == client::error_kind::poisoned);
+  CHECK(after->kind() == client::error_kind::connection_lost);
+  CHECK(after->retryable());
   CHECK(d.stop() == 0);
 }
 
@@ -303,4 +304,31 @@ TEST_CASE("client: bytes after a reply desync the connection and the next reply 
   REQUIRE(after);
   CHECK(after->kind() == client::error_kind::poisoned);
   CHECK(mentions(*after, "bad reply header: BadMagic"));
+}
+
+TEST_CASE("client: a pipelined producer whose daemon closes mid-send reads the replies that came and loses only the rest",
+          "[client]") {
+  temp_dir dir;
+  // Two frames answered, then the daemon closes while the third is being sent.
+  scripted_daemon fake((dir / "fake.sock").string(),
+                       {reply_frame(wire::message_type::ack), reply_frame(wire::message_type::ack)}, 2);
+  auto c = client::connection::connect_unix(fake.path());
+  c.set_timeout(5s);
+  std::size_t acked = 0;
+  std::optional<client::client_error> lost;
+  {
+    client::pipelined_producer p(c, 8);
+    auto count = [&](const client::push_result& r) { acked += r.acked ? 1 : 0; };
+    p.push(as_bytes("one"), client::durability::durable, count);
+    p.push(as_bytes("two"), client::durability::durable, count);
+    REQUIRE(eventually([&] { return fake.frames_read() == 2; }));
+    lost = error_of([&] {
+      p.push(as_bytes(std::string(8 << 20, 'x')), client::durability::durable, count);  // more than a socket buffer
+      p.flush();
+    });
+  }
+  CHECK(acked == 2);
+  REQUIRE(lost);
+  CHECK(lost->kind() == client::error_kind::connection_lost);
+  CHECK(lost->retryable());
 }

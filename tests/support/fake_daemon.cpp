@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -87,8 +88,9 @@ silent_tcp_listener::silent_tcp_listener() {
 
 silent_tcp_listener::~silent_tcp_listener() { ::close(fd_); }
 
-scripted_daemon::scripted_daemon(std::string path, std::vector<std::vector<std::uint8_t>> replies)
-    : path_(std::move(path)), replies_(std::move(replies)), listen_fd_(listen_unix(path_, 8)) {
+scripted_daemon::scripted_daemon(std::string path, std::vector<std::vector<std::uint8_t>> replies,
+                                 std::size_t close_after)
+    : path_(std::move(path)), replies_(std::move(replies)), close_after_(close_after), listen_fd_(listen_unix(path_, 8)) {
   if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) fail("pipe");
   thread_ = std::thread([this] { serve(); });
 }
@@ -138,10 +140,14 @@ void scripted_daemon::serve() {
   if (!wait_readable(listen_fd_)) return;
   const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
-  for (std::size_t next = 0; skip_frame(fd); ++next) {
+  const bool answer_late = close_after_ != SIZE_MAX;
+  for (std::size_t next = 0; next < close_after_ && skip_frame(fd); ++next) {
     ++frames_read_;
-    if (next < replies_.size()) ::send(fd, replies_[next].data(), replies_[next].size(), MSG_NOSIGNAL);
+    if (!answer_late && next < replies_.size()) ::send(fd, replies_[next].data(), replies_[next].size(), MSG_NOSIGNAL);
   }
+  if (answer_late && frames_read_ == close_after_ && wait_readable(fd))
+    for (std::size_t k = 0; k < std::min(close_after_, replies_.size()); ++k)
+      ::send(fd, replies_[k].data(), replies_[k].size(), MSG_NOSIGNAL);
   ::close(fd);
 }
 

@@ -53,7 +53,11 @@ class silent_tcp_listener {
 /// answers nothing, until destroyed.
 class scripted_daemon {
  public:
-  scripted_daemon(std::string path, std::vector<std::vector<std::uint8_t>> replies);
+  /// With `close_after`, it reads that many frames without answering, waits
+  /// for the next one to start arriving, then answers them all and closes
+  /// the connection while the client is still sending.
+  scripted_daemon(std::string path, std::vector<std::vector<std::uint8_t>> replies,
+                  std::size_t close_after = SIZE_MAX);
   ~scripted_daemon();
   scripted_daemon(const scripted_daemon&) = delete;
   scripted_daemon& operator=(const scripted_daemon&) = delete;
@@ -75,6 +79,7 @@ class scripted_daemon {
 
   std::string path_;
   std::vector<std::vector<std::uint8_t>> replies_;
+  std::size_t close_after_;
   int listen_fd_ = -1;
   int stop_pipe_[2] = {-1, -1};  // written to by the destructor: wakes serve()
   std::atomic<std::size_t> frames_read_{0};

@@ -148,6 +148,8 @@ class connection {
   friend class pipelined_producer;
   /// Whether a reply (or its first bytes) can be read within `wait`.
   bool readable(std::chrono::milliseconds wait);
+  /// Whether reply bytes wait to be read, without waiting (plain sockets).
+  bool reply_waiting();
   explicit connection(int fd);
   void read_exact(std::uint8_t* out, std::size_t n);
   push_result expect_ack(const reply& r);
@@ -158,8 +160,8 @@ class connection {
   int fd_ = -1;
   std::string poisoned_;  // the first error; empty while usable
   // Set when a send broke on a daemon that had answered first (a frame it
-  // refused before reading all of it, then closed): its reply is still read,
-  // and the connection is unusable after it.
+  // refused before reading all of it, then closed): the replies it sent are
+  // still read, and the next send fails with this (connection_lost).
   std::string closed_after_reply_;
   std::unique_ptr<tls_channel> tls_;
   // Bytes received and not read yet: replies are read many at a time (a
