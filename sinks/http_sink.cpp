@@ -120,10 +120,10 @@ class http_sink final : public sink {
     return s_->ndjson ? commit_ndjson(batch) : commit_raw(batch);
   }
 
-  /// Healthy when a connection stands: the kept-alive one while the
-  /// endpoint has not closed it, else a new one.
+  /// Healthy when a connection stands: the kept-alive one while nothing
+  /// says the endpoint left it, else a new one.
   sink_health probe(std::string& why) override {
-    if (lowest().socket().is_open() && closed_by_peer()) disconnect();
+    if (lowest().socket().is_open() && maybe_stale()) disconnect();
     why = ensure_connected();
     if (why.empty()) return sink_health::healthy;
     disconnect();  // a failed connect leaves the socket open, and "connected" for the next look
@@ -299,12 +299,15 @@ class http_sink final : public sink {
     return why;
   }
 
-  /// Whether the endpoint closed the kept-alive connection (or reset it):
-  /// a look at the socket that neither waits nor takes bytes.
-  bool closed_by_peer() {
+  /// Whether the idle kept-alive connection may be gone: the endpoint
+  /// closed or reset it, or sent bytes nobody asked for. Over TLS those can
+  /// be a close_notify before the close, or session tickets never read:
+  /// which, only reading would tell, so either way a new connection is made.
+  /// A look at the socket that neither waits nor takes bytes.
+  bool maybe_stale() {
     char byte;
     const ssize_t n = ::recv(lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+    return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
   }
 
   boost::beast::tcp_stream& lowest() { return secure_ ? boost::beast::get_lowest_layer(*secure_) : plain_; }

@@ -16,6 +16,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "config/loader.hpp"
+#include "sinks/sink.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/nginx_server.hpp"
@@ -201,4 +203,29 @@ TEST_CASE("https settings that cannot work exit 2 naming the key", "[live][sink]
                  f.dir.path());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("sink.http.ca_file = " + (f.dir / "absent.pem").string()) != std::string::npos);
+}
+
+TEST_CASE("https: the sink's probe finds an endpoint gone though TLS left bytes unread on its connection",
+          "[live][sink][http][tls]") {
+  https_fixture f;
+  f.pki.make_cert("endpoint", "endpoint-ca", {"IP:127.0.0.1"});
+  nginx_server nginx(nginx_tls{f.pki.pem("endpoint"), f.pki.key("endpoint"), ""});
+  config_sources src;
+  src.file_required = false;
+  src.overrides = {"sink.type=http", "sink.http.url=" + nginx.url(), "sink.http.ca_file=" + f.pki.pem("endpoint-ca")};
+  auto sink = make_sink_factory(load_config(src))->make();
+  std::string why;
+  REQUIRE(sink->probe(why) == sink_health::healthy);
+  // TLS 1.3 session tickets (and a close_notify, from an endpoint that
+  // closes politely) wait unread on the idle connection: bytes that do not
+  // say whether the endpoint is still there.
+  CHECK(sink->probe(why) == sink_health::healthy);
+  nginx.stop_gracefully();
+  for (int look = 0; look < 2; ++look) {
+    why.clear();
+    CHECK(sink->probe(why) == sink_health::down);
+    CHECK(why.find("connecting to") != std::string::npos);
+  }
+  nginx.start();
+  REQUIRE(eventually([&] { return sink->probe(why) == sink_health::healthy; }));
 }

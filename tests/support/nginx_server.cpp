@@ -91,6 +91,13 @@ void nginx_server::kill() {
   pid_ = -1;
 }
 
+void nginx_server::stop_gracefully() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGQUIT);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
 nginx_server::~nginx_server() {
   if (pid_ > 0) {
     ::kill(pid_, SIGTERM);

@@ -40,6 +40,9 @@ class nginx_server {
 
   /// SIGKILL: the endpoint dies as in a crash, mid-request.
   void kill();
+  /// SIGQUIT: a graceful stop, which closes idle connections politely (over
+  /// TLS, with a close_notify).
+  void stop_gracefully();
   /// Starts it again with the same configuration and port.
   void start();
 
