@@ -191,11 +191,11 @@ class sink_runner_state {
                  {"after_s", after},
                  {"failed_attempts", std::to_string(failures_)},
                  {"records_waiting", std::to_string(records_waiting())}});
-      status_->set_error("");
       status_->backoff_ms = 0;
     } else if (status_->health.load() != sink_health::healthy) {
       log::info("sink healthy", {{"sink", type_}});
     }
+    status_->set_error("");  // a failed probe's reason too
     failures_ = 0;
     dead_letters_full_logged_ = false;
     last_logged_error_.clear();
@@ -207,9 +207,12 @@ class sink_runner_state {
   void probed(sink_health h, const std::string& why) {
     if (failures_ == 0) {
       // What status and the dashboard show as the last error, too: with
-      // nothing to deliver, no commit tells it.
-      if (h == sink_health::healthy) status_->set_error("");
-      else if (!why.empty()) status_->set_error(why);
+      // nothing to deliver, no commit tells it. (Not while the dead letters
+      // are full: that error stands until delivery goes on.)
+      if (status_->state != delivery_state::dead_letter_full) {
+        if (h == sink_health::healthy) status_->set_error("");
+        else if (!why.empty()) status_->set_error(why);
+      }
       set_health(h, why);
       return;
     }

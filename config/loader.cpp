@@ -63,22 +63,25 @@ void assign_or_throw(config& c, key_origins& origins, const setting& s, const YA
                        " (" + where + "): expected " + s.allowed);
 }
 
-void apply_yaml_map(config& c, key_origins& origins, const YAML::Node& map, const std::string& prefix,
-                    const std::string& file) {
-  // YAML parsers keep both of two equal keys, and the last would silently win.
-  std::map<std::string, YAML::Mark> seen;
+/// Where in the file each key was given: YAML keeps both of two equal keys
+/// (and a dotted key beside its section's), and the last would silently win.
+/// A section may come twice (files made by concatenation); a key may not.
+using keys_given = std::map<std::string, YAML::Mark>;
+
+void apply_yaml_map(config& c, key_origins& origins, keys_given& given, const YAML::Node& map,
+                    const std::string& prefix, const std::string& file) {
   for (const auto& kv : map) {
     if (!kv.first.IsScalar())
       throw config_error("config error: " + at(file, kv.first.Mark()) + ": keys must be plain names");
     const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
-    if (const auto [first, fresh] = seen.emplace(key, kv.first.Mark()); !fresh)
-      throw config_error("config error: " + key + " is given twice (" + at(file, first->second) + " and " +
-                         at(file, kv.first.Mark()) + "); expected each key once");
     if (const setting* s = find_setting(key)) {
+      if (const auto [first, fresh] = given.emplace(key, kv.first.Mark()); !fresh)
+        throw config_error("config error: " + key + " is given twice (" + at(file, first->second) + " and " +
+                           at(file, kv.first.Mark()) + "); expected each key once");
       assign_or_throw(c, origins, *s, kv.second, at(file, kv.second.Mark()));
     } else if (is_section(key)) {
       if (kv.second.IsMap())
-        apply_yaml_map(c, origins, kv.second, key, file);
+        apply_yaml_map(c, origins, given, kv.second, key, file);
       else if (!kv.second.IsNull())
         throw config_error("config error: " + key + " (" + at(file, kv.second.Mark()) +
                            "): expected a section (a mapping of keys), got " + quoted(kv.second));
@@ -125,7 +128,8 @@ void apply_file(config& c, key_origins& origins, const config_sources& src) {
   if (root.IsNull()) return;
   if (!root.IsMap())
     throw config_error("config error: " + src.file + ": the top level must be a mapping of sections");
-  apply_yaml_map(c, origins, root, "", src.file);
+  keys_given given;
+  apply_yaml_map(c, origins, given, root, "", src.file);
 }
 
 /// Text from the environment or --set: scalars are taken verbatim (so "yes",
@@ -192,24 +196,41 @@ void apply_overrides(config& c, key_origins& origins, const config_sources& src)
 
 }  // namespace
 
+namespace {
+
+bool is_key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+
+/// Whether `key` appears in `message` as a key: whole (not part of a longer
+/// name), and outside the quoted values the message echoes. A map key's
+/// entries count (sink.http.headers.X-Tenant names sink.http.headers).
+bool names_key(const std::string& message, const setting& s) {
+  bool quoted = false;
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    if (message[i] == '"') quoted = !quoted;
+    if (quoted || message.compare(i, s.key.size(), s.key) != 0) continue;
+    const std::size_t end = i + s.key.size();
+    const bool starts = i == 0 || !is_key_char(message[i - 1]);
+    const bool ends = end == message.size() || !is_key_char(message[end]) ||
+                      (s.structured && message[end] == '.' && end + 1 < message.size() && message[end + 1] != ' ');
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
 /// `e` (a rule across keys refused the values) with where each key it names
 /// was set: "(ingest.shards from --set; wab.segment_max_bytes by default)".
 config_error with_origins(const config_error& e, const key_origins& origins) {
   const std::string message = e.what();
   std::string said;
   for (const auto& s : settings()) {
-    const auto at = message.find(s.key);
-    if (at == std::string::npos) continue;
-    // The whole key, not a prefix of a longer one (sink.http.url in sink.http.url_x).
-    const std::size_t end = at + s.key.size();
-    if (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_' ||
-                                 message[end] == '.'))
-      continue;
+    if (!names_key(message, s)) continue;
     const auto o = origins.find(s.key);
     said += std::string(said.empty() ? "" : "; ") + s.key + (o == origins.end() ? " by default" : " from " + o->second);
   }
   return config_error(said.empty() ? message : message + " (" + said + ")");
 }
+
+}  // namespace
 
 config load_config(const config_sources& sources) {
   config c = default_config();

@@ -103,6 +103,7 @@ class postgres_sink final : public sink {
     }
     pg_result r(PQexec(conn_, "SELECT 1"));
     if (!r.ok()) {
+      error_ = PQresultErrorMessage(r.r);  // this failure, not the last commit's
       why = lost(r.sqlstate()).error;
       return sink_health::down;
     }

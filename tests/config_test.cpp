@@ -202,8 +202,16 @@ TEST_CASE("a key given twice is an error naming both places", "[config][errors]"
   CHECK(e.find("line 2, column 3") != std::string::npos);
   CHECK(e.find("line 3, column 3") != std::string::npos);
 
-  f.yaml("ingest:\n  shards: 2\nsink:\n  type: noop\ningest:\n  ack_mode: ordered\n");
-  CHECK(f.error().find("ingest is given twice") != std::string::npos);
+  // However it is written: a dotted key beside its section's.
+  f.yaml("ingest:\n  shards: 2\ningest.shards: 4\n");
+  CHECK(f.error().find("ingest.shards is given twice (" + f.sources.file + " line 2, column 3 and " +
+                       f.sources.file + " line 3, column 1)") != std::string::npos);
+
+  // A section split in two (files put together) is fine while no key repeats.
+  f.yaml("ingest:\n  shards: 2\nsink:\n  type: noop\ningest:\n  ack_mode: strict\n");
+  const auto c = f.load();
+  CHECK(c.ingest.shards == 2);
+  CHECK(c.ingest.ack_mode == ack_mode::strict);
 }
 
 TEST_CASE("YAML syntax errors give the line and column", "[config][errors]") {
@@ -231,6 +239,13 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   f.sources.env = {};
   f.sources.overrides = {"drain.retry.max_ms=10"};
   CHECK(f.error().find("drain.retry.initial_ms by default") != std::string::npos);
+  // A key's name inside an echoed value is no key of the message's.
+  f.sources.overrides = {"sink.http.url=http://host/data_dir", "sink.http.ca_file=ca.pem"};
+  crossed = f.error();
+  CHECK(crossed.find("sink.http.url from --set") != std::string::npos);
+  CHECK(crossed.find("sink.http.ca_file from --set") != std::string::npos);
+  CHECK(crossed.find("data_dir by default") == std::string::npos);
+  f.sources.overrides = {};
 
   f.sources.overrides = {"sink.type=http"};
   CHECK(f.error().find("sink.http.url") != std::string::npos);
@@ -248,6 +263,7 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   CHECK(f.error().find("expected a header name") != std::string::npos);
   f.yaml("sink:\n  http:\n    headers:\n      content-length: \"5\"\n");
   CHECK(f.error().find("sink.http.headers.content-length: set by the sink itself") != std::string::npos);
+  CHECK(f.error().find("(sink.http.headers from " + f.sources.file + " line 4, column 7)") != std::string::npos);
   f.yaml("sink:\n  http:\n    headers:\n      X-Tenant: blue\n");
   CHECK(f.load().sink.http.headers.at("X-Tenant") == "blue");
   f.yaml("");

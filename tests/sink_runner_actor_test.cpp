@@ -33,6 +33,7 @@ namespace {
 struct sink_script {
   std::deque<commit_result> answers;
   sink_health probe_answer = sink_health::healthy;
+  std::string probe_why;  // the reason a probe that is not healthy gives
   std::size_t probes = 0;
   std::vector<std::vector<std::string>> commits;  // the record ids of each commit, in order
 };
@@ -49,8 +50,9 @@ class scripted_sink : public sink {
     script_->answers.pop_front();
     return r;
   }
-  sink_health probe(std::string&) override {
+  sink_health probe(std::string& why) override {
     ++script_->probes;
+    if (script_->probe_answer != sink_health::healthy) why = script_->probe_why;
     return script_->probe_answer;
   }
 
@@ -367,11 +369,24 @@ TEST_CASE("sink runner: with nothing to deliver the probe's answer is the health
   s.health_interval_ms = 1000;
   runner_world w(s);
   w.script->probe_answer = sink_health::down;
+  w.script->probe_why = "connecting to the sink: refused";
   w.advance(1000ms);
   CHECK(w.status->health.load() == sink_health::down);
+  CHECK(w.status->last_error() == "connecting to the sink: refused");  // status shows why
   w.script->probe_answer = sink_health::healthy;
   w.advance(1000ms);
   CHECK(w.status->health.load() == sink_health::healthy);
+  CHECK(w.status->last_error().empty());
+
+  // A commit that goes through clears a failed probe's reason too.
+  w.script->probe_answer = sink_health::down;
+  w.advance(1000ms);
+  REQUIRE_FALSE(w.status->last_error().empty());
+  w.send_batch(1, {"a"});
+  w.advance(10ms);
+  CHECK(w.delivered() == std::vector<std::uint64_t>{1});
+  CHECK(w.status->health.load() == sink_health::healthy);
+  CHECK(w.status->last_error().empty());
 }
 
 namespace {
