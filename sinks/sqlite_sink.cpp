@@ -23,12 +23,14 @@
 // SQLite's busy handler (which sleeps in steps of up to 100 ms), and one
 // connection keeps one warm page cache (each connection's cache is dropped
 // whenever another one writes).
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -223,12 +225,14 @@ class sqlite_factory final : public sink_factory {
 
 /// A path that can never hold the sink's database is a mistake in the
 /// configuration: said before the daemon starts (and by --check-config),
-/// not found by the first commit while ingest goes on. Opens nothing for
-/// writing and creates nothing. Only a file that is no database at all is
-/// refused: a locked one, or one a crash left with a hot journal (which a
-/// read-only connection may not roll back), is the sink's to open.
+/// not found by the first commit while ingest goes on. Reads a header and
+/// creates nothing (SQLite itself, even read-only, would make a WAL
+/// database's -shm file). Only a file that is no database at all is
+/// refused: a locked one, or one a crash left with a hot journal, is the
+/// sink's to open.
 void check_database_path(const std::string& path) {
   namespace fs = std::filesystem;
+  if (path == ":memory:") return;
   auto refuse = [&](const std::string& why) {
     throw std::runtime_error("sink.sqlite.path = " + path + ": " + why +
                              "; expected an SQLite database, or a path where one can be made");
@@ -237,12 +241,15 @@ void check_database_path(const std::string& path) {
   const auto here = fs::status(path, ec);
   if (fs::exists(here)) {
     if (!fs::is_regular_file(here)) refuse("not a regular file");
-    sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA schema_version", nullptr, nullptr, nullptr);
-    const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    if ((rc & 0xff) == SQLITE_NOTADB) refuse(why);
+    // Every SQLite database starts with these 16 bytes; an empty file is a
+    // database SQLite has yet to write.
+    static constexpr char magic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+    char head[sizeof magic] = {};
+    std::ifstream in(path, std::ios::binary);
+    if (!in) refuse(std::string("cannot read it: ") + std::strerror(errno));
+    in.read(head, sizeof head);
+    const auto got = in.gcount();
+    if (got != 0 && (got != sizeof head || std::memcmp(head, magic, sizeof magic) != 0)) refuse("file is not a database");
     return;
   }
   // Not there yet: the sink makes it, and any directory above it missing;
@@ -251,7 +258,9 @@ void check_database_path(const std::string& path) {
   while (!up.empty() && !fs::exists(fs::status(up, ec)) && up != up.parent_path()) up = up.parent_path();
   if (up.empty()) up = ".";
   if (!fs::is_directory(fs::status(up, ec))) refuse(up.string() + " is not a directory");
-  if (::access(up.c_str(), W_OK | X_OK) != 0) refuse("cannot create it in " + up.string() + ": " + std::strerror(errno));
+  // As the daemon's effective ids and capabilities allow, not its real ids.
+  if (::faccessat(AT_FDCWD, up.c_str(), W_OK | X_OK, AT_EACCESS) != 0)
+    refuse("cannot create it in " + up.string() + ": " + std::strerror(errno));
 }
 
 }  // namespace
