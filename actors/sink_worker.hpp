@@ -7,7 +7,7 @@
 //
 // Interface:    sink_worker_actor (messages/drain_protocol.hpp)
 //               commit_job => commit_outcome
-//               (probe_atom) => sink_health
+//               (probe_atom) => sink_health, why
 #include <memory>
 
 #include <caf/fwd.hpp>

@@ -115,8 +115,8 @@ void produce(const std::string& socket_path, const load_spec& spec, load_plan& p
   // Set when the daemon ends the conversation before the load does: it
   // died, closed the connection, sent what is no reply, or kept a reply
   // longer than reply_timeout_s.
-  const char* lost = nullptr;
-  while (!lost) {
+  std::string lost;
+  while (lost.empty()) {
     while (sent.size() < spec.pipeline && may_send(spec, plan, next_slot, per_frame)) {
       if (spec.stamp) frame = make_frame(spec);
       if (!write_all(fd, frame)) {
@@ -125,12 +125,14 @@ void produce(const std::string& socket_path, const load_spec& spec, load_plan& p
       }
       sent.push_back(clock::now());
     }
-    if (lost || sent.empty()) break;
+    if (!lost.empty() || sent.empty()) break;
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) lost = "the daemon closed the connection";
-    if (n < 0) lost = errno == EAGAIN || errno == EWOULDBLOCK ? "no reply came within 30 s" : "reading a reply failed";
-    if (lost) break;
+    if (n < 0)
+      lost = errno == EAGAIN || errno == EWOULDBLOCK ? "no reply came within " + std::to_string(reply_timeout_s) + " s"
+                                                     : "reading a reply failed";
+    if (!lost.empty()) break;
     byte_span input(buf.data(), static_cast<std::size_t>(n));
     while (!input.empty()) {
       const auto st = reader.feed(input);
@@ -152,7 +154,7 @@ void produce(const std::string& socket_path, const load_spec& spec, load_plan& p
   mine.refused += sent.size() * per_frame;  // sent and never answered
   ::close(fd);
   std::lock_guard<std::mutex> guard(merge);
-  if (lost) {
+  if (!lost.empty()) {
     ++out.lost_producers;
     if (out.lost_why.empty()) out.lost_why = lost;
   }

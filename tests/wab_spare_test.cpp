@@ -166,6 +166,16 @@ TEST_CASE("a delivered version-1 segment is deleted rather than recycled", "[wab
   f.make(2, {"a record"});
   fs::resize_file(f.segment(2), segment_bytes);
   CHECK(pool.recycle(f.segment(2).string()) == 1);
+
+  // One an earlier release recycled is given back to the disk at a restart;
+  // a prepared spare (zeros) and a recycled version-2 segment are kept.
+  fs::rename(f.segment(1), f.shard / "spare_00000009.wab");
+  std::ofstream(f.shard / "spare_00000005.wab").close();
+  fs::resize_file(f.shard / "spare_00000005.wab", segment_bytes);  // as prepared: zeros
+  spare_pool again(f.io, f.shard.string(), segment_bytes, 3, 0);
+  REQUIRE(again.adopt() == 0);
+  CHECK(again.held() == 2);
+  CHECK_FALSE(fs::exists(f.shard / "spare_00000009.wab"));
 }
 
 TEST_CASE("a segment in a reused file never reads the file's earlier records", "[wab][spares][recovery]") {
@@ -322,5 +332,5 @@ TEST_CASE("a spare that cannot be opened is removed and not left taken and unuse
   CHECK_FALSE(w);
   CHECK_FALSE(fs::exists(*spare));
   CHECK_FALSE(fs::exists(f.segment(1)));
-  CHECK(pool.prepare_one() == 1);  // the pool makes another
+  CHECK(files_named(f.shard, "spare_") == 0);
 }

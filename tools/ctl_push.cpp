@@ -33,8 +33,8 @@ std::span<const std::uint8_t> bytes_of(const std::string& s) {
 std::string refusal(std::uint8_t nack, client::durability tier) {
   std::string text = "Nack(" + client::nack_name(nack) + ")";
   if (tier == client::durability::replicated && nack == static_cast<std::uint8_t>(wire::nack_reason::internal_error))
-    text += " (a Replicated push needs a cluster: a node without one refuses every such push; in a cluster, "
-            "too few peers confirmed it in time)";
+    text += " (a node without a cluster refuses every Replicated push; in a cluster, too few peers may have "
+            "confirmed it in time; or the node could not store it: see weir-ctl status)";
   return text;
 }
 

@@ -61,8 +61,11 @@ int spare_pool::adopt() {
   // on every file system.
   std::sort(found.begin(), found.end());
   for (auto& [number, path] : found) {
-    // More than the pool keeps (the setting was lowered) are given back to the disk.
-    if (ready_.size() < keep_) ready_.push_back(std::move(path));
+    // More than the pool keeps (the setting was lowered) are given back to
+    // the disk, and so is a version-1 segment an earlier release recycled
+    // (see recycle). A prepared spare has no header: zeros.
+    const auto version = format_version(path);
+    if (ready_.size() < keep_ && (!version || *version == segment_version)) ready_.push_back(std::move(path));
     else removed = io_->unlink(path) == 0 || removed;
   }
   if (removed) io_->fsync_directory(dir_);
@@ -77,23 +80,29 @@ std::optional<std::string> spare_pool::take() {
   return path;
 }
 
-bool spare_pool::has_seeded_records(const std::string& segment_path) const {
-  const int fd = io_->open_existing(segment_path);
-  if (fd < 0) return false;
+std::optional<std::uint8_t> spare_pool::format_version(const std::string& path) const {
+  const int fd = io_->open_existing(path);
+  if (fd < 0) return std::nullopt;
   const auto header = read_segment_header(*io_, fd);
   io_->close(fd);
-  return header && header.value().version == segment_version;
+  if (!header) return std::nullopt;
+  return header.value().version;
+}
+
+bool spare_pool::full() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return ready_.size() + preparing_ >= keep_;
 }
 
 int spare_pool::recycle(const std::string& segment_path) {
-  if (keep_ == 0) return 0;
+  if (full()) return 0;
   std::error_code ec;
   const auto size = fs::file_size(segment_path, ec);
   if (ec || size < segment_bytes_) return 0;
   // A version-1 segment's records are checked from a CRC seed of zero, not
   // from its sequence: left in a file a new segment starts in, one of them
   // could pass the new segment's check by chance. Such files go to the disk.
-  if (!has_seeded_records(segment_path)) return 0;
+  if (format_version(segment_path) != segment_version) return 0;
   std::string to;
   {
     std::lock_guard<std::mutex> guard(mutex_);

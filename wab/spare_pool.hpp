@@ -33,7 +33,8 @@ class spare_pool {
              std::uint64_t min_free_bytes);
 
   /// Takes over the spares an earlier run left and removes interrupted
-  /// preparations. Returns -errno when the directory cannot be read.
+  /// preparations and spares holding version-1 records. Returns -errno when
+  /// the directory cannot be read.
   int adopt();
   /// A spare's path, now the caller's to rename; nullopt when none is ready.
   std::optional<std::string> take();
@@ -54,7 +55,10 @@ class spare_pool {
 
  private:
   std::string spare_path(std::uint64_t n, const char* suffix) const;
-  bool has_seeded_records(const std::string& segment_path) const;
+  /// The segment format version in `path`'s header; nullopt without one (a
+  /// prepared spare's zeros, an unreadable file).
+  std::optional<std::uint8_t> format_version(const std::string& path) const;
+  bool full() const;
 
   std::shared_ptr<file_io> io_;
   const std::string dir_;
