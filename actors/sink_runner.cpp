@@ -195,7 +195,9 @@ class sink_runner_state {
     } else if (status_->health.load() != sink_health::healthy) {
       log::info("sink healthy", {{"sink", type_}});
     }
-    status_->set_error("");  // a failed probe's reason too
+    // A failed probe's reason too; not the dead letters' being full, which a
+    // batch committed beside the refused one does not end.
+    if (status_->state != delivery_state::dead_letter_full) status_->set_error("");
     failures_ = 0;
     dead_letters_full_logged_ = false;
     last_logged_error_.clear();

@@ -218,10 +218,12 @@ void connection::send_raw(std::span<const std::uint8_t> bytes) {
       // are read as usual; the one after them is the end of the connection,
       // and so is any further send. (Not over TLS: after a failed write the
       // TLS session must not be read from.)
-      if (n < 0 && !tls_ && (errno == EPIPE || errno == ECONNRESET) && reply_waiting()) {
-        closed_after_reply_ = std::string("send: ") + std::strerror(errno) + ": the daemon closed the connection";
+      const int send_errno = errno;  // reply_waiting() may change errno
+      if (n < 0 && !tls_ && (send_errno == EPIPE || send_errno == ECONNRESET) && reply_waiting()) {
+        closed_after_reply_ = std::string("send: ") + std::strerror(send_errno) + ": the daemon closed the connection";
         return;
       }
+      errno = send_errno;
       poison(std::string("send: ") + (n == 0 ? "connection closed by the daemon" : std::strerror(errno)),
              error_kind::connection_lost);
     }

@@ -232,7 +232,9 @@ class sqlite_factory final : public sink_factory {
 /// sink's to open.
 void check_database_path(const std::string& path) {
   namespace fs = std::filesystem;
-  if (path == ":memory:") return;
+  // In-memory databases, and URI file names (which SQLite here understands):
+  // nothing on disk to look at under that name.
+  if (path == ":memory:" || path.rfind("file:", 0) == 0) return;
   auto refuse = [&](const std::string& why) {
     throw std::runtime_error("sink.sqlite.path = " + path + ": " + why +
                              "; expected an SQLite database, or a path where one can be made");
@@ -242,7 +244,9 @@ void check_database_path(const std::string& path) {
   if (fs::exists(here)) {
     if (!fs::is_regular_file(here)) refuse("not a regular file");
     // Every SQLite database starts with these 16 bytes; an empty file is a
-    // database SQLite has yet to write.
+    // database SQLite has yet to write. A crash during the first write can
+    // leave the header torn beside the journal that will undo it.
+    if (fs::exists(path + "-journal", ec) || fs::exists(path + "-wal", ec)) return;
     static constexpr char magic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
     char head[sizeof magic] = {};
     std::ifstream in(path, std::ios::binary);
@@ -259,8 +263,11 @@ void check_database_path(const std::string& path) {
   if (up.empty()) up = ".";
   if (!fs::is_directory(fs::status(up, ec))) refuse(up.string() + " is not a directory");
   // As the daemon's effective ids and capabilities allow, not its real ids.
-  if (::faccessat(AT_FDCWD, up.c_str(), W_OK | X_OK, AT_EACCESS) != 0)
-    refuse("cannot create it in " + up.string() + ": " + std::strerror(errno));
+  // (glibc asks faccessat2 for that, which older container seccomp profiles
+  // refuse with EPERM: then the plain check.)
+  int rc = ::faccessat(AT_FDCWD, up.c_str(), W_OK | X_OK, AT_EACCESS);
+  if (rc != 0 && (errno == EPERM || errno == ENOSYS)) rc = ::access(up.c_str(), W_OK | X_OK);
+  if (rc != 0) refuse("cannot create it in " + up.string() + ": " + std::strerror(errno));
 }
 
 }  // namespace

@@ -15,26 +15,10 @@
 #include "config/loader.hpp"
 #include "sinks/sink.hpp"
 #include "support/http_test_server.hpp"
+#include "support/local_sockets.hpp"
 
 using namespace weir;
 using namespace weir::test;
-
-namespace {
-
-/// This process's TCP sockets connected to 127.0.0.1:`port`.
-std::vector<int> sockets_connected_to(std::uint16_t port) {
-  std::vector<int> found;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    const int fd = std::stoi(entry.path().filename().string());
-    sockaddr_in peer{};
-    socklen_t len = sizeof peer;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0 || peer.sin_family != AF_INET) continue;
-    if (ntohs(peer.sin_port) == port && peer.sin_addr.s_addr == htonl(INADDR_LOOPBACK)) found.push_back(fd);
-  }
-  return found;
-}
-
-}  // namespace
 
 TEST_CASE("http sink: its kept-alive connection sends each request without waiting for ACKs (TCP_NODELAY)",
           "[sink][http]") {

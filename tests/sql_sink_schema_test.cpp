@@ -406,3 +406,14 @@ TEST_CASE("sqlite: a database a crash left with a hot journal passes the start's
   CHECK(rows(db).size() == 2);
   exec(db, "CREATE TABLE filler(x BLOB)");  // the dead writer's table was rolled back
 }
+
+TEST_CASE("sqlite: the start's check passes a torn first write beside its journal and a URI file name",
+          "[sink][sqlite]") {
+  test::temp_dir dir;
+  const auto db = dir / "torn.db";
+  std::ofstream(db) << std::string(512, '\0');  // page 1 torn to zeros by a crash
+  CHECK_THROWS(sqlite_factory_at(db));         // alone: no database
+  std::ofstream(dir / "torn.db-journal") << "the journal that will undo it";
+  CHECK_NOTHROW(sqlite_factory_at(db));
+  CHECK_NOTHROW(sqlite_factory_at("file:" + (dir / "uri.db").string()));
+}
