@@ -164,7 +164,7 @@ setting account_list(std::string key, Get get, const char* what, std::string def
 
 template <class Get>
 setting string_map(std::string key, Get get, std::string def, std::string help) {
-  setting s = describe(std::move(key), "a mapping of names to string values", std::move(def),
+  setting s = describe(std::move(key), "a mapping of names, each given once, to string values", std::move(def),
             std::move(help));
   s.structured = true;
   s.assign = [get](config& c, const YAML::Node& n) {
@@ -176,7 +176,7 @@ setting string_map(std::string key, Get get, std::string def, std::string help) 
     std::map<std::string, std::string> out;
     for (const auto& kv : n) {
       if (!kv.first.IsScalar() || !kv.second.IsScalar()) return false;
-      out[kv.first.Scalar()] = kv.second.Scalar();
+      if (!out.emplace(kv.first.Scalar(), kv.second.Scalar()).second) return false;  // YAML keeps both
     }
     get(c) = std::move(out);
     return true;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "config/credentials.hpp"
 #include "config/loader.hpp"
@@ -115,7 +116,15 @@ void validate_config(const config& c) {
   if (c.sink.type == "http" && c.sink.http.url.empty())
     fail("sink.http.url = \"\": expected an http:// or https:// URL when sink.type is http");
   require_all_or_none("sink.http.tls", {{"cert", &c.sink.http.tls.cert}, {"key", &c.sink.http.tls.key}});
-  for (const auto& [name, value] : c.sink.http.headers) validate_header(name, value);
+  std::map<std::string, std::string> header_names;  // lower case → as written: names ignore case
+  for (const auto& [name, value] : c.sink.http.headers) {
+    validate_header(name, value);
+    std::string lower(name);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (const auto [other, fresh] = header_names.emplace(lower, name); !fresh)
+      fail("sink.http.headers: \"" + other->second + "\" and \"" + name +
+           "\" name the same header; expected each header once");
+  }
   const bool https = c.sink.http.url.rfind("https://", 0) == 0;
   if (!https && !c.sink.http.url.empty() && (!c.sink.http.ca_file.empty() || !c.sink.http.tls.cert.empty()))
     fail("sink.http.url = \"" + c.sink.http.url +

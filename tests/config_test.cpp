@@ -264,6 +264,10 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   f.yaml("sink:\n  http:\n    headers:\n      content-length: \"5\"\n");
   CHECK(f.error().find("sink.http.headers.content-length: set by the sink itself") != std::string::npos);
   CHECK(f.error().find("(sink.http.headers from " + f.sources.file + " line 4, column 7)") != std::string::npos);
+  f.yaml("sink:\n  http:\n    headers:\n      X-Tenant: blue\n      X-Tenant: green\n");
+  CHECK(f.error().find("sink.http.headers") != std::string::npos);  // the same name twice
+  f.yaml("sink:\n  http:\n    headers:\n      X-Tenant: blue\n      x-tenant: green\n");
+  CHECK(f.error().find("\"X-Tenant\" and \"x-tenant\" name the same header") != std::string::npos);
   f.yaml("sink:\n  http:\n    headers:\n      X-Tenant: blue\n");
   CHECK(f.load().sink.http.headers.at("X-Tenant") == "blue");
   f.yaml("");
