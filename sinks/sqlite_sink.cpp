@@ -247,7 +247,7 @@ void check_database_path(const std::string& path) {
     // database SQLite has yet to write. A crash during the first write can
     // leave the header torn beside the journal that will undo it.
     if (fs::exists(path + "-journal", ec) || fs::exists(path + "-wal", ec)) return;
-    static constexpr char magic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+    static constexpr char magic[] = "SQLite format 3";  // 16 bytes with its NUL
     char head[sizeof magic] = {};
     std::ifstream in(path, std::ios::binary);
     if (!in) refuse(std::string("cannot read it: ") + std::strerror(errno));

@@ -64,8 +64,9 @@ int spare_pool::adopt() {
     // More than the pool keeps (the setting was lowered) are given back to
     // the disk, and so is a version-1 segment an earlier release recycled
     // (see recycle). A prepared spare has no header: zeros.
-    const auto version = format_version(path);
-    if (ready_.size() < keep_ && (!version || *version == segment_version)) ready_.push_back(std::move(path));
+    const bool wanted = ready_.size() < keep_;
+    const auto version = wanted ? format_version(path) : std::nullopt;
+    if (wanted && (!version || *version == segment_version)) ready_.push_back(std::move(path));
     else removed = io_->unlink(path) == 0 || removed;
   }
   if (removed) io_->fsync_directory(dir_);
@@ -91,8 +92,10 @@ std::optional<std::uint8_t> spare_pool::format_version(const std::string& path) 
 
 bool spare_pool::full() const {
   std::lock_guard<std::mutex> guard(mutex_);
-  return ready_.size() + preparing_ >= keep_;
+  return full_locked();
 }
+
+bool spare_pool::full_locked() const { return ready_.size() + preparing_ >= keep_; }
 
 int spare_pool::recycle(const std::string& segment_path) {
   if (full()) return 0;
@@ -106,7 +109,7 @@ int spare_pool::recycle(const std::string& segment_path) {
   std::string to;
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (ready_.size() + preparing_ >= keep_) return 0;
+    if (full_locked()) return 0;
     to = spare_path(next_number_++, ".wab");
     ++preparing_;
   }
@@ -122,7 +125,7 @@ int spare_pool::prepare_one() {
   std::string tmp, path;
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (ready_.size() + preparing_ >= keep_) return 0;
+    if (full_locked()) return 0;
     const std::uint64_t n = next_number_++;
     tmp = spare_path(n, ".tmp");
     path = spare_path(n, ".wab");

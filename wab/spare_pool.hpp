@@ -59,6 +59,7 @@ class spare_pool {
   /// prepared spare's zeros, an unreadable file).
   std::optional<std::uint8_t> format_version(const std::string& path) const;
   bool full() const;
+  bool full_locked() const;  // with mutex_ held
 
   std::shared_ptr<file_io> io_;
   const std::string dir_;
