@@ -31,6 +31,12 @@ byte_buffer read_file(const fs::path& p) {
   return byte_buffer(std::istreambuf_iterator<char>(in), {});
 }
 
+/// A spare as the preparer leaves it: zeros, a segment long.
+void write_prepared_spare(const fs::path& p) {
+  std::ofstream(p).close();
+  fs::resize_file(p, segment_bytes);
+}
+
 std::size_t files_named(const fs::path& dir, const std::string& prefix) {
   std::size_t n = 0;
   for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().rfind(prefix, 0) == 0 ? 1 : 0;
@@ -108,7 +114,7 @@ TEST_CASE("a spare is not prepared without room for it and leaves nothing behind
 TEST_CASE("a restart takes over spares and removes interrupted preparations and spares beyond the count", "[wab][spares]") {
   spare_fixture f;
   for (const char* name : {"spare_00000001.wab", "spare_00000002.wab", "spare_00000007.tmp"})
-    std::ofstream(f.shard / name) << "x";
+    write_prepared_spare(f.shard / name);
   spare_pool pool(f.io, f.shard.string(), segment_bytes, 1, 0);
   REQUIRE(pool.adopt() == 0);
   CHECK(pool.held() == 1);
@@ -124,7 +130,7 @@ TEST_CASE("a restart keeps the lowest-numbered spares whatever the listing order
   char name[32];
   for (int n = 1; n <= 20; ++n) {
     std::snprintf(name, sizeof name, "spare_%08d.wab", n);
-    std::ofstream(f.shard / name) << "x";
+    write_prepared_spare(f.shard / name);
   }
   spare_pool pool(f.io, f.shard.string(), segment_bytes, 3, 0);
   REQUIRE(pool.adopt() == 0);
@@ -167,15 +173,21 @@ TEST_CASE("a delivered version-1 segment is deleted rather than recycled", "[wab
   fs::resize_file(f.segment(2), segment_bytes);
   CHECK(pool.recycle(f.segment(2).string()) == 1);
 
-  // One an earlier release recycled is given back to the disk at a restart;
-  // a prepared spare (zeros) and a recycled version-2 segment are kept.
+  // One an earlier release recycled is given back to the disk at a restart,
+  // and so is one whose header no longer checks (it may be a version-1
+  // segment's); a prepared spare (zeros) and a recycled version-2 segment
+  // are kept.
   fs::rename(f.segment(1), f.shard / "spare_00000009.wab");
-  std::ofstream(f.shard / "spare_00000005.wab").close();
-  fs::resize_file(f.shard / "spare_00000005.wab", segment_bytes);  // as prepared: zeros
-  spare_pool again(f.io, f.shard.string(), segment_bytes, 3, 0);
+  image[12] ^= 0x01;  // inside the header: its CRC fails
+  std::ofstream(f.shard / "spare_00000007.wab", std::ios::binary)
+      .write(reinterpret_cast<const char*>(image.data()), image.size());
+  write_prepared_spare(f.shard / "spare_00000005.wab");
+  spare_pool again(f.io, f.shard.string(), segment_bytes, 4, 0);
   REQUIRE(again.adopt() == 0);
   CHECK(again.held() == 2);
   CHECK_FALSE(fs::exists(f.shard / "spare_00000009.wab"));
+  CHECK_FALSE(fs::exists(f.shard / "spare_00000007.wab"));
+  CHECK(fs::exists(f.shard / "spare_00000005.wab"));
 }
 
 TEST_CASE("a segment in a reused file never reads the file's earlier records", "[wab][spares][recovery]") {

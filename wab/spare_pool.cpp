@@ -1,6 +1,7 @@
 #include "wab/spare_pool.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -63,10 +64,8 @@ int spare_pool::adopt() {
   for (auto& [number, path] : found) {
     // More than the pool keeps (the setting was lowered) are given back to
     // the disk, and so is a version-1 segment an earlier release recycled
-    // (see recycle). A prepared spare has no header: zeros.
-    const bool wanted = ready_.size() < keep_;
-    const auto version = wanted ? format_version(path) : std::nullopt;
-    if (wanted && (!version || *version == segment_version)) ready_.push_back(std::move(path));
+    // (see recycle) or one whose header was damaged.
+    if (ready_.size() < keep_ && reusable(path)) ready_.push_back(std::move(path));
     else removed = io_->unlink(path) == 0 || removed;
   }
   if (removed) io_->fsync_directory(dir_);
@@ -81,13 +80,16 @@ std::optional<std::string> spare_pool::take() {
   return path;
 }
 
-std::optional<std::uint8_t> spare_pool::format_version(const std::string& path) const {
+bool spare_pool::reusable(const std::string& path) const {
   const int fd = io_->open_existing(path);
-  if (fd < 0) return std::nullopt;
-  const auto header = read_segment_header(*io_, fd);
+  if (fd < 0) return false;
+  std::array<std::uint8_t, segment_prefix_size> prefix{};
+  const ssize_t got = pread_full(*io_, fd, prefix.data(), prefix.size(), 0);
   io_->close(fd);
-  if (!header) return std::nullopt;
-  return header.value().version;
+  if (got != static_cast<ssize_t>(prefix.size())) return false;
+  if (std::all_of(prefix.begin(), prefix.end(), [](std::uint8_t b) { return b == 0; })) return true;
+  const auto header = decode_segment_header(prefix);
+  return header && header.value().version == segment_version;
 }
 
 bool spare_pool::full() const {
@@ -105,7 +107,7 @@ int spare_pool::recycle(const std::string& segment_path) {
   // A version-1 segment's records are checked from a CRC seed of zero, not
   // from its sequence: left in a file a new segment starts in, one of them
   // could pass the new segment's check by chance. Such files go to the disk.
-  if (format_version(segment_path) != segment_version) return 0;
+  if (!reusable(segment_path)) return 0;
   std::string to;
   {
     std::lock_guard<std::mutex> guard(mutex_);

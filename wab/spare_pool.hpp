@@ -55,9 +55,11 @@ class spare_pool {
 
  private:
   std::string spare_path(std::uint64_t n, const char* suffix) const;
-  /// The segment format version in `path`'s header; nullopt without one (a
-  /// prepared spare's zeros, an unreadable file).
-  std::optional<std::uint8_t> format_version(const std::string& path) const;
+  /// Whether a new segment may start in `path`: its first bytes are zeros
+  /// (prepared here) or a current-version header (recycled). Anything else —
+  /// a version-1 segment, a header that does not check, an unreadable file —
+  /// could hold records whose CRCs do not depend on the new sequence.
+  bool reusable(const std::string& path) const;
   bool full() const;
   bool full_locked() const;  // with mutex_ held
 
