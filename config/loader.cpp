@@ -14,6 +14,7 @@
 
 #include "config/credentials.hpp"
 #include "config/schema.hpp"
+#include "config/value_parsing.hpp"
 
 extern char** environ;
 
@@ -21,26 +22,8 @@ namespace weir {
 
 namespace {
 
-/// `text` with control characters written as escapes: an error stays one line.
-std::string printable(const std::string& text) {
-  std::string out;
-  for (const unsigned char c : text) {
-    if (c == '\r') out += "\\r";
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 std::string quoted(const YAML::Node& n) {
-  if (n.IsScalar()) return "\"" + printable(n.Scalar()) + "\"";
+  if (n.IsScalar()) return quoted_text(n.Scalar());
   if (n.IsNull()) return "(empty)";
   YAML::Emitter e;
   e << YAML::Flow << n;
@@ -139,7 +122,7 @@ YAML::Node node_from_text(const setting& s, const std::string& text, const std::
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw config_error("config error: " + s.key + " = \"" + text + "\" (" + where +
+    throw config_error("config error: " + s.key + " = " + quoted_text(text) + " (" + where +
                        "): YAML syntax error: " + e.msg);
   }
 }
@@ -206,6 +189,10 @@ bool is_key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) ||
 bool names_key(const std::string& message, const setting& s) {
   bool quoted = false;
   for (std::size_t i = 0; i < message.size(); ++i) {
+    if (quoted && message[i] == '\\') {
+      ++i;  // an escaped character of a quoted value (quoted_text)
+      continue;
+    }
     if (message[i] == '"') quoted = !quoted;
     if (quoted || message.compare(i, s.key.size(), s.key) != 0) continue;
     const std::size_t end = i + s.key.size();

@@ -24,7 +24,7 @@ void validate_header(const std::string& name, const std::string& value) {
     return std::isalnum(ch) || tchar.find(static_cast<char>(ch)) != std::string::npos;
   });
   if (!token)
-    fail("sink.http.headers: \"" + name + "\": expected a header name (letters, digits and !#$%&'*+-.^_`|~)");
+    fail("sink.http.headers: " + quoted_text(name) + ": expected a header name (letters, digits and !#$%&'*+-.^_`|~)");
   if (value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos)
     fail("sink.http.headers." + name + ": expected a value without line breaks or NUL");
   std::string lower(name);
@@ -84,17 +84,17 @@ void validate_config(const config& c) {
   if (c.listen.unix_path.empty() && c.listen.tcp.empty())
     fail("listen.unix and listen.tcp are both \"\": expected at least one listener");
   if (c.listen.unix_path.size() >= sizeof(sockaddr_un::sun_path))
-    fail("listen.unix = \"" + c.listen.unix_path + "\": the path is " +
+    fail("listen.unix = " + quoted_text(c.listen.unix_path) + ": the path is " +
          std::to_string(c.listen.unix_path.size()) + " bytes; a Unix socket path must be under " +
          std::to_string(sizeof(sockaddr_un::sun_path)) + " bytes");
   if (!c.listen.socket_group.empty() && !account_name_ok(c.listen.socket_group))
-    fail("listen.socket_group = \"" + c.listen.socket_group + "\": expected a group name or number, or \"\"");
+    fail("listen.socket_group = " + quoted_text(c.listen.socket_group) + ": expected a group name or number, or \"\"");
   require_all_or_none("listen.tls", {{"cert", &c.listen.tls.cert},
                                      {"key", &c.listen.tls.key},
                                      {"client_ca", &c.listen.tls.client_ca}});
   if (!c.listen.tcp.empty() && c.listen.tls.cert.empty())
-    fail("listen.tcp = \"" + c.listen.tcp +
-         "\": TCP is served only with mutual TLS; set listen.tls.cert, listen.tls.key and "
+    fail("listen.tcp = " + quoted_text(c.listen.tcp) +
+         ": TCP is served only with mutual TLS; set listen.tls.cert, listen.tls.key and "
          "listen.tls.client_ca");
 
   const double cap_floor = static_cast<double>(c.ingest.shards) * c.wab.segment_max_bytes;
@@ -122,13 +122,13 @@ void validate_config(const config& c) {
     std::string lower(name);
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
     if (const auto [other, fresh] = header_names.emplace(lower, name); !fresh)
-      fail("sink.http.headers: \"" + other->second + "\" and \"" + name +
-           "\" name the same header; expected each header once");
+      fail("sink.http.headers: " + quoted_text(other->second) + " and " + quoted_text(name) +
+           " name the same header; expected each header once");
   }
   const bool https = c.sink.http.url.rfind("https://", 0) == 0;
   if (!https && !c.sink.http.url.empty() && (!c.sink.http.ca_file.empty() || !c.sink.http.tls.cert.empty()))
-    fail("sink.http.url = \"" + c.sink.http.url +
-         "\": sink.http.ca_file and sink.http.tls.* apply to https:// only; use an https:// URL or unset them");
+    fail("sink.http.url = " + quoted_text(c.sink.http.url) +
+         ": sink.http.ca_file and sink.http.tls.* apply to https:// only; use an https:// URL or unset them");
   if (c.sink.type == "postgres" && c.sink.postgres.conninfo.empty())
     fail("sink.postgres.conninfo = \"\": expected a libpq connection string when sink.type is postgres");
   if (conninfo_has_password(c.sink.postgres.conninfo))

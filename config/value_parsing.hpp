@@ -27,6 +27,13 @@ std::optional<host_port> parse_address(std::string_view text);
 std::string format_bytes(std::int64_t bytes);
 std::string format_number(double v);
 
+/// `text` as a config error echoes it: control characters written as escapes
+/// (an error stays one line).
+std::string printable(const std::string& text);
+/// `text` in double quotes, printable, with `"` and `\` escaped: the quotes
+/// stay balanced, so what lies outside them is the message's own words.
+std::string quoted_text(const std::string& text);
+
 /// A user or group written as a name or a number ("app", "1001").
 bool account_name_ok(const std::string& v);
 

@@ -245,6 +245,12 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   CHECK(crossed.find("sink.http.url from --set") != std::string::npos);
   CHECK(crossed.find("sink.http.ca_file from --set") != std::string::npos);
   CHECK(crossed.find("data_dir by default") == std::string::npos);
+  // Nor when the value holds quotes of its own, or a backslash before its end.
+  f.sources.overrides = {"sink.http.url=http://host/?q=\"x\"/data_dir/\"y\\", "sink.http.ca_file=ca.pem"};
+  crossed = f.error();
+  CHECK(crossed.find("sink.http.url = \"http://host/?q=\\\"x\\\"/data_dir/\\\"y\\\\\":") != std::string::npos);
+  CHECK(crossed.find("sink.http.ca_file from --set") != std::string::npos);
+  CHECK(crossed.find("data_dir by default") == std::string::npos);
   f.sources.overrides = {};
 
   f.sources.overrides = {"sink.type=http"};
