@@ -148,6 +148,15 @@ struct runner_world : test::test_scheduler {
   }
 };
 
+/// Puts the dead letters over their limit (a world made with 1 KiB of them).
+void fill_dead_letters(runner_world& w) {
+  sink_record big;
+  big.id = "earlier";
+  big.payload.assign(2048, 'x');
+  std::string error;
+  REQUIRE(w.dead_letters->store({{&big, "refused earlier"}}, error) == dead_letter_store::result::stored);
+}
+
 }  // namespace
 
 TEST_CASE("sink runner: transient failures back off 100 then 200 400 800 and the cap and retry forever",
@@ -213,13 +222,7 @@ TEST_CASE("sink runner: with the dead letters full delivery stops and goes on on
           "[actor][sink_runner][dead-letter]") {
   // 1 KiB of dead-letter space, already over its limit.
   runner_world w(runner_world::defaults(), 1024);
-  {
-    sink_record big;
-    big.id = "earlier";
-    big.payload.assign(2048, 'x');
-    std::string error;
-    REQUIRE(w.dead_letters->store({{&big, "refused earlier"}}, error) == dead_letter_store::result::stored);
-  }
+  fill_dead_letters(w);
   commit_result refused;
   refused.rejected = {{0, "constraint violated"}};
   w.script->answers.push_back(refused);
@@ -241,6 +244,27 @@ TEST_CASE("sink runner: with the dead letters full delivery stops and goes on on
   CHECK(w.delivered() == std::vector<std::uint64_t>{3});
   CHECK(w.status->dead_lettered.load() == 1);
   CHECK(w.status->state.load() == delivery_state::idle);
+}
+
+TEST_CASE("sink runner: a commit beside the batch the full dead letters stopped leaves that reason standing",
+          "[actor][sink_runner][dead-letter]") {
+  auto s = runner_world::defaults();
+  s.concurrency = 2;
+  runner_world w(s, 1024);
+  fill_dead_letters(w);
+  commit_result refused;
+  refused.rejected = {{0, "constraint violated"}};
+  w.script->answers.push_back(refused);
+  w.send_batch(1, {"poison"}, false);
+  w.send_batch(2, {"fine"}, false);
+  w.run_runner();
+  REQUIRE(w.sched().jobs.size() == 2);  // both in flight at once
+  w.run();
+  // The refused batch's answer came first, then the other's commit.
+  REQUIRE(w.script->commits == std::vector<std::vector<std::string>>{{"poison"}, {"fine"}});
+  CHECK(w.delivered() == std::vector<std::uint64_t>{2});
+  CHECK(w.status->state.load() == delivery_state::dead_letter_full);
+  CHECK(w.status->last_error() == "dead letters are over drain.dead_letter_max_bytes");
 }
 
 TEST_CASE("sink runner: at most sink.concurrency commits are in flight and the rest wait for a free slot",
