@@ -286,6 +286,41 @@ TEST_CASE("http: a refused record is dead-lettered and the others are delivered"
   CHECK(d.stop() == 0);
 }
 
+TEST_CASE("http: letters requeued to a sink that still refuses them are dead-lettered again and none is lost",
+          "[live][sink][http][dead-letter][ctl]") {
+  // The daemon stores the letters refused again while weir-ctl is still
+  // pushing the rest: into a new file, never the one weir-ctl then deletes.
+  http_test_server server([](const http_request_seen& r, std::size_t) {
+    http_answer a;
+    if (r.body.find("poison") != std::string::npos) a.status = 422;
+    return a;
+  });
+  temp_dir dir;
+  daemon_process d(dir.path(), http_args(server));
+  REQUIRE(d.wait_ready());
+  constexpr int n = 200;
+  {
+    auto c = client::connection::connect_unix(d.socket_path());
+    for (int i = 0; i < n; ++i) REQUIRE(c.push(as_bytes("poison " + std::to_string(i)), client::durability::durable).acked);
+  }
+  auto letters = [&] {
+    const auto listed = run_binary(binary("weir-ctl"), {"--data-dir", "var", "--json", "dl", "list"}, dir.path());
+    REQUIRE(listed.exit_code == 0);
+    return nlohmann::json::parse(listed.out).size();
+  };
+  REQUIRE(eventually([&] { return letters() == n; }));
+  const auto requeued = run_binary(binary("weir-ctl"), {"--data-dir", "var", "--socket", d.socket_path(), "dl", "requeue", "--yes"},
+                                   dir.path());
+  REQUIRE(requeued.exit_code == 0);
+  CHECK(requeued.out.find("requeued 200 dead letters") != std::string::npos);
+  // Every one refused again and kept: the sink saw each twice.
+  REQUIRE(eventually([&] { return server.requests() >= 2 * n; }));
+  std::size_t now = 0;
+  CHECK(eventually([&] { return (now = letters()) == n; }));
+  CHECK(now == n);
+  CHECK(d.stop() == 0);
+}
+
 TEST_CASE("http outage: ten seconds down while records keep being acked and all arrive after", "[live][sink][http][outage]") {
   http_test_server server;
   temp_dir dir;

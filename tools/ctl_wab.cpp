@@ -2,17 +2,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "wab/dead_letter_store.hpp"
 #include "wab/confirm_cursor.hpp"
 #include "wab/file_io.hpp"
+#include "wab/file_lock.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
 #include "wab/spare_pool.hpp"
@@ -94,6 +98,18 @@ std::vector<dead_letter_entry> read_dead_letters(const fs::path& file) {
     if (auto d = dead_letter_store::decode_envelope(r.payload)) out.push_back({r.index, std::move(*d)});
   });
   return out;
+}
+
+/// A dead-letter file held for requeueing or deleting: once locked, the
+/// daemon appends nothing more to it (it starts a new file), so what is read
+/// now is every letter it will ever hold. nullopt if it is gone (another
+/// weir-ctl removed it); throws if it cannot be locked.
+std::optional<wab::file_lock> hold_dead_letter_file(const fs::path& file) {
+  wab::file_lock l(file.string());
+  if (!l.valid() && errno == ENOENT) return std::nullopt;
+  if (!l.lock(true)) throw std::runtime_error("cannot lock " + file.string() + ": " + std::strerror(errno));
+  if (!l.still_named()) return std::nullopt;
+  return l;
 }
 
 }  // namespace
@@ -209,7 +225,7 @@ int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>
     bytes += size;
     files.push_back({{"file", f.filename().string()}, {"records", n}, {"bytes", size}});
   }
-  const nlohmann::json summary{{"dry_run", !act}, {"files", files}, {"records", records}, {"bytes", bytes}};
+  nlohmann::json summary{{"dry_run", !act}, {"files", files}, {"records", records}, {"bytes", bytes}};
   if (!act) {
     if (json) {
       std::cout << summary.dump() << "\n";
@@ -222,16 +238,26 @@ int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>
                   f["bytes"].get<std::uintmax_t>());
     return 0;
   }
+  // Counted again under each file's lock: letters stored since the count
+  // above go with the file.
+  records = 0;
+  std::size_t deleted = 0;
   for (const auto& f : chosen) {
+    const auto held = hold_dead_letter_file(f);
+    if (!held) continue;
+    const std::size_t n = read_dead_letters(f).size();
     std::error_code ec;
     fs::remove(f, ec);
     if (ec) {
       std::fprintf(stderr, "weir-ctl dl drop: cannot delete %s: %s\n", f.c_str(), ec.message().c_str());
       return 1;
     }
+    records += n;
+    ++deleted;
   }
+  summary["records"] = records;
   if (json) std::cout << summary.dump() << "\n";
-  else std::printf("deleted %zu dead-letter file%s (%zu records)\n", chosen.size(), chosen.size() == 1 ? "" : "s", records);
+  else std::printf("deleted %zu dead-letter file%s (%zu records)\n", deleted, deleted == 1 ? "" : "s", records);
   return 0;
 }
 
@@ -256,8 +282,14 @@ int dead_letter_requeue(const options& o, bool act) {
   // main's handler (exit 2 or 1); the files of letters not yet acked stay.
   auto c = connect(o);
   std::size_t pushed = 0;
-  for (const auto& [file, letters] : files) {
+  // Only the files there now: letters refused again go into a new file,
+  // which the daemon starts as soon as it finds one of these held.
+  for (const auto& listed : files) {
+    const fs::path& file = listed.first;
+    const auto held = hold_dead_letter_file(file);
+    if (!held) continue;
     bool all = true;
+    const auto letters = read_dead_letters(file);  // under the lock: every letter it holds
     for (const auto& e : letters) all = c.push(e.letter.payload, weir::client::durability::durable).acked && all;
     if (!all) {
       std::fprintf(stderr, "weir-ctl: some records of %s were not acked; the file is kept\n", file.c_str());

@@ -105,31 +105,59 @@ dead_letter_store::result dead_letter_store::store(const std::vector<dead_letter
   // store: refusing it would stop delivery for good, whatever the operator frees.
   if (bytes_ > 0 && bytes_ + need + wab::segment_header_size > max_bytes_) return result::full;
   const auto now = wab::wall_clock_ns();
-  // An operator may have removed the file being appended to: letters written
-  // to an unlinked file would be lost, so start a new one.
-  std::error_code ec;
-  if (active_ && !std::filesystem::exists(active_->path(), ec)) active_.reset();
-  if (!active_ || active_->append_closed() || active_->size() >= dead_letter_segment_bytes) {
-    if (active_) active_->close_for_append();
-    const std::uint64_t seq = next_sequence_++;
-    auto created = wab::segment_writer::create(io_, dir_, dead_letter_shard, seq, now, dead_letter_file_name(seq));
-    if (!created) {
-      error = "cannot create a dead-letter file in " + dir_ + ": " + std::strerror(-created.error());
-      return result::failed;
-    }
-    active_ = std::move(created).value();
-    bytes_ += wab::segment_header_size;
-  }
+  if (!lock_active(now, error)) return result::failed;
   std::vector<byte_span> spans(envelopes.begin(), envelopes.end());
   const auto before = active_->size();
   const auto r = active_->append(spans, now);
   bytes_ += active_->size() - before;
-  if (r.error < 0 || r.landed != spans.size() || active_->sync() < 0) {
+  const bool synced = r.error == 0 && r.landed == spans.size() && active_->sync() == 0;
+  active_lock_.unlock();
+  if (!synced) {
     error = "writing dead letters to " + dir_ + " failed";
     active_.reset();
     return result::failed;
   }
   return result::stored;
+}
+
+bool dead_letter_store::lock_active(std::int64_t now, std::string& error) {
+  // weir-ctl holds a file it requeues or deletes, and may have removed it:
+  // letters appended then would be lost with it. Such a file is left for good.
+  if (active_ && !(active_lock_.lock(false) && active_lock_.still_named())) {
+    active_lock_ = {};
+    active_->close_for_append();
+    active_.reset();
+  }
+  if (active_ && !active_->append_closed() && active_->size() < dead_letter_segment_bytes) return true;
+  active_lock_ = {};
+  if (active_) active_->close_for_append();
+  active_.reset();
+  // A new file can be taken by weir-ctl before the store locks it (it then
+  // holds no letter): try the next.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (!start_file(now, error)) return false;
+    wab::file_lock l(active_->path());
+    if (l.lock(false) && l.still_named()) {
+      active_lock_ = std::move(l);
+      return true;
+    }
+    active_->close_for_append();
+    active_.reset();
+  }
+  error = "cannot lock a new dead-letter file in " + dir_ + ": another process holds each one";
+  return false;
+}
+
+bool dead_letter_store::start_file(std::int64_t now, std::string& error) {
+  const std::uint64_t seq = next_sequence_++;
+  auto created = wab::segment_writer::create(io_, dir_, dead_letter_shard, seq, now, dead_letter_file_name(seq));
+  if (!created) {
+    error = "cannot create a dead-letter file in " + dir_ + ": " + std::strerror(-created.error());
+    return false;
+  }
+  active_ = std::move(created).value();
+  bytes_ += wab::segment_header_size;
+  return true;
 }
 
 }  // namespace weir

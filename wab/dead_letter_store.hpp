@@ -8,7 +8,8 @@
 //
 // A dead letter is synced before its batch is confirmed. Past
 // drain.dead_letter_max_bytes nothing more is stored: delivery stops (the
-// batch is retried) until space frees.
+// batch is retried) until space frees. Letters are appended only under the
+// file's lock (wab/file_lock.hpp), which weir-ctl takes to requeue or delete.
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "wab/file_io.hpp"
+#include "wab/file_lock.hpp"
 #include "messages/sink_record.hpp"
 
 namespace weir {
@@ -64,6 +66,10 @@ class dead_letter_store {
 
  private:
   std::uint64_t scan_locked();
+  /// Locks the file being appended to, or starts a new one; false (with
+  /// `error`) if no file can be had.
+  bool lock_active(std::int64_t now, std::string& error);
+  bool start_file(std::int64_t now, std::string& error);
 
   std::shared_ptr<wab::file_io> io_;
   std::string dir_;
@@ -72,6 +78,7 @@ class dead_letter_store {
   std::uint64_t bytes_ = 0;
   std::uint64_t next_sequence_ = 1;
   std::shared_ptr<wab::segment_writer> active_;
+  wab::file_lock active_lock_;  // on active_'s file; held only while storing
 };
 
 }  // namespace weir
