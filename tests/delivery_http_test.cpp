@@ -36,6 +36,13 @@ std::vector<std::string> http_args(const http_test_server& server, const std::st
           "--set", "sink.http.headers={X-Weir-Test: yes}", "--set", "sink.timeout_ms=500"};
 }
 
+/// The endpoint refuses for good (422) every record that says "poison".
+http_answer refuse_poison(const http_request_seen& r, std::size_t) {
+  http_answer a;
+  if (r.body.find("poison") != std::string::npos) a.status = 422;
+  return a;
+}
+
 std::set<std::string> bodies(const http_test_server& s) {
   std::set<std::string> out;
   for (const auto& r : s.accepted()) out.insert(r.body);
@@ -219,11 +226,7 @@ TEST_CASE("http faults: 5xx then 429 with Retry-After then a reset and a hung an
 }
 
 TEST_CASE("http: a refused record is dead-lettered and the others are delivered", "[live][sink][http][dead-letter]") {
-  http_test_server server([](const http_request_seen& r, std::size_t) {
-    http_answer a;
-    if (r.body.find("poison") != std::string::npos) a.status = 422;
-    return a;
-  });
+  http_test_server server(refuse_poison);
   temp_dir dir;
   daemon_process d(dir.path(), http_args(server));
   REQUIRE(d.wait_ready());
@@ -261,11 +264,7 @@ TEST_CASE("http: a refused record is dead-lettered and the others are delivered"
   REQUIRE(eventually([&] { return bodies(server).size() == 12; }));
 
   // Refused again; this time the operator drops them for good.
-  server.set_rule([](const http_request_seen& r, std::size_t) {
-    http_answer a;
-    if (r.body.find("poison") != std::string::npos) a.status = 422;
-    return a;
-  });
+  server.set_rule(refuse_poison);
   {
     auto c = client::connection::connect_unix(d.socket_path());
     REQUIRE(c.push(as_bytes("poison again"), client::durability::durable).acked);
@@ -290,11 +289,7 @@ TEST_CASE("http: letters requeued to a sink that still refuses them are dead-let
           "[live][sink][http][dead-letter][ctl]") {
   // The daemon stores the letters refused again while weir-ctl is still
   // pushing the rest: into a new file, never the one weir-ctl then deletes.
-  http_test_server server([](const http_request_seen& r, std::size_t) {
-    http_answer a;
-    if (r.body.find("poison") != std::string::npos) a.status = 422;
-    return a;
-  });
+  http_test_server server(refuse_poison);
   temp_dir dir;
   daemon_process d(dir.path(), http_args(server));
   REQUIRE(d.wait_ready());
