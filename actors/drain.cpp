@@ -58,10 +58,9 @@ class drain_state {
     s_ = std::move(s);
     runner_ = std::move(runner);
     shard_name_ = std::filesystem::path(s_.shard_dir).filename().string();
-    scan();
     bool damaged = false;
     cursor_file_ = std::make_unique<wab::cursor_file>(s_.io, s_.shard_dir);
-    auto stored = cursor_file_->load(&damaged);
+    loaded_ = cursor_file_->load(&damaged);
     if (damaged)
       log::error("confirm cursor unreadable; delivering the shard from its first segment (duplicates possible)",
                  {{"dir", s_.shard_dir}});
@@ -70,8 +69,15 @@ class drain_state {
     if (int rc = cursor_file_->reserve(); rc < 0)
       log::error("cannot reserve the confirm cursor file; cursor stores need free space until it is made",
                  {{"dir", s_.shard_dir}, {"error", std::strerror(-rc)}});
-    cursor_ = stored ? *stored : position{segments_.empty() ? 0 : segments_.begin()->first};
-    stored_ = stored ? *stored : position{};
+    if (list_earlier_segments()) start_from_cursor();
+  }
+
+  /// Takes up the stored cursor once the segments earlier runs left are
+  /// known; until then nothing is read, confirmed or deleted.
+  void start_from_cursor() {
+    listed_ = true;
+    cursor_ = loaded_ ? *loaded_ : position{segments_.empty() ? 0 : segments_.begin()->first};
+    stored_ = loaded_ ? *loaded_ : position{};
     // Stepping over segments that are empty or delivered moves the cursor:
     // it is made durable before any of them is deleted, or a crash could
     // leave neither the segments nor a cursor past them, and their numbers
@@ -93,7 +99,7 @@ class drain_state {
       if (s < seq) st.closed = true;
     auto& st = segments_[seq];
     st.end = std::max(st.end, end);
-    if (read_.sequence == 0) read_ = cursor_ = position{seq};  // the shard's first segment ever
+    if (listed_ && read_.sequence == 0) read_ = cursor_ = position{seq};  // the shard's first segment ever
     apply_notice();
     commit_cursor();  // a segment closed just now may be wholly confirmed
     pump();
@@ -106,7 +112,7 @@ class drain_state {
     auto& st = segments_[seq];
     st.end = std::max(st.end, end);
     st.closed = true;
-    if (read_.sequence == 0) read_ = cursor_ = position{seq};
+    if (listed_ && read_.sequence == 0) read_ = cursor_ = position{seq};
     commit_cursor();
     pump();
   }
@@ -221,6 +227,7 @@ class drain_state {
   /// else at most every cursor_persist_ms — each persist costs a sync, and
   /// an older cursor only means redelivering a little more after a crash.
   void commit_cursor() {
+    if (!listed_) return;
     normalise_cursor();
     // Caught up at the end of a closed segment, the cursor can step to the
     // next segment ahead of the read position: reading must follow, since the
@@ -245,6 +252,13 @@ class drain_state {
   /// the cursor, and the space held would never be freed.
   void persist_cursor() {
     persist_scheduled_ = false;
+    if (!listed_) {
+      if (list_earlier_segments()) {
+        start_from_cursor();  // which persists
+        pump();
+      }
+      return;
+    }
     bool done = true;
     if (cursor_ != stored_) {
       if (int rc = cursor_file_->store(cursor_); rc < 0) {
@@ -279,7 +293,7 @@ class drain_state {
   /// Moves records into pending_ until the batch is full or nothing more is
   /// readable; false when nothing was read.
   bool read_some() {
-    if (read_retry_) return false;  // a read failed: the persist timer retries it
+    if (read_retry_ || !listed_) return false;  // the persist timer retries
     auto it = segments_.lower_bound(read_.sequence);
     if (it == segments_.end()) return false;
     if (it->first != read_.sequence) read_ = position{it->first};
@@ -438,26 +452,59 @@ class drain_state {
     fd_ = -1;
   }
 
-  /// Existing segments at startup; those from an earlier run are closed.
-  void scan() {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(s_.shard_dir, ec)) {
-      auto seq = wab::parse_segment_file_name(e.path().filename().string());
+  /// The segments an earlier run left (closed, each with its extent); false,
+  /// with the reason logged and a retry on the persist timer, when they
+  /// cannot all be known. Going on without one would let the cursor step
+  /// over it as if it were not there, and a later start delete it.
+  bool list_earlier_segments() {
+    std::vector<std::string> names;
+    std::string failed;
+    int rc = s_.io->list_directory(s_.shard_dir, names);
+    if (rc < 0) failed = "cannot list the WAB segments of " + s_.shard_dir;
+    std::map<std::uint64_t, segment_state> found;
+    for (const auto& name : names) {
+      if (rc < 0) break;
+      auto seq = wab::parse_segment_file_name(name);
       if (!seq || *seq >= s_.first_live_sequence) continue;
-      segments_[*seq] = stored_extent(e.path().string());
+      auto extent = stored_extent(s_.shard_dir + "/" + name, rc);
+      if (extent) found[*seq] = *extent;
+      else failed = "cannot read the extent of WAB segment " + s_.shard_dir + "/" + name;
     }
+    if (rc < 0) {
+      report_trouble(failed + "; nothing of the shard is delivered or deleted until it can be", rc);
+      schedule_persist();
+      return false;
+    }
+    segments_.merge(found);  // the writer's own segments may be known already
+    return true;
   }
 
   /// Where an earlier run's segment starts and ends: its seal says (startup
   /// recovery seals every version-2 segment), a version-1 file ends where
-  /// its records do.
-  segment_state stored_extent(const std::string& path) {
-    if (auto extent = wab::read_segment_extent(*s_.io, path)) return {extent->start, extent->end, true};
-    // Unreadable now (an I/O error): its size stands in, so it is read (and
-    // retried) rather than taken for empty and deleted.
-    std::error_code ec;
-    const auto file_size = std::filesystem::file_size(path, ec);
-    return {wab::segment_header_size, ec ? wab::segment_prefix_size : file_size, true};
+  /// its records do. nullopt (with `rc`) when the file cannot be read: never
+  /// a guess that could make it look empty.
+  std::optional<segment_state> stored_extent(const std::string& path, int& rc) {
+    const int fd = s_.io->open_existing(path);
+    if (fd < 0) {
+      rc = fd;
+      return std::nullopt;
+    }
+    const std::int64_t size = s_.io->size(fd);
+    const auto header = wab::read_segment_header(*s_.io, fd);
+    s_.io->close(fd);
+    if (size < 0) rc = static_cast<int>(size);
+    // Too short for a header in a file long enough to hold one: the read failed.
+    else if (!header && header.error() == wab::header_error::too_short && size >= std::int64_t{wab::segment_prefix_size})
+      rc = -EIO;
+    if (rc < 0) return std::nullopt;
+    if (!header) {
+      // Damaged since recovery sealed it: its size stands in, so it is read
+      // and its damage reported, rather than taken for empty and deleted.
+      return segment_state{wab::segment_header_size, static_cast<std::uint64_t>(size), true};
+    }
+    const std::uint64_t start = header.value().data_start();
+    return segment_state{start, std::max(start, wab::records_end(header.value(), static_cast<std::uint64_t>(size))),
+                         true};
   }
 
   /// A cursor at the end of a closed segment moves to the start of the next
@@ -534,6 +581,8 @@ class drain_state {
   bool read_retry_ = false;  // a read failed: pump again on the persist timer
   std::string last_trouble_;
   std::unique_ptr<wab::cursor_file> cursor_file_;
+  std::optional<position> loaded_;  // the cursor found at startup
+  bool listed_ = false;             // the segments earlier runs left are known
   int fd_ = -1;
   std::uint64_t fd_sequence_ = 0;
   std::optional<wab::segment_header> fd_header_;

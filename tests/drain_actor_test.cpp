@@ -393,6 +393,43 @@ TEST_CASE("drain: a segment it cannot open is retried on the timer and not on ev
   CHECK(delivered == 21);
 }
 
+TEST_CASE("drain: segments an earlier run left that it cannot list or open at start are waited for and never stepped over",
+          "[actor][drain][faults]") {
+  for (const bool listing : {true, false}) {
+    INFO((listing ? "the directory cannot be listed" : "a segment cannot be opened"));
+    drain_harness h;
+    h.start();
+    h.write(1, {"a"});
+    h.write(2, {"b", "c"});
+    caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
+    h.run();
+    h.segments.clear();  // an earlier run's segments now
+    h.drain = nullptr;
+    if (listing) h.io->fail_lists = EMFILE;
+    else h.io->fail_opens = EIO;
+    h.start(3);
+    h.io->fail_opens = 0;  // the writer's own segment opens (the drain reads it only after 1 and 2)
+    if (!listing) h.io->fail_opens = EIO;
+    h.write(3, {"d"});
+    CHECK_FALSE(h.next_batch());
+    h.persist();
+    h.persist();
+    CHECK_FALSE(h.next_batch());
+    CHECK_FALSE(wab::load_cursor(*h.io, h.shard_dir.string()).has_value());  // not moved past them
+    CHECK(h.exists(1));
+    CHECK(h.exists(2));
+    h.io->fail_lists = 0;
+    h.io->fail_opens = 0;
+    h.persist();  // the retry finds them
+    std::vector<std::string> got;
+    while (auto b = h.next_batch()) {
+      for (auto& p : h.payloads(*b)) got.push_back(p);
+      h.confirm(*b);
+    }
+    CHECK(got == std::vector<std::string>{"a", "b", "c", "d"});
+  }
+}
+
 TEST_CASE("drain: a sealed segment whose last records stop checking is damage and quarantined", "[actor][drain][wab]") {
   drain_harness h;
   h.quarantine_dir = (h.dir / "quarantine").string();

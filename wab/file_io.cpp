@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 
 namespace weir::wab {
 
@@ -15,6 +16,14 @@ namespace {
 int result(int rc) { return rc < 0 ? -errno : rc; }
 
 }  // namespace
+
+int file_io::list_directory(const std::string& dir, std::vector<std::string>& names) {
+  names.clear();
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) names.push_back(it->path().filename().string());
+  return ec ? -(ec.value() ? ec.value() : EIO) : 0;
+}
 
 int posix_file_io::create_exclusive(const std::string& path) {
   return result(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));

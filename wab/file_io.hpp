@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "messages/wire/bytes.hpp"
 
@@ -35,6 +36,9 @@ class file_io {
   /// Bytes an unprivileged writer may still use on the file system holding
   /// `dir`, or -errno.
   virtual std::int64_t free_bytes(const std::string& dir) = 0;
+  /// The names of the entries in `dir`; 0, or -errno (and `names` is not to
+  /// be trusted: a listing that failed part-way is no listing).
+  virtual int list_directory(const std::string& dir, std::vector<std::string>& names);
 };
 
 class posix_file_io : public file_io {

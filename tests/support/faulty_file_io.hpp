@@ -21,6 +21,7 @@ class faulty_file_io final : public wab::posix_file_io {
   std::atomic<std::int64_t> free_space{-1};      // what free_bytes says; -1 = the truth
   std::atomic<int> fail_reads{0};                // errno for every read while set
   std::atomic<int> fail_opens{0};                // errno for every open_existing while set
+  std::atomic<int> fail_lists{0};                // errno for every list_directory while set
   std::atomic<int> opens{0};                     // open_existing calls
   std::atomic<int> writes{0};                    // pwrite calls
   std::atomic<int> syncs{0};                     // fdatasync calls started
@@ -49,6 +50,11 @@ class faulty_file_io final : public wab::posix_file_io {
     ++opens;
     if (int e = fail_opens.load()) return -e;
     return wab::posix_file_io::open_existing(path);
+  }
+
+  int list_directory(const std::string& dir, std::vector<std::string>& names) override {
+    if (int e = fail_lists.load()) return -e;
+    return wab::posix_file_io::list_directory(dir, names);
   }
 
   int create_exclusive(const std::string& path) override {
