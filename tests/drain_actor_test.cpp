@@ -173,6 +173,16 @@ struct drain_harness : test::test_scheduler {
   }
 
   bool exists(std::uint64_t seq) { return std::filesystem::exists(shard_dir / wab::segment_file_name(seq)); }
+
+  /// Confirms batch after batch until none comes; the payloads, in order.
+  std::vector<std::string> deliver_all() {
+    std::vector<std::string> got;
+    while (auto b = next_batch()) {
+      for (auto& p : payloads(*b)) got.push_back(p);
+      confirm(*b);
+    }
+    return got;
+  }
 };
 
 }  // namespace
@@ -335,12 +345,7 @@ TEST_CASE("drain: a delivered segment is kept as a spare while the pool wants on
   h.write(1, {"a"});
   h.write(2, {"b"});
   h.write(3, {"c"});
-  std::size_t delivered = 0;
-  while (auto b = h.next_batch()) {
-    delivered += b->records.size();
-    h.confirm(*b);
-  }
-  CHECK(delivered == 3);
+  CHECK(h.deliver_all().size() == 3);
   h.persist();
   CHECK_FALSE(h.exists(1));
   CHECK_FALSE(h.exists(2));
@@ -363,12 +368,7 @@ TEST_CASE("drain: a segment it cannot read is retried and never taken for empty"
   CHECK(h.exists(1));  // not delivered, so never deleted
   h.io->fail_reads = 0;
   h.persist();         // the retry reads it
-  std::vector<std::string> got;
-  while (auto b = h.next_batch()) {
-    for (auto& p : h.payloads(*b)) got.push_back(p);
-    h.confirm(*b);
-  }
-  CHECK(got == std::vector<std::string>{"a", "b", "c"});
+  CHECK(h.deliver_all() == std::vector<std::string>{"a", "b", "c"});
 }
 
 TEST_CASE("drain: a segment it cannot open is retried on the timer and not on every append", "[actor][drain][faults]") {
@@ -385,12 +385,7 @@ TEST_CASE("drain: a segment it cannot open is retried on the timer and not on ev
   CHECK(h.io->opens.load() == first + 1);
   h.io->fail_opens = 0;
   h.persist();
-  std::size_t delivered = 0;
-  while (auto b = h.next_batch()) {
-    delivered += b->records.size();
-    h.confirm(*b);
-  }
-  CHECK(delivered == 21);
+  CHECK(h.deliver_all().size() == 21);
 }
 
 TEST_CASE("drain: segments an earlier run left that it cannot list or open at start are waited for and never stepped over",
@@ -421,12 +416,7 @@ TEST_CASE("drain: segments an earlier run left that it cannot list or open at st
     h.io->fail_lists = 0;
     h.io->fail_opens = 0;
     h.persist();  // the retry finds them
-    std::vector<std::string> got;
-    while (auto b = h.next_batch()) {
-      for (auto& p : h.payloads(*b)) got.push_back(p);
-      h.confirm(*b);
-    }
-    CHECK(got == std::vector<std::string>{"a", "b", "c", "d"});
+    CHECK(h.deliver_all() == std::vector<std::string>{"a", "b", "c", "d"});
   }
 }
 
