@@ -346,3 +346,18 @@ TEST_CASE("a spare that cannot be opened is removed and not left taken and unuse
   CHECK_FALSE(fs::exists(f.segment(1)));
   CHECK(files_named(f.shard, "spare_") == 0);
 }
+
+TEST_CASE("a restart numbers segments past every recycled spare's even with no segment and no cursor left",
+          "[wab][spares][recovery]") {
+  // Every segment delivered and recycled, and the confirm cursor (which
+  // remembers the numbers) lost: a new segment numbered like a spare's old
+  // one could start in it and read its old records as its own.
+  spare_fixture f;
+  f.make(5, {"an old record"});
+  fs::resize_file(f.segment(5), segment_bytes);
+  spare_pool pool(f.io, f.shard.string(), segment_bytes, 1, 0);
+  REQUIRE(pool.recycle(f.segment(5).string()) == 1);
+  REQUIRE(files_named(f.shard, "seg_") == 0);
+  write_prepared_spare(f.shard / "spare_00000009.wab");  // zeros: no number to go past
+  CHECK(f.recover().next_sequence == 6);
+}

@@ -9,6 +9,7 @@
 #include "wab/quarantine.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
+#include "wab/spare_pool.hpp"
 #include "wab/wall_clock.hpp"
 
 namespace weir::wab {
@@ -26,15 +27,21 @@ struct segment_file {
   std::string name;
 };
 
-std::vector<segment_file> list_segments(const std::string& dir) {
-  std::vector<segment_file> out;
+struct shard_listing {
+  std::vector<segment_file> segments;  // in sequence order
+  std::vector<std::string> spares;     // spare_N.wab names
+};
+
+shard_listing list_shard(const std::string& dir) {
+  shard_listing out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (auto seq = parse_segment_file_name(name)) out.push_back({*seq, name});
+    if (auto seq = parse_segment_file_name(name)) out.segments.push_back({*seq, name});
+    else if (parse_spare_file_name(name)) out.spares.push_back(name);
   }
   if (ec) throw recovery_error("cannot list " + dir + ": " + ec.message());
-  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.sequence < b.sequence; });
+  std::sort(out.segments.begin(), out.segments.end(), [](auto& a, auto& b) { return a.sequence < b.sequence; });
   return out;
 }
 
@@ -55,18 +62,37 @@ class shard_recoverer {
         result_(result) {}
 
   void run() {
-    const auto segments = list_segments(shard_dir_);
+    const auto listing = list_shard(shard_dir_);
+    const auto& segments = listing.segments;
     for (const auto& seg : segments) {
       result_.next_sequence = std::max(result_.next_sequence, seg.sequence + 1);
       // Only the newest segment was being appended to when the daemon
       // stopped: a torn write can end it, and nothing else.
       recover(seg, &seg == &segments.back());
     }
+    // A recycled spare still carries the header of the segment it was: the
+    // numbering goes on past it, or a new segment given that number could
+    // start in the file and read its old records as its own (their CRCs
+    // start from the same sequence) — were the confirm cursor, which
+    // remembers the numbers, ever lost with every segment delivered.
+    for (const auto& name : listing.spares)
+      if (auto seq = header_sequence(shard_dir_ + "/" + name))
+        result_.next_sequence = std::max(result_.next_sequence, *seq + 1);
     if (dir_changed_) io_.fsync_directory(shard_dir_);
     if (quarantine_changed_) io_.fsync_directory(quarantine_dir_);
   }
 
  private:
+  /// The sequence in a file's header; nullopt without a header that checks.
+  std::optional<std::uint64_t> header_sequence(const std::string& path) {
+    const int fd = io_.open_existing(path);
+    if (fd < 0) return std::nullopt;
+    const auto header = read_segment_header(io_, fd);
+    io_.close(fd);
+    if (!header) return std::nullopt;
+    return header.value().sequence;
+  }
+
   void recover(const segment_file& seg, bool was_open) {
     const std::string path = shard_dir_ + "/" + seg.name;
     const int fd = io_.open_existing(path);
