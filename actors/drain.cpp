@@ -377,10 +377,11 @@ class drain_state {
     if (ends_early)
       fields.emplace_back("unreadable_tail", std::string(wab::name_of(reader.stop())) + " from offset " +
                                                  std::to_string(reader.valid_end()));
-    if (!s_.quarantine_dir.empty() && quarantined_.insert(fd_sequence_).second) {
+    if (!s_.quarantine_dir.empty() && quarantined_.count(fd_sequence_) == 0) {
       const std::int64_t size = s_.io->size(fd_);
       auto copy = wab::quarantine_copy(*s_.io, fd_, size < 0 ? 0 : static_cast<std::uint64_t>(size), s_.quarantine_dir,
                                        shard_name_, wab::segment_file_name(fd_sequence_));
+      if (copy) quarantined_.insert(fd_sequence_);  // else tried again should the damage be met again
       fields.emplace_back("quarantine", copy ? copy.value().path : "not copied: " + copy.error());
       if (copy && !copy.value().copied_before && s_.stats)
         s_.stats->quarantined_segments.fetch_add(1, std::memory_order_relaxed);

@@ -389,7 +389,34 @@ class unopenable_file_io : public posix_file_io {
   std::string path_;
 };
 
+/// The real file I/O on a disk with no room left for new files.
+class no_room_file_io : public posix_file_io {
+ public:
+  int create_exclusive(const std::string&) override { return -ENOSPC; }
+};
+
 }  // namespace
+
+TEST_CASE("damage found with no room for its quarantine copy is reported and the start goes on", "[wab][recovery]") {
+  // A full disk must not need a human: the damaged bytes stay in the segment.
+  shard_fixture f;
+  auto image = segment_image(0, 2, {"alpha", "bravo", "charlie"});
+  image[segment_header_size + record_header_size + 5 + record_header_size] ^= 0x20;  // in "bravo"
+  write_file(f.segment(2), image);
+  no_room_file_io io;
+  const auto r = recover_shard(io, f.shard.string(), f.quarantine.string());
+  CHECK(r.records == 2);
+  CHECK(r.damaged_records == 1);
+  CHECK(r.quarantined_segments == 0);
+  REQUIRE(r.events.size() == 1);
+  CHECK(r.events[0].level == recovery_event::severity::error);
+  const auto where = std::find_if(r.events[0].fields.begin(), r.events[0].fields.end(),
+                                  [](const auto& kv) { return kv.first == "quarantine"; });
+  REQUIRE(where != r.events[0].fields.end());
+  CHECK(where->second.rfind("not copied: ", 0) == 0);
+  CHECK(read_file(f.segment(2)) == image);
+  CHECK(fs::is_empty(f.quarantine));
+}
 
 TEST_CASE("a recovery that fails still reports the repairs it made before", "[wab][recovery]") {
   shard_fixture f;

@@ -170,9 +170,7 @@ class shard_recoverer {
   /// again where its records now end.
   void finish_cut(int fd, const segment_file& seg, const std::string& path, std::uint64_t size,
                   const segment_reader& reader, const segment_seal& seal) {
-    auto copy = quarantine_copy(io_, fd, size, quarantine_dir_, shard_, seg.name);
-    if (!copy) throw recovery_error(copy.error());
-    if (!copy.value().copied_before) ++result_.quarantined_segments;
+    const std::string copy = quarantine(fd, seg, size);
     const std::uint64_t lost = seal.records > reader.records_read() ? seal.records - reader.records_read() : 0;
     result_.damaged_records += lost;
     result_.events.push_back({recovery_event::severity::error,
@@ -182,7 +180,7 @@ class shard_recoverer {
                                {"file_bytes", std::to_string(size)},
                                {"sealed_records", std::to_string(seal.records)},
                                {"records_kept", std::to_string(reader.records_read())},
-                               {"quarantine", copy.value().path}}});
+                               {"quarantine", copy}}});
     seal_at(fd, seg, path, reader);
   }
 
@@ -234,22 +232,29 @@ class shard_recoverer {
   /// before anything is cut, and the loss is reported.
   void report_damage(int fd, const segment_file& seg, const std::string& path, std::uint64_t size,
                      const segment_reader& reader) {
-    auto copy = quarantine_copy(io_, fd, size, quarantine_dir_, shard_, seg.name);
-    if (!copy) throw recovery_error(copy.error());
-    if (!copy.value().copied_before) ++result_.quarantined_segments;
+    const std::string copy = quarantine(fd, seg, size);
     result_.damaged_records += reader.damaged() - reader.recovered();
     result_.events.push_back(
-        {recovery_event::severity::error,
-         copy.value().copied_before
-             ? "segment damaged (its copy is already in quarantine); every record that checks is kept"
-             : "segment damaged; copied to quarantine, every record that checks is kept",
+        {recovery_event::severity::error, "segment damaged; every record that checks is kept",
          {{"segment", path},
           {"first_damage_offset", std::to_string(reader.first_damage().value_or(reader.valid_end()))},
           {"damaged_records_skipped", std::to_string(reader.damaged())},
           {"of_them_recovered", std::to_string(reader.recovered())},
           {"records_kept", std::to_string(reader.records_read())},
           {"damaged_tail_bytes", std::to_string(size - reader.valid_end())},
-          {"quarantine", copy.value().path}}});
+          {"quarantine", copy}}});
+  }
+
+  /// Copies a damaged segment to quarantine; says where, or why not. A copy
+  /// that fails (a full disk) does not stop the start: a full disk must not
+  /// need a human, and the damaged bytes stay in the segment until it is
+  /// delivered (a version-1 tail past the damage is cut, and lost with it).
+  std::string quarantine(int fd, const segment_file& seg, std::uint64_t size) {
+    auto copy = quarantine_copy(io_, fd, size, quarantine_dir_, shard_, seg.name);
+    if (!copy) return "not copied: " + copy.error();
+    if (copy.value().copied_before) return copy.value().path + " (copied before)";
+    ++result_.quarantined_segments;
+    return copy.value().path;
   }
 
   void keep(const segment_file& seg, const std::string& path, std::uint64_t records, std::uint64_t end) {
