@@ -104,7 +104,9 @@ class sink_runner_state {
         m->sink_records("committed").Increment(static_cast<double>(j.records - out.dead_lettered));
         m->sink_records("dead_lettered").Increment(static_cast<double>(out.dead_lettered));
       } else {
-        m->sink_records("retried").Increment(static_cast<double>(j.records));
+        m->sink_records("committed").Increment(static_cast<double>(out.settled - out.dead_lettered));
+        m->sink_records("dead_lettered").Increment(static_cast<double>(out.dead_lettered));
+        m->sink_records("retried").Increment(static_cast<double>(j.records - out.settled));
       }
     }
     if (out.what == commit_outcome::kind::committed) {
@@ -122,6 +124,7 @@ class sink_runner_state {
     // The batch goes back first in line; nothing else is sent until the wait is over.
     const bool counted = !paused_ && j.attempt == attempt_;
     if (out.what != commit_outcome::kind::dead_letter_full) dead_letters_full_logged_ = false;
+    if (out.settled > 0) settle_front(j, out);
     queue_.emplace(key, std::move(j));
     ++status_->retries;
     status_->set_error(out.error);
@@ -169,6 +172,22 @@ class sink_runner_state {
     // a server that accepts connections) nor when it asked for the wait.
     probe_may_resume_ = out.retry_after_ms < 0 && !out.sink_answered;
     self_->delayed_send(self_, wait, retry_atom::value, ++retry_epoch_);
+  }
+
+  /// A failed commit got its first records through (stored or refused for
+  /// good): only the rest go again, and the sink, moving, starts its
+  /// failure streak over — its next wait is the first step of the backoff,
+  /// not the next doubling. The batch is confirmed to its drain only whole.
+  void settle_front(job& j, const commit_outcome& out) {
+    auto& records = *j.batch;
+    records.erase(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(out.settled));
+    j.records -= out.settled;
+    status_->committed_records += out.settled - out.dead_lettered;
+    status_->dead_lettered += out.dead_lettered;
+    if (out.dead_lettered > 0)
+      log::warn("records refused by the sink were dead-lettered",
+                {{"sink", type_}, {"records", std::to_string(out.dead_lettered)}});
+    failures_ = 0;
   }
 
   /// The backoff is over (or cut short): the next dispatch is a new attempt.

@@ -50,27 +50,40 @@ class sink_worker_state {
       out.error = std::move(r.error);
       if (r.retry_after) out.retry_after_ms = r.retry_after->count();
       out.sink_answered = r.answered;
+      // The records it settled stay settled once their refusals are stored;
+      // if those cannot be, the whole batch goes again.
+      std::string error;
+      if (r.settled > 0 && store_dead_letters(job, r.rejected, error) == commit_outcome::kind::committed) {
+        out.settled = r.settled;
+        out.dead_lettered = r.rejected.size();
+      }
       return out;
     }
-    std::vector<dead_letter> letters;
-    for (auto& [pos, reason] : r.rejected) letters.push_back({&job.records->at(pos), reason});
-    if (letters.empty()) return out;
-    auto stored = dead_letters_->store(letters, out.error);
-    if (stored == dead_letter_store::result::full) {
-      dead_letters_->rescan();  // an operator may have made room
-      stored = dead_letters_->store(letters, out.error);
-    }
-    if (stored == dead_letter_store::result::full) {
-      out.what = commit_outcome::kind::dead_letter_full;
-      out.error = "dead letters are over drain.dead_letter_max_bytes";
-    } else if (stored == dead_letter_store::result::failed) {
-      out.what = commit_outcome::kind::transient;
-    } else {
-      out.dead_lettered = letters.size();
-    }
+    out.what = store_dead_letters(job, r.rejected, out.error);
+    if (out.what == commit_outcome::kind::committed) out.dead_lettered = r.rejected.size();
     return out;
   }
 
+  /// Stores the refused records as dead letters: committed (stored, or none
+  /// to store), dead_letter_full, or transient (`error` says why).
+  commit_outcome::kind store_dead_letters(const commit_job& job,
+                                          const std::vector<std::pair<std::size_t, std::string>>& rejected,
+                                          std::string& error) {
+    std::vector<dead_letter> letters;
+    for (const auto& [pos, reason] : rejected) letters.push_back({&job.records->at(pos), reason});
+    if (letters.empty()) return commit_outcome::kind::committed;
+    auto stored = dead_letters_->store(letters, error);
+    if (stored == dead_letter_store::result::full) {
+      dead_letters_->rescan();  // an operator may have made room
+      stored = dead_letters_->store(letters, error);
+    }
+    if (stored == dead_letter_store::result::full) {
+      error = "dead letters are over drain.dead_letter_max_bytes";
+      return commit_outcome::kind::dead_letter_full;
+    }
+    return stored == dead_letter_store::result::failed ? commit_outcome::kind::transient
+                                                       : commit_outcome::kind::committed;
+  }
 
  public:
   /// The sink's health, and why it is not healthy.

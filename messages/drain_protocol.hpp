@@ -71,6 +71,9 @@ struct commit_outcome {
   std::int64_t retry_after_ms = -1;  // the sink asked for this wait (Retry-After)
   bool sink_answered = false;        // commit_result::answered
   std::uint64_t dead_lettered = 0;
+  /// transient: the first `settled` records of the batch are done (stored or
+  /// dead-lettered, `dead_lettered` of them); only the rest go again.
+  std::uint64_t settled = 0;
   double seconds = 0;  // how long the commit took
 };
 

@@ -30,13 +30,18 @@ struct sink_record {
 struct commit_result {
   enum class outcome {
     committed,  // every record not listed in `rejected` is stored
-    transient,  // nothing may be assumed stored; retry the whole batch later
+    transient,  // retry later; nothing past the first `settled` records may be assumed stored
   };
   outcome kind = outcome::committed;
   std::string error;  // why, for a transient failure (never contains secrets)
   /// Records the sink refused for good (position in the batch, reason); they
-  /// go to the dead letters. Only meaningful with `committed`.
+  /// go to the dead letters. With `transient`, only those among the settled.
   std::vector<std::pair<std::size_t, std::string>> rejected;
+  /// With `transient`: the first `settled` records are done — stored, or
+  /// refused for good and listed in `rejected` — and only the rest need the
+  /// next try (a sink that answers record by record, so that an endpoint
+  /// failing a few requests in a hundred still gets a large batch through).
+  std::size_t settled = 0;
   /// The sink asked for this much quiet before the next try (HTTP Retry-After).
   std::optional<std::chrono::milliseconds> retry_after;
   /// The sink itself answered with this failure (an HTTP status, an error
@@ -46,7 +51,11 @@ struct commit_result {
 
   static commit_result ok() { return {}; }
   static commit_result retry(std::string why, bool answered = false) {
-    return {outcome::transient, std::move(why), {}, std::nullopt, answered};
+    commit_result r;
+    r.kind = outcome::transient;
+    r.error = std::move(why);
+    r.answered = answered;
+    return r;
   }
 };
 

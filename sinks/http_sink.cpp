@@ -136,17 +136,23 @@ class http_sink final : public sink {
   /// window cut short (the server closed after an answer, or the connection
   /// broke after some) goes on from the first record left unanswered on a
   /// new connection; a connection that answers nothing at all earns one
-  /// fresh try (a stale keep-alive connection), then the batch is retried.
+  /// fresh try (a stale keep-alive connection), then the batch is retried —
+  /// from the first record not answered: those before it are settled.
   commit_result commit_raw(const std::vector<sink_record>& batch) {
     commit_result out;
     const std::string head = raw_request_head();
     bool fresh_try_used = false;
     std::size_t next = 0;  // the first record not answered yet
+    auto retry_from = [&](std::size_t first_unsettled, commit_result r) {
+      r.settled = first_unsettled;
+      r.rejected = std::move(out.rejected);
+      return r;
+    };
     while (next < batch.size()) {
       const bool reused = lowest().socket().is_open();
       if (auto failure = ensure_connected(); !failure.empty()) {
         disconnect();
-        return commit_result::retry(failure);
+        return retry_from(next, commit_result::retry(failure));
       }
       const std::size_t end = std::min(batch.size(), next + s_->pipeline);
       requests_.clear();
@@ -168,7 +174,7 @@ class http_sink final : public sink {
           disconnect();  // answers to the rest of the window may still be on their way
           auto t = commit_result::retry("HTTP " + std::to_string(status) + " from " + s_->url.display(), true);
           t.retry_after = retry_after_of(res);
-          return t;
+          return retry_from(i, std::move(t));
         }
         if (v == verdict::reject) out.rejected.emplace_back(i, "HTTP " + std::to_string(status));
         closed_by_server = !res.keep_alive();
@@ -178,7 +184,7 @@ class http_sink final : public sink {
       if (!ec) continue;
       disconnect();
       if (answered == 0 && (!reused || fresh_try_used))
-        return commit_result::retry("POST " + s_->url.display() + ": " + ec.message());
+        return retry_from(next, commit_result::retry("POST " + s_->url.display() + ": " + ec.message()));
       if (answered == 0) fresh_try_used = true;
     }
     return out;

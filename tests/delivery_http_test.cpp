@@ -225,6 +225,37 @@ TEST_CASE("http faults: 5xx then 429 with Retry-After then a reset and a hung an
   CHECK(d.stop() == 0);
 }
 
+TEST_CASE("http raw: an endpoint that fails one request in forty still gets a backlog of large batches through",
+          "[live][sink][http][faults]") {
+  // Each try goes on from the first record not answered: were it to start a
+  // 1000-record batch over, no try would ever get through.
+  http_test_server server([](const http_request_seen&, std::size_t nth) {
+    http_answer a;
+    if (nth % 40 == 39) a.status = 503;
+    return a;
+  });
+  server.stop();  // a backlog builds up, to be read in full batches
+  temp_dir dir;
+  daemon_process d(dir.path(), http_args(server));
+  REQUIRE(d.wait_ready());
+  constexpr int n = 3000;
+  {
+    auto c = client::connection::connect_unix(d.socket_path());
+    for (int i = 0; i < n; i += 100) {
+      std::vector<std::string> owned;
+      for (int k = i; k < i + 100; ++k) owned.push_back("backlog " + std::to_string(k));
+      std::vector<std::span<const std::uint8_t>> batch;
+      for (const auto& o : owned) batch.push_back(as_bytes(o));
+      REQUIRE(c.push_batch(batch, client::durability::durable).all_accepted());
+    }
+  }
+  server.start();
+  INFO(d.log());
+  REQUIRE(eventually([&] { return bodies(server).size() == n; }, 30s));
+  CHECK(d.log().find("HTTP 503") != std::string::npos);
+  CHECK(d.stop() == 0);
+}
+
 TEST_CASE("http: a refused record is dead-lettered and the others are delivered", "[live][sink][http][dead-letter]") {
   http_test_server server(refuse_poison);
   temp_dir dir;

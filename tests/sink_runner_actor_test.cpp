@@ -267,6 +267,34 @@ TEST_CASE("sink runner: a commit beside the batch the full dead letters stopped 
   CHECK(w.status->last_error() == "dead letters are over drain.dead_letter_max_bytes");
 }
 
+TEST_CASE("sink runner: a failed commit that settled its first records sends only the rest again",
+          "[actor][sink_runner][dead-letter]") {
+  runner_world w;
+  // Records a and b stored, c refused for good, d failed: d and e go again.
+  auto partial = transient(std::nullopt, true);
+  partial.settled = 3;
+  partial.rejected = {{2, "HTTP 422"}};
+  w.script->answers.push_back(partial);
+  auto again = transient(std::nullopt, true);  // then e fails once more, after d went through
+  again.settled = 1;
+  w.script->answers.push_back(again);
+  w.send_batch(1, {"a", "b", "c", "d", "e"});
+  CHECK(w.delivered().empty());  // confirmed to the drain only whole
+  CHECK(w.status->dead_lettered.load() == 1);
+  CHECK(w.dead_letters->bytes() > 0);
+  CHECK(w.status->backoff_ms.load() == 100);
+  w.advance(100ms);
+  // A try that moved on starts the backoff over: 100 again, not 200.
+  CHECK(w.status->backoff_ms.load() == 100);
+  w.advance(100ms);
+  CHECK(w.delivered() == std::vector<std::uint64_t>{1});
+  REQUIRE(w.script->commits.size() == 3);
+  CHECK(w.script->commits[1] == std::vector<std::string>{"d", "e"});
+  CHECK(w.script->commits[2] == std::vector<std::string>{"e"});
+  CHECK(w.status->committed_records.load() == 4);
+  CHECK(w.status->dead_lettered.load() == 1);
+}
+
 TEST_CASE("sink runner: at most sink.concurrency commits are in flight and the rest wait for a free slot",
           "[actor][sink_runner][slots]") {
   auto s = runner_world::defaults();
