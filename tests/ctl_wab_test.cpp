@@ -167,16 +167,21 @@ TEST_CASE("weir-ctl segments says what recovery will do with a damaged header an
   const auto& events = j.at(0).at("repairs");
   REQUIRE(events.size() == 1);
   CHECK(events.at(0).at("level") == "error");
-  CHECK(events.at(0).at("what") == "segment header unreadable; moved to quarantine");
-  CHECK(std::filesystem::exists(damaged));  // said, not done
+  // Its records check as segment 1's: only the header was hit.
+  CHECK(events.at(0).at("what") ==
+        "segment header damaged; written again from the file name, every record that checks is kept");
+  const auto before = contents(damaged);
+  CHECK_FALSE(std::filesystem::exists(dir / "var/quarantine"));  // said, not done
 
   // The real recovery does what was announced.
   std::filesystem::create_directories(dir / "var/quarantine");  // as the daemon makes it
   const auto recovered = wab::recover_shard(*wab::default_file_io(), shard.string(), (dir / "var/quarantine").string());
   REQUIRE(recovered.events.size() == 1);
   CHECK(recovered.events.at(0).what == events.at(0).at("what").get<std::string>());
-  CHECK(recovered.quarantined_segments == 1);
-  CHECK_FALSE(std::filesystem::exists(damaged));
+  CHECK(recovered.quarantined_segments == 1);  // the file as it was, for inspection
+  CHECK(recovered.records == 571);
+  CHECK(contents(damaged) != before);
+  CHECK(contents(dir / "var/quarantine/shard_00__seg_00000001.wab") == before);
 }
 
 TEST_CASE("weir-ctl segments checks the replicas a node holds and exits 0 when every record checks", "[ctl][wab]") {

@@ -1,6 +1,7 @@
 #include "wab/recovery.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -83,6 +84,40 @@ class shard_recoverer {
   }
 
  private:
+  /// A header that does not check, on a file whose first record checks as
+  /// record 1 of the segment its name gives: the header alone was hit, and
+  /// the records are that segment's (a reused file's older records would not
+  /// check). The file is copied to quarantine, then its header is written
+  /// again from the name — the first record's time standing in for the
+  /// creation time — and the seal slot, which has a CRC of its own, is kept.
+  /// nullopt when the records do not say which segment this is.
+  std::optional<segment_header> rebuild_header(int fd, const segment_file& seg, const std::string& path,
+                                               std::uint64_t size, const std::uint8_t (&read)[segment_prefix_size],
+                                               header_error why) {
+    segment_header guess;
+    guess.shard = parse_shard_dir_name(shard_).value_or(0);
+    guess.sequence = seg.sequence;
+    segment_reader reader(io_, fd, guess, size, 0, 1, std::nullopt);
+    stored_record first;
+    if (!reader.next(first)) return std::nullopt;
+    guess.created_at_ns = first.ingest_ts_ns;
+    const std::string copy = quarantine(fd, seg, size);
+    const auto prefix = encode_segment_prefix(guess);
+    if (int rc = pwrite_all(io_, fd, byte_span(prefix.data(), segment_header_size), 0); rc < 0)
+      fail("cannot write the header of " + path + " again", -rc);
+    if (int rc = io_.fdatasync(fd); rc < 0) fail("cannot fsync " + path, -rc);
+    result_.events.push_back({recovery_event::severity::error,
+                              "segment header damaged; written again from the file name, every record that checks is kept",
+                              {{"segment", path}, {"reason", std::string(name_of(why))}, {"quarantine", copy}}});
+    // The new header beside the seal slot as read (not read back: a dry run
+    // writes nothing).
+    std::array<std::uint8_t, segment_prefix_size> now{};
+    std::copy(std::begin(read), std::end(read), now.begin());
+    std::copy(prefix.begin(), prefix.begin() + segment_header_size, now.begin());
+    auto decoded = decode_segment_header(byte_span(now.data(), std::min<std::uint64_t>(size, now.size())));
+    return decoded ? std::optional<segment_header>(decoded.value()) : std::optional<segment_header>(guess);
+  }
+
   /// The sequence in a file's header; nullopt without a header that checks.
   std::optional<std::uint64_t> header_sequence(const std::string& path) {
     const int fd = io_.open_existing(path);
@@ -125,6 +160,8 @@ class shard_recoverer {
       dir_changed_ = true;
       return;
     }
+    if (!decoded)
+      if (auto rebuilt = rebuild_header(fd, seg, path, size, prefix, decoded.error())) decoded = *rebuilt;
     if (!decoded) {
       const std::string to = quarantine_name(quarantine_dir_, shard_, seg.name);
       if (int rc = io_.rename(path, to); rc < 0) fail("cannot move " + path + " to quarantine", -rc);
