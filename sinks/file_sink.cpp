@@ -81,11 +81,12 @@ class file_sink final : public sink {
         const std::string why = n < 0 ? std::strerror(errno) : "nothing written";
         // Cut the partial lines off; the whole batch comes again.
         if (before >= 0) (void)!::ftruncate(file_->fd, before);
-        return commit_result::retry("write failed: " + why);
+        return commit_result::retry("write failed: " + why, /*answered=*/true);  // local: its probe cannot tell more
       }
       done += static_cast<std::size_t>(n);
     }
-    if (::fdatasync(file_->fd) != 0) return commit_result::retry("fdatasync failed: " + std::string(std::strerror(errno)));
+    if (::fdatasync(file_->fd) != 0)
+      return commit_result::retry("fdatasync failed: " + std::string(std::strerror(errno)), /*answered=*/true);
     for (auto* id : added) file_->ids.insert(*id);
     return commit_result::ok();
   }

@@ -16,6 +16,8 @@
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "support/tmpfs_mount.hpp"
+#include "config/schema.hpp"
+#include "sinks/sink_types.hpp"
 #include "weir/client.hpp"
 
 using namespace weir;
@@ -162,4 +164,29 @@ TEST_CASE("space freed by someone else brings the shard back with no push", "[li
   REQUIRE(eventually([&] { return readyz(admin) == 200; }, 10s));
   CHECK(c.push(as_bytes("space is back"), client::durability::durable).acked);
   CHECK(d.stop() == 0);
+}
+
+TEST_CASE("the file sink on a full disk says the failure is its own so the backoff is waited out",
+          "[sink][disk-full]") {
+  // A probe of a local file says nothing new: were the failure taken for an
+  // unreachable sink, every probe would cut the backoff short.
+  temp_dir dir;
+  tmpfs_mount disk(dir / "out", 64 * 1024);
+  if (!have_disk(disk)) return;
+  auto cfg = default_config();
+  cfg.sink.file.path = (dir / "out/records.ndjson").string();
+  auto sink = make_file_sink_factory(cfg)->make();
+  {
+    std::ofstream ballast(dir / "out/ballast", std::ios::binary);
+    const std::string block(4096, 'b');
+    while (disk.free_bytes() > 0 && ballast.write(block.data(), static_cast<std::streamsize>(block.size()))) {
+    }
+  }
+  sink_record r;
+  r.id = std::string(64, 'a');
+  r.segment = "shard_00/seg_00000001.wab";
+  r.payload.assign(16 * 1024, 'x');
+  const auto result = sink->commit({r});
+  CHECK(result.kind == commit_result::outcome::transient);
+  CHECK(result.answered);
 }
