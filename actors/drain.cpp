@@ -341,6 +341,7 @@ class drain_state {
     any = any || reader.valid_end() > read_.offset;
     read_.offset = reader.valid_end();
     read_.index = reader.next_index();
+    if (s_.stats) s_.stats->lost.fetch_add(reader.damaged() - reader.recovered(), std::memory_order_relaxed);
     if (reader.stop() == wab::scan_stop::io_error) {
       note_read_failure();
       retry_read_later("cannot read WAB segment " + segment, reader.error() > 0 ? -reader.error() : -EIO);

@@ -249,11 +249,7 @@ class sink_runner_state {
   std::uint64_t records_waiting() const {
     std::uint64_t waiting = 0;
     if (auto* m = settings_.stats) {
-      for (std::uint16_t sh = 0; sh < m->shards(); ++sh) {
-        const auto& s = m->shard(sh);
-        const std::uint64_t in = s.appended.load() + s.backlog.load(), out = s.confirmed.load();
-        waiting += in > out ? in - out : 0;
-      }
+      for (std::uint16_t sh = 0; sh < m->shards(); ++sh) waiting += m->shard(sh).lag();
       return waiting;
     }
     for (const auto& [key, j] : queue_) waiting += j.records;

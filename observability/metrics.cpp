@@ -270,6 +270,9 @@ std::string metrics::render(const live_state& live) {
   auto damaged = family("weir_drain_segments_quarantined_total",
                         "Segments the drain found damaged (sealed ones are checked as they are read) and copied to quarantine",
                         MetricType::Counter);
+  auto lost = family("weir_drain_damaged_records_lost_total",
+                     "Records the drain read past as damage (they did not check, and are not delivered)",
+                     MetricType::Counter);
   for (std::uint16_t s = 0; s < shards(); ++s) {
     const auto& m = *shards_[s];
     const std::string label = std::to_string(s);
@@ -277,8 +280,8 @@ std::string metrics::render(const live_state& live) {
     segments.metric.push_back(value(static_cast<double>(files.segments), MetricType::Gauge, {{"shard", label}}));
     spares.metric.push_back(value(static_cast<double>(files.spares), MetricType::Gauge, {{"shard", label}}));
     damaged.metric.push_back(value(static_cast<double>(m.quarantined_segments.load()), MetricType::Counter, {{"shard", label}}));
-    const double pending = static_cast<double>(m.appended.load() + m.backlog.load()) - static_cast<double>(m.confirmed.load());
-    lag.metric.push_back(value(std::max(0.0, pending), MetricType::Gauge, {{"shard", label}}));
+    lag.metric.push_back(value(static_cast<double>(m.lag()), MetricType::Gauge, {{"shard", label}}));
+    lost.metric.push_back(value(static_cast<double>(m.lost.load()), MetricType::Counter, {{"shard", label}}));
     oldest.metric.push_back(value(oldest_undelivered_age(s, now_ns), MetricType::Gauge, {{"shard", label}}));
   }
   families.push_back(std::move(segments));
@@ -286,6 +289,7 @@ std::string metrics::render(const live_state& live) {
   families.push_back(std::move(lag));
   families.push_back(std::move(oldest));
   families.push_back(std::move(damaged));
+  families.push_back(std::move(lost));
 
   if (live.usage) {
     families.push_back(single("weir_wab_bytes", "Live WAB bytes, all shards (what limits.wab_max_bytes caps)",

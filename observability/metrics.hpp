@@ -61,11 +61,19 @@ struct shard_metrics {
   std::atomic<std::uint64_t> appended{0};   // records written this run
   std::atomic<std::uint64_t> backlog{0};    // unconfirmed records found at startup
   std::atomic<std::uint64_t> confirmed{0};  // records the sink confirmed this run
+  std::atomic<std::uint64_t> lost{0};       // records read past as damage, this run: never to be confirmed
   std::atomic<std::uint64_t> fsyncs{0}, synced_records{0};  // for records per fsync over a window
   std::atomic<std::uint64_t> quarantined_segments{0};  // found damaged while draining, this run
   std::atomic<std::int64_t> oldest_undelivered_ts_ns{0};  // ingest time of the oldest unconfirmed record; 0: none
   std::atomic<bool> offline{false};         // no segment can be created: pushes are refused
   std::atomic<bool> writer_up{false};       // the shard's writer actor is running
+
+  /// Records written (or found at startup) that the sink has not confirmed
+  /// and that are not lost to damage.
+  std::uint64_t lag() const {
+    const std::uint64_t in = appended.load() + backlog.load(), out = confirmed.load() + lost.load();
+    return in > out ? in - out : 0;
+  }
 };
 
 class metrics {

@@ -118,8 +118,7 @@ status_report::history_point status_report::point_between(const totals& older, c
   const std::int64_t now_ns = wab::wall_clock_ns();
   for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
     const auto& m = stats_.shard(s);
-    const double in = static_cast<double>(m.appended.load() + m.backlog.load()), out = static_cast<double>(m.confirmed.load());
-    p.lag += std::max(0.0, in - out);
+    p.lag += static_cast<double>(m.lag());
     p.oldest_age_s = std::max(p.oldest_age_s, stats_.oldest_undelivered_age(s, now_ns));
   }
   return p;
@@ -204,14 +203,15 @@ std::string status_report::json() const {
     const double age = stats_.oldest_undelivered_age(s, now_ns);
     oldest_age = std::max(oldest_age, age);
     const auto& m = stats_.shard(s);
-    const auto appended = m.appended.load(), backlog = m.backlog.load(), confirmed = m.confirmed.load();
+    const auto appended = m.appended.load(), confirmed = m.confirmed.load();
     const auto files = stats_.shard_files(s);
     shards.push_back({{"shard", s},
                       {"segments", files.segments},
                       {"bytes", files.bytes},
                       {"appended", appended},
                       {"confirmed", confirmed},
-                      {"lag_records", appended + backlog > confirmed ? appended + backlog - confirmed : 0},
+                      {"lag_records", m.lag()},
+                      {"damaged_records_lost", m.lost.load()},
                       {"oldest_undelivered_age_s", age},
                       {"offline", m.offline.load()}});
   }

@@ -17,6 +17,7 @@
 #include "actors/drain.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/wire/coordinate.hpp"
+#include "observability/metrics.hpp"
 #include "wab/confirm_cursor.hpp"
 #include "wab/spare_pool.hpp"
 #include "wab/segment_writer.hpp"
@@ -60,6 +61,8 @@ struct drain_harness : test::test_scheduler {
   std::shared_ptr<append_notice> notice;    // set before start(): write() then announces as the writer does
   std::uint32_t batch_max_records = 1000;  // set before start()
   std::uint32_t unreadable_after_tries = 50;  // set before start()
+  shard_metrics* stats = nullptr;             // set before start()
+  std::map<std::uint64_t, std::uint64_t> recovered_records;  // set before start()
   int messages = 0;                         // `appended` messages write() sent
   std::uint16_t node = 0;                   // set before start()
   std::int64_t ts_ns = 7;                   // the ingest time write() stamps
@@ -75,6 +78,8 @@ struct drain_harness : test::test_scheduler {
     s.cursor_persist_ms = cursor_persist_ms;
     s.max_in_flight = 1;
     s.unreadable_after_tries = unreadable_after_tries;
+    s.stats = stats;
+    s.recovered_records = recovered_records;
     s.unreadable_after = std::chrono::milliseconds(0);  // the tries alone, on the test clock
     s.io = io;
     s.usage = usage;
@@ -333,12 +338,19 @@ TEST_CASE("drain: a sealed segment is checked as it is read and a damaged record
     f.seekp(static_cast<std::streamoff>(wab::segment_prefix_size + wab::record_header_size + 5 + wab::record_header_size));
     f.put('X');  // a payload byte of "bravo"
   }
+  shard_metrics stats;
+  h.stats = &stats;
+  h.recovered_records = {{1, 3}};  // what startup recovery counted (the seal's count)
   h.start(2);
   auto b = h.next_batch();
   REQUIRE(b);
   CHECK(h.payloads(*b) == std::vector<std::string>{"alpha", "charlie"});
   CHECK(b->records[1].index == 3);  // the damaged record costs its index, the others keep theirs
   CHECK(std::filesystem::exists(std::filesystem::path(h.quarantine_dir) / "shard_00__seg_00000001.wab"));
+  // Once the rest is confirmed nothing is waiting: the lost record is not lag.
+  CHECK(stats.lost.load() == 1);
+  h.confirm(*b);
+  CHECK(stats.lag() == 0);
 }
 
 TEST_CASE("drain: a delivered segment is kept as a spare while the pool wants one and deleted otherwise", "[actor][drain][wab]") {
