@@ -349,7 +349,21 @@ class drain_state {
     }
     read_failures_ = 0;
     const bool ends_early = reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file;
-    if (reader.damaged() > 0 || ends_early) report_damage(segment, reader, ends_early);
+    if (reader.damaged() > 0 || ends_early) {
+      // A tail that stops checking is met again by the next read, which
+      // finds nothing more: one report per place.
+      const std::pair<std::uint64_t, std::uint64_t> at{read_.sequence,
+                                                       reader.first_damage().value_or(reader.valid_end())};
+      if (at != last_damage_reported_) {
+        report_damage(segment, reader, ends_early);
+        // A sealed segment says how many records it held: those of a tail
+        // that stopped checking are lost too.
+        const std::uint64_t seen = reader.next_index() - 1;
+        if (ends_early && s_.stats && fd_header_ && fd_header_->seal && fd_header_->seal->records > seen)
+          s_.stats->lost.fetch_add(fd_header_->seal->records - seen, std::memory_order_relaxed);
+      }
+      last_damage_reported_ = at;
+    }
     if (!any && ends_early) {
       // Records that no longer check up to its known end, and none after
       // them: nothing more to deliver from this file.
@@ -618,6 +632,7 @@ class drain_state {
   std::uint64_t fd_sequence_ = 0;
   std::optional<wab::segment_header> fd_header_;
   std::set<std::uint64_t> quarantined_;  // segments copied to quarantine this run
+  std::pair<std::uint64_t, std::uint64_t> last_damage_reported_{0, 0};  // (segment, offset)
 
  public:
   ~drain_state() { close_reader(); }

@@ -495,11 +495,17 @@ TEST_CASE("drain: a sealed segment whose last records stop checking is damage an
     f.seekp(static_cast<std::streamoff>(wab::segment_prefix_size + 2 * wab::record_header_size + 5));
     f.put('X');  // a payload byte of "bravo", the last record: nothing good follows it
   }
+  shard_metrics stats;
+  h.stats = &stats;
   h.start(2);
   auto b = h.next_batch();
   REQUIRE(b);
   CHECK(h.payloads(*b) == std::vector<std::string>{"alpha"});
   CHECK(std::filesystem::exists(std::filesystem::path(h.quarantine_dir) / "shard_00__seg_00000001.wab"));
+  h.confirm(*b);
+  // Counted (and reported) once, though the next read meets the same tail.
+  CHECK(stats.lost.load() == 1);
+  CHECK(stats.quarantined_segments.load() == 1);
 }
 
 TEST_CASE("drain: with the append notice a lingering batch takes the writes made meanwhile without a message for each",
