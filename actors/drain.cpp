@@ -58,6 +58,7 @@ class drain_state {
     s_ = std::move(s);
     runner_ = std::move(runner);
     shard_name_ = std::filesystem::path(s_.shard_dir).filename().string();
+    quarantined_ = s_.copied_to_quarantine;
     bool damaged = false;
     cursor_file_ = std::make_unique<wab::cursor_file>(s_.io, s_.shard_dir);
     loaded_ = cursor_file_->load(&damaged);

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <caf/fwd.hpp>
@@ -78,6 +79,9 @@ struct drain_settings {
   std::string quarantine_dir;
   /// Records per segment found by startup recovery, for the lag at startup.
   std::map<std::uint64_t, std::uint64_t> recovered_records;
+  /// Damaged segments startup recovery already copied to quarantine (and
+  /// reported): the drain, meeting the damage again, copies them no second time.
+  std::set<std::uint64_t> copied_to_quarantine;
   shard_metrics* stats = nullptr;  // may be null (tests)
   /// Told (confirmed_atom, sequence) when the stored cursor reaches a new
   /// segment: every segment below it is delivered (a cluster's replicator,

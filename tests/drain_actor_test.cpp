@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -63,6 +64,7 @@ struct drain_harness : test::test_scheduler {
   std::uint32_t unreadable_after_tries = 50;  // set before start()
   shard_metrics* stats = nullptr;             // set before start()
   std::map<std::uint64_t, std::uint64_t> recovered_records;  // set before start()
+  std::set<std::uint64_t> copied_to_quarantine;               // set before start()
   int messages = 0;                         // `appended` messages write() sent
   std::uint16_t node = 0;                   // set before start()
   std::int64_t ts_ns = 7;                   // the ingest time write() stamps
@@ -80,6 +82,7 @@ struct drain_harness : test::test_scheduler {
     s.unreadable_after_tries = unreadable_after_tries;
     s.stats = stats;
     s.recovered_records = recovered_records;
+    s.copied_to_quarantine = copied_to_quarantine;
     s.unreadable_after = std::chrono::milliseconds(0);  // the tries alone, on the test clock
     s.io = io;
     s.usage = usage;
@@ -506,6 +509,25 @@ TEST_CASE("drain: a sealed segment whose last records stop checking is damage an
   // Counted (and reported) once, though the next read meets the same tail.
   CHECK(stats.lost.load() == 1);
   CHECK(stats.quarantined_segments.load() == 1);
+}
+
+TEST_CASE("drain: damage startup recovery already copied to quarantine is not copied again", "[actor][drain][wab]") {
+  drain_harness h;
+  h.quarantine_dir = (h.dir / "quarantine").string();
+  std::filesystem::create_directories(h.quarantine_dir);
+  h.write(1, {"alpha", "bravo", "charlie"}, false);
+  REQUIRE(h.segments[1]->seal() == 0);
+  {
+    std::fstream f(h.shard_dir / wab::segment_file_name(1), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(wab::segment_prefix_size + wab::record_header_size + 5 + wab::record_header_size));
+    f.put('X');  // a payload byte of "bravo"
+  }
+  h.copied_to_quarantine = {1};
+  h.start(2);
+  auto b = h.next_batch();
+  REQUIRE(b);
+  CHECK(h.payloads(*b) == std::vector<std::string>{"alpha", "charlie"});
+  CHECK(std::filesystem::is_empty(h.quarantine_dir));
 }
 
 TEST_CASE("drain: with the append notice a lingering batch takes the writes made meanwhile without a message for each",

@@ -289,6 +289,7 @@ class shard_recoverer {
   std::string quarantine(int fd, const segment_file& seg, std::uint64_t size) {
     auto copy = quarantine_copy(io_, fd, size, quarantine_dir_, shard_, seg.name);
     if (!copy) return "not copied: " + copy.error();
+    result_.copied_to_quarantine.insert(seg.sequence);
     if (copy.value().copied_before) return copy.value().path + " (copied before)";
     ++result_.quarantined_segments;
     return copy.value().path;

@@ -16,6 +16,7 @@
 // Every repair is synced (file, then directory) before recovery returns.
 #include <cstdint>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,7 @@ struct shard_recovery {
   std::uint64_t sealed_segments = 0;  // version 2: read to their end and sealed now
   std::uint64_t quarantined_segments = 0;
   std::uint64_t damaged_records = 0;  // skipped and not recoverable
+  std::set<std::uint64_t> copied_to_quarantine;  // sequences of the damaged segments kept (copied) there
   std::vector<recovery_event> events;  // in the order they happened
 };
 
