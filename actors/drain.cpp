@@ -377,15 +377,9 @@ class drain_state {
   /// Counts failed reads from one place; at unreadable_after_tries the
   /// segment is read past what the disk cannot read (as damage).
   void note_read_failure() {
-    const auto now = std::chrono::steady_clock::now();
-    if (read_failures_ == 0 || !(read_failed_at_ == read_)) {
-      read_failures_ = 0;
-      first_read_failure_ = now;
-    }
+    if (read_failures_ == 0 || !(read_failed_at_ == read_)) read_failures_ = 0;
     read_failed_at_ = read_;
-    if (++read_failures_ < s_.unreadable_after_tries || now - first_read_failure_ < s_.unreadable_after ||
-        unreadable_segment_ == read_.sequence)
-      return;
+    if (++read_failures_ < s_.unreadable_after_tries || unreadable_segment_ == read_.sequence) return;
     unreadable_segment_ = read_.sequence;
     log::error("a WAB segment keeps failing to read at the same place; reading past what the disk cannot read "
                "as damage",
@@ -623,7 +617,6 @@ class drain_state {
   bool read_retry_ = false;  // a read failed: pump again on the persist timer
   position read_failed_at_;           // where the last failed read started
   std::uint32_t read_failures_ = 0;   // failed reads in a row from there
-  std::chrono::steady_clock::time_point first_read_failure_;
   std::uint64_t unreadable_segment_ = 0;  // read past its unreadable sectors
   std::string last_trouble_;
   std::unique_ptr<wab::cursor_file> cursor_file_;

@@ -28,7 +28,6 @@
 //               waits drain.linger_ms; Durable appends wake it only once
 //               they could fill the batch) -> full (sink.concurrency batches
 //               in flight: reads resume when one is confirmed)
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,12 +63,11 @@ struct drain_settings {
   std::uint32_t linger_ms = 5;
   std::uint32_t cursor_persist_ms = 200;  // longest the stored cursor trails delivery
   std::uint32_t max_in_flight = 4;
-  /// Reads of a segment that fail at the same place this many times in a
-  /// row (tried every cursor_persist_ms) and for this long are taken as
-  /// final: sectors the disk cannot read, amid sectors it can, are read past
-  /// as damage, so one bad sector does not stop the shard's delivery for good.
+  /// Reads of a segment that fail at the same place this many times in a row
+  /// (tried every cursor_persist_ms) are taken as final: the sectors the disk
+  /// cannot read are read past as damage, so one bad sector does not stop
+  /// the shard's delivery for good.
   std::uint32_t unreadable_after_tries = 50;
-  std::chrono::milliseconds unreadable_after{60000};
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
   /// Delivered segments are given to it as spares, when it wants them; else

@@ -83,7 +83,6 @@ struct drain_harness : test::test_scheduler {
     s.stats = stats;
     s.recovered_records = recovered_records;
     s.copied_to_quarantine = copied_to_quarantine;
-    s.unreadable_after = std::chrono::milliseconds(0);  // the tries alone, on the test clock
     s.io = io;
     s.usage = usage;
     s.spares = spares;
@@ -465,26 +464,6 @@ TEST_CASE("drain: a stretch the disk cannot read is retried and then read past a
   CHECK(h.deliver_all() == expected);
   h.persist();
   CHECK_FALSE(h.exists(1));  // delivered as far as it can be: it goes
-}
-
-TEST_CASE("drain: a disk that fails every read is waited out however long and nothing is read past",
-          "[actor][drain][faults]") {
-  // Bad sectors are read past only amid readable ones: a disk that reads
-  // nothing may come back, and its records with it.
-  drain_harness h;
-  h.unreadable_after_tries = 3;
-  h.start();
-  h.io->bad_from = wab::segment_prefix_size;  // the headers read, no record does
-  h.io->bad_to = std::uint64_t{1} << 40;
-  h.write(1, {"a", "b"});
-  h.write(2, {"c"});
-  for (int i = 0; i < 10; ++i) h.persist();
-  CHECK_FALSE(h.next_batch());
-  CHECK(h.exists(1));
-  h.io->bad_from = 0;
-  h.io->bad_to = 0;
-  h.persist();
-  CHECK(h.deliver_all() == std::vector<std::string>{"a", "b", "c"});
 }
 
 TEST_CASE("drain: a sealed segment whose last records stop checking is damage and quarantined", "[actor][drain][wab]") {

@@ -106,8 +106,7 @@ ssize_t segment_reader::read_at(std::uint8_t* out, std::size_t n, std::uint64_t 
   const ssize_t got = pread_full(io_, fd_, out, n, at);
   if (got != -EIO || !unreadable_as_damage_) return got;
   constexpr std::size_t sector = 512;
-  std::size_t done = 0, readable = 0;
-  std::vector<std::uint64_t> bad;
+  std::size_t done = 0;
   while (done < n) {
     // Sector by sector, aligned, so one bad sector costs only itself.
     const std::uint64_t pos = at + done;
@@ -115,22 +114,14 @@ ssize_t segment_reader::read_at(std::uint8_t* out, std::size_t n, std::uint64_t 
     const ssize_t part = pread_full(io_, fd_, out + done, len, pos);
     if (part == -EIO) {
       std::fill(out + done, out + done + len, std::uint8_t{0xFF});
-      bad.push_back(pos - pos % sector);
+      unreadable_sectors_.insert(pos - pos % sector);
     } else if (part < 0) {
       return part;
-    } else {
-      readable += static_cast<std::size_t>(part);
-      if (static_cast<std::size_t>(part) < len) {
-        done += static_cast<std::size_t>(part);  // the end of the file
-        break;
-      }
+    } else if (static_cast<std::size_t>(part) < len) {
+      return static_cast<ssize_t>(done) + part;  // the end of the file
     }
     done += len;
   }
-  // Nothing readable around it: a disk that fails, not a bad sector. Its
-  // records may read again; they are not given up.
-  if (readable == 0) return -EIO;
-  unreadable_sectors_.insert(bad.begin(), bad.end());
   return static_cast<ssize_t>(done);
 }
 
