@@ -322,7 +322,6 @@ class drain_state {
     wab::segment_reader reader(*s_.io, fd_, *fd_header_, it->second.end, read_.offset, read_.index,
                                wab::resync_window_for(*fd_header_, wab::wall_clock_ns()));
     reader.use_buffer(read_ahead_);
-    if (unreadable_segment_ == read_.sequence) reader.read_unreadable_as_damage();
     bool any = false;
     while (!batch_full() && reader.next(read_into_)) {
       any = true;
@@ -344,11 +343,9 @@ class drain_state {
     read_.index = reader.next_index();
     if (s_.stats) s_.stats->lost.fetch_add(reader.damaged() - reader.recovered(), std::memory_order_relaxed);
     if (reader.stop() == wab::scan_stop::io_error) {
-      note_read_failure();
-      retry_read_later("cannot read WAB segment " + segment, reader.error() > 0 ? -reader.error() : -EIO);
+      retry_read_later("cannot read WAB segment " + segment);
       return any;
     }
-    read_failures_ = 0;
     const bool ends_early = reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file;
     if (reader.damaged() > 0 || ends_early) {
       // A tail that stops checking is met again by the next read, which
@@ -374,21 +371,6 @@ class drain_state {
     return any;
   }
 
-  /// Counts failed reads from one place; at unreadable_after_tries the
-  /// segment is read past what the disk cannot read (as damage).
-  void note_read_failure() {
-    if (read_failures_ == 0 || !(read_failed_at_ == read_)) read_failures_ = 0;
-    read_failed_at_ = read_;
-    if (++read_failures_ < s_.unreadable_after_tries || unreadable_segment_ == read_.sequence) return;
-    unreadable_segment_ = read_.sequence;
-    log::error("a WAB segment keeps failing to read at the same place; reading past what the disk cannot read "
-               "as damage",
-               {{"dir", s_.shard_dir},
-                {"segment", wab::segment_file_name(read_.sequence)},
-                {"offset", std::to_string(read_.offset)},
-                {"tries", std::to_string(read_failures_)}});
-  }
-
   /// A read failed: closes the file (reopened, header and all, next time)
   /// and tries again on the persist timer.
   void retry_read_later(const std::string& what, int rc = -EIO) {
@@ -408,7 +390,6 @@ class drain_state {
         {"first_damage_offset", std::to_string(reader.first_damage().value_or(reader.valid_end()))},
         {"damaged_records_skipped", std::to_string(reader.damaged())},
         {"of_them_recovered", std::to_string(reader.recovered())}};
-    if (reader.unreadable_bytes() > 0) fields.emplace_back("unreadable_bytes", std::to_string(reader.unreadable_bytes()));
     if (ends_early)
       fields.emplace_back("unreadable_tail", std::string(wab::name_of(reader.stop())) + " from offset " +
                                                  std::to_string(reader.valid_end()));
@@ -615,9 +596,6 @@ class drain_state {
   bool persist_scheduled_ = false;
   bool in_trouble_ = false;
   bool read_retry_ = false;  // a read failed: pump again on the persist timer
-  position read_failed_at_;           // where the last failed read started
-  std::uint32_t read_failures_ = 0;   // failed reads in a row from there
-  std::uint64_t unreadable_segment_ = 0;  // read past its unreadable sectors
   std::string last_trouble_;
   std::unique_ptr<wab::cursor_file> cursor_file_;
   std::optional<position> loaded_;  // the cursor found at startup

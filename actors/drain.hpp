@@ -63,11 +63,6 @@ struct drain_settings {
   std::uint32_t linger_ms = 5;
   std::uint32_t cursor_persist_ms = 200;  // longest the stored cursor trails delivery
   std::uint32_t max_in_flight = 4;
-  /// Reads of a segment that fail at the same place this many times in a row
-  /// (tried every cursor_persist_ms) are taken as final: the sectors the disk
-  /// cannot read are read past as damage, so one bad sector does not stop
-  /// the shard's delivery for good.
-  std::uint32_t unreadable_after_tries = 50;
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
   /// Delivered segments are given to it as spares, when it wants them; else

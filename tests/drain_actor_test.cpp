@@ -61,7 +61,6 @@ struct drain_harness : test::test_scheduler {
   std::string quarantine_dir;              // set before start()
   std::shared_ptr<append_notice> notice;    // set before start(): write() then announces as the writer does
   std::uint32_t batch_max_records = 1000;  // set before start()
-  std::uint32_t unreadable_after_tries = 50;  // set before start()
   shard_metrics* stats = nullptr;             // set before start()
   std::map<std::uint64_t, std::uint64_t> recovered_records;  // set before start()
   std::set<std::uint64_t> copied_to_quarantine;               // set before start()
@@ -79,7 +78,6 @@ struct drain_harness : test::test_scheduler {
     s.notice = notice;
     s.cursor_persist_ms = cursor_persist_ms;
     s.max_in_flight = 1;
-    s.unreadable_after_tries = unreadable_after_tries;
     s.stats = stats;
     s.recovered_records = recovered_records;
     s.copied_to_quarantine = copied_to_quarantine;
@@ -435,35 +433,6 @@ TEST_CASE("drain: segments an earlier run left that it cannot list or open at st
     h.persist();  // the retry finds them
     CHECK(h.deliver_all() == std::vector<std::string>{"a", "b", "c", "d"});
   }
-}
-
-TEST_CASE("drain: a stretch the disk cannot read is retried and then read past as damage with the records after it delivered",
-          "[actor][drain][faults]") {
-  drain_harness h;
-  h.unreadable_after_tries = 3;
-  h.start();
-  // Records of 116 bytes from offset 64: the 512-byte sector at 512 holds
-  // parts of records 4 to 9.
-  h.io->bad_from = 600;
-  h.io->bad_to = 700;
-  std::vector<std::string> written, expected;
-  for (int i = 1; i <= 20; ++i) {
-    std::string p = "record " + std::to_string(i);
-    p.resize(100, '.');
-    written.push_back(p);
-    if (i < 4 || i > 9) expected.push_back(p);
-  }
-  expected.push_back("after");
-  h.write(1, written);
-  h.write(2, {"after"});
-  CHECK_FALSE(h.next_batch());  // the first read fails
-  h.persist();
-  CHECK_FALSE(h.next_batch());  // and the second: still an error to wait out
-  h.persist();                  // the third: final
-  h.persist();
-  CHECK(h.deliver_all() == expected);
-  h.persist();
-  CHECK_FALSE(h.exists(1));  // delivered as far as it can be: it goes
 }
 
 TEST_CASE("drain: a sealed segment whose last records stop checking is damage and quarantined", "[actor][drain][wab]") {

@@ -93,7 +93,7 @@ byte_span segment_reader::bytes_at(std::uint64_t at, std::size_t n) {
   }
   buffer_at_ = at;
   buffer_size_ = 0;
-  const ssize_t got = read_at(buffer_->bytes.get(), fill, at);
+  const ssize_t got = pread_full(io_, fd_, buffer_->bytes.get(), fill, at);
   if (got < 0) {
     error_ = static_cast<int>(-got);
     return {};
@@ -102,34 +102,11 @@ byte_span segment_reader::bytes_at(std::uint64_t at, std::size_t n) {
   return byte_span(buffer_->bytes.get(), std::min(buffer_size_, static_cast<std::size_t>(want_end - at)));
 }
 
-ssize_t segment_reader::read_at(std::uint8_t* out, std::size_t n, std::uint64_t at) {
-  const ssize_t got = pread_full(io_, fd_, out, n, at);
-  if (got != -EIO || !unreadable_as_damage_) return got;
-  constexpr std::size_t sector = 512;
-  std::size_t done = 0;
-  while (done < n) {
-    // Sector by sector, aligned, so one bad sector costs only itself.
-    const std::uint64_t pos = at + done;
-    const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(n - done, sector - pos % sector));
-    const ssize_t part = pread_full(io_, fd_, out + done, len, pos);
-    if (part == -EIO) {
-      std::fill(out + done, out + done + len, std::uint8_t{0xFF});
-      unreadable_sectors_.insert(pos - pos % sector);
-    } else if (part < 0) {
-      return part;
-    } else if (static_cast<std::size_t>(part) < len) {
-      return static_cast<ssize_t>(done) + part;  // the end of the file
-    }
-    done += len;
-  }
-  return static_cast<ssize_t>(done);
-}
-
 std::optional<bool> segment_reader::zeros_from(std::uint64_t from) {
   std::array<std::uint8_t, 64 * 1024> buf;
   while (from < size_) {
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size_ - from));
-    const ssize_t got = read_at(buf.data(), want, from);
+    const ssize_t got = pread_full(io_, fd_, buf.data(), want, from);
     if (got < 0) {
       error_ = static_cast<int>(-got);
       return std::nullopt;
@@ -155,7 +132,7 @@ std::optional<std::uint64_t> segment_reader::find_next_record(std::uint64_t from
     if (at < window_at || at + record_header_size > window_at + window.size()) {
       window_at = at;
       window.resize(static_cast<std::size_t>(std::min<std::uint64_t>(search_window, size_ - at)));
-      const ssize_t got = read_at(window.data(), window.size(), at);
+      const ssize_t got = pread_full(io_, fd_, window.data(), window.size(), at);
       if (got < 0) {
         error_ = static_cast<int>(-got);
         return std::nullopt;

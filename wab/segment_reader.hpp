@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -104,15 +103,6 @@ class segment_reader {
     buffer_size_ = 0;
   }
 
-  /// From now on a stretch the disk cannot read (pread fails with EIO)
-  /// reads as damage instead of stopping the scan with io_error: each
-  /// unreadable 512-byte sector stands in as bytes no record can begin with,
-  /// and the reader resynchronises after it (a resync window is needed).
-  /// For a reader that has retried long enough to call the failure final.
-  void read_unreadable_as_damage() { unreadable_as_damage_ = true; }
-  /// Bytes that read as damage because the disk could not read them.
-  std::uint64_t unreadable_bytes() const { return unreadable_sectors_.size() * 512; }
-
   std::optional<stored_record> next();
   /// The next record into `out`, its payload copied into the buffer `out`
   /// already has: a drain that reuses its delivered records allocates
@@ -147,9 +137,6 @@ class segment_reader {
   /// read per read_ahead bytes, not two per record. Empty on an I/O error
   /// (error_ set). Valid until the next call.
   byte_span bytes_at(std::uint64_t at, std::size_t n);
-  /// pread_full, or with read_unreadable_as_damage() the sectors that
-  /// cannot be read filled with 0xFF (a length no record has).
-  ssize_t read_at(std::uint8_t* out, std::size_t n, std::uint64_t at);
   /// Whether every byte from `from` to the end of the file is zero.
   std::optional<bool> zeros_from(std::uint64_t from);
   /// Classifies a record at offset_ that does not check and nothing valid follows.
@@ -184,8 +171,6 @@ class segment_reader {
   std::optional<std::uint64_t> first_damage_;
   scan_stop stop_ = scan_stop::none;
   int error_ = 0;
-  bool unreadable_as_damage_ = false;
-  std::set<std::uint64_t> unreadable_sectors_;  // their offsets
   // File bytes [buffer_at_, buffer_at_ + buffer_size_). Not a vector: each
   // refill is overwritten by pread at once, and zeroing it first cost as much
   // as the read itself.

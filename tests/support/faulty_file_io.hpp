@@ -20,7 +20,6 @@ class faulty_file_io final : public wab::posix_file_io {
   std::atomic<int> fail_creates{0};              // errno for every create while set
   std::atomic<std::int64_t> free_space{-1};      // what free_bytes says; -1 = the truth
   std::atomic<int> fail_reads{0};                // errno for every read while set
-  std::atomic<std::uint64_t> bad_from{0}, bad_to{0};  // reads touching [bad_from, bad_to) fail with EIO (any file)
   std::atomic<int> fail_opens{0};                // errno for every open_existing while set
   std::atomic<int> fail_lists{0};                // errno for every list_directory while set
   std::atomic<int> opens{0};                     // open_existing calls
@@ -44,7 +43,6 @@ class faulty_file_io final : public wab::posix_file_io {
 
   ssize_t pread(int fd, std::uint8_t* data, std::size_t n, std::uint64_t offset) override {
     if (int e = fail_reads.load()) return -e;
-    if (offset < bad_to.load() && offset + n > bad_from.load()) return -EIO;
     return wab::posix_file_io::pread(fd, data, n, offset);
   }
 
