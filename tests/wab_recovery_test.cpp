@@ -391,6 +391,24 @@ class unopenable_file_io : public posix_file_io {
   std::string path_;
 };
 
+/// The real file I/O, but one file's reads fail (EIO).
+class unreadable_file_io : public posix_file_io {
+ public:
+  explicit unreadable_file_io(std::string path) : path_(std::move(path)) {}
+  int open_existing(const std::string& path) override {
+    const int fd = posix_file_io::open_existing(path);
+    if (path == path_) fd_ = fd;
+    return fd;
+  }
+  ssize_t pread(int fd, std::uint8_t* data, std::size_t n, std::uint64_t offset) override {
+    return fd == fd_ ? -EIO : posix_file_io::pread(fd, data, n, offset);
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 /// The real file I/O on a disk with no room left for new files.
 class no_room_file_io : public posix_file_io {
  public:
@@ -417,6 +435,17 @@ TEST_CASE("damage found with no room for its quarantine copy is reported and the
   REQUIRE(where != r.events[0].fields.end());
   CHECK(where->second.rfind("not copied: ", 0) == 0);
   CHECK(read_file(f.segment(2)) == image);
+  CHECK(fs::is_empty(f.quarantine));
+}
+
+TEST_CASE("a header the disk cannot read fails the start and leaves the segment where it is", "[wab][recovery]") {
+  // An I/O error says nothing about the file: taking it for damage and moving
+  // it aside would take its records out of delivery.
+  shard_fixture f;
+  write_file(f.segment(1), segment_image(0, 1, {"r"}));
+  unreadable_file_io io(f.segment(1).string());
+  CHECK_THROWS_AS(recover_shard(io, f.shard.string(), f.quarantine.string()), recovery_error);
+  CHECK(fs::exists(f.segment(1)));
   CHECK(fs::is_empty(f.quarantine));
 }
 

@@ -99,7 +99,10 @@ class shard_recoverer {
     guess.sequence = seg.sequence;
     segment_reader reader(io_, fd, guess, size, 0, 1, std::nullopt);
     stored_record first;
-    if (!reader.next(first)) return std::nullopt;
+    if (!reader.next(first)) {
+      if (reader.stop() == scan_stop::io_error) fail("cannot read " + path, reader.error() > 0 ? reader.error() : EIO);
+      return std::nullopt;
+    }
     guess.created_at_ns = first.ingest_ts_ns;
     const std::string copy = quarantine(fd, seg, size);
     const auto prefix = encode_segment_prefix(guess);
@@ -148,7 +151,10 @@ class shard_recoverer {
 
     std::uint8_t prefix[segment_prefix_size] = {};
     const ssize_t got = pread_full(io_, fd, prefix, sizeof prefix, 0);
-    const std::size_t have = got > 0 ? static_cast<std::size_t>(got) : 0;
+    // An I/O error is no verdict on the file: moving it aside would take
+    // its records out of delivery. The start fails, and the next may read it.
+    if (got < 0) fail("cannot read the header of " + path, static_cast<int>(-got));
+    const std::size_t have = static_cast<std::size_t>(got);
     auto decoded = decode_segment_header(byte_span(prefix, have));
     if (!decoded && was_open && size <= segment_prefix_size && std::all_of(prefix, prefix + have, [](std::uint8_t b) { return b == 0; })) {
       // The daemon stopped while making this segment, before its header was
