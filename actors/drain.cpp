@@ -58,7 +58,7 @@ class drain_state {
     s_ = std::move(s);
     runner_ = std::move(runner);
     shard_name_ = std::filesystem::path(s_.shard_dir).filename().string();
-    quarantined_ = s_.copied_to_quarantine;
+    quarantined_ = s_.damaged_at_startup;
     bool damaged = false;
     cursor_file_ = std::make_unique<wab::cursor_file>(s_.io, s_.shard_dir);
     loaded_ = cursor_file_->load(&damaged);
@@ -341,7 +341,8 @@ class drain_state {
     any = any || reader.valid_end() > read_.offset;
     read_.offset = reader.valid_end();
     read_.index = reader.next_index();
-    if (s_.stats) s_.stats->lost.fetch_add(reader.damaged() - reader.recovered(), std::memory_order_relaxed);
+    if (s_.stats && !s_.damaged_at_startup.count(read_.sequence))
+      s_.stats->lost.fetch_add(reader.damaged() - reader.recovered(), std::memory_order_relaxed);
     if (reader.stop() == wab::scan_stop::io_error) {
       retry_read_later("cannot read WAB segment " + segment);
       return any;

@@ -72,9 +72,11 @@ struct drain_settings {
   std::string quarantine_dir;
   /// Records per segment found by startup recovery, for the lag at startup.
   std::map<std::uint64_t, std::uint64_t> recovered_records;
-  /// Damaged segments startup recovery already copied to quarantine (and
-  /// reported): the drain, meeting the damage again, copies them no second time.
-  std::set<std::uint64_t> copied_to_quarantine;
+  /// Segments startup recovery found damaged, reported and copied to
+  /// quarantine (or tried to), its count of their records leaving out those
+  /// lost: the drain, meeting that damage again, neither copies nor counts it
+  /// a second time.
+  std::set<std::uint64_t> damaged_at_startup;
   shard_metrics* stats = nullptr;  // may be null (tests)
   /// Told (confirmed_atom, sequence) when the stored cursor reaches a new
   /// segment: every segment below it is delivered (a cluster's replicator,

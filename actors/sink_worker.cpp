@@ -51,11 +51,17 @@ class sink_worker_state {
       if (r.retry_after) out.retry_after_ms = r.retry_after->count();
       out.sink_answered = r.answered;
       // The records it settled stay settled once their refusals are stored;
-      // if those cannot be, the whole batch goes again.
+      // if those cannot be, the whole batch goes again, and the reason is
+      // the dead letters' (full: the runner's recheck, not the sink's backoff).
+      if (r.settled == 0) return out;
       std::string error;
-      if (r.settled > 0 && store_dead_letters(job, r.rejected, error) == commit_outcome::kind::committed) {
+      const auto stored = store_dead_letters(job, r.rejected, error);
+      if (stored == commit_outcome::kind::committed) {
         out.settled = r.settled;
         out.dead_lettered = r.rejected.size();
+      } else {
+        out.what = stored;
+        out.error = error;
       }
       return out;
     }

@@ -82,8 +82,8 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     ds.stats = shard_stats;
     ds.notice = std::make_shared<append_notice>();
     if (auto r = recovered.segment_records.find(shard); r != recovered.segment_records.end()) ds.recovered_records = r->second;
-    if (auto q = recovered.copied_to_quarantine.find(shard); q != recovered.copied_to_quarantine.end())
-      ds.copied_to_quarantine = q->second;
+    if (auto q = recovered.damaged_at_startup.find(shard); q != recovered.damaged_at_startup.end())
+      ds.damaged_at_startup = q->second;
     if (cluster_node(cfg) != 0) {
       auto rs = replicator_settings_for(cfg, shard, dir);
       rs.io = io;

@@ -47,7 +47,7 @@ wab_startup recover_wab(const config& cfg) {
       const auto shard = *wab::parse_shard_dir_name(dir.filename().string());
       const auto cursor = wab::load_cursor(*wab::default_file_io(), dir.string());
       out.next_sequence[shard] = wab::next_segment_sequence(r.next_sequence, cursor);
-      out.copied_to_quarantine[shard] = r.copied_to_quarantine;
+      out.damaged_at_startup[shard] = r.damaged_at_startup;
       for (const auto& seg : r.segments) {
         out.bytes += seg.valid_bytes;
         out.segment_records[shard][seg.sequence] = seg.records;

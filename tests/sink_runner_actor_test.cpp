@@ -295,6 +295,25 @@ TEST_CASE("sink runner: a failed commit that settled its first records sends onl
   CHECK(w.status->dead_lettered.load() == 1);
 }
 
+TEST_CASE("sink runner: a failed commit whose settled refusals find the dead letters full stops as they do and sends the whole batch again",
+          "[actor][sink_runner][dead-letter]") {
+  runner_world w(runner_world::defaults(), 1024);
+  fill_dead_letters(w);
+  auto partial = transient(std::nullopt, true);
+  partial.settled = 2;
+  partial.rejected = {{1, "HTTP 422"}};
+  w.script->answers.push_back(partial);
+  w.send_batch(1, {"a", "b", "c"});
+  CHECK(w.status->state.load() == delivery_state::dead_letter_full);
+  CHECK(w.status->last_error() == "dead letters are over drain.dead_letter_max_bytes");
+  CHECK(w.status->health.load() == sink_health::healthy);  // not the sink's failure
+  for (const auto& e : std::filesystem::directory_iterator(w.dir / "dead_letter")) std::filesystem::remove(e.path());
+  w.advance(300ms);  // the recheck: room again
+  REQUIRE(w.script->commits.size() == 2);
+  CHECK(w.script->commits[1] == std::vector<std::string>{"a", "b", "c"});  // nothing was settled
+  CHECK(w.delivered() == std::vector<std::uint64_t>{1});
+}
+
 TEST_CASE("sink runner: at most sink.concurrency commits are in flight and the rest wait for a free slot",
           "[actor][sink_runner][slots]") {
   auto s = runner_world::defaults();

@@ -227,7 +227,7 @@ TEST_CASE("corruption in the middle: quarantine copy of the whole file and only 
   CHECK(r.records == 2);
   CHECK(r.damaged_records == 1);
   CHECK(r.quarantined_segments == 1);
-  CHECK(r.copied_to_quarantine == std::set<std::uint64_t>{2});  // the drain copies it no second time
+  CHECK(r.damaged_at_startup == std::set<std::uint64_t>{2});  // the drain copies it no second time
   CHECK(r.truncated_segments == 0);
   // Damage is an error event, with what was lost.
   REQUIRE(r.events.size() == 1);

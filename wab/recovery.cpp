@@ -293,9 +293,9 @@ class shard_recoverer {
   /// need a human, and the damaged bytes stay in the segment until it is
   /// delivered (a version-1 tail past the damage is cut, and lost with it).
   std::string quarantine(int fd, const segment_file& seg, std::uint64_t size) {
+    result_.damaged_at_startup.insert(seg.sequence);
     auto copy = quarantine_copy(io_, fd, size, quarantine_dir_, shard_, seg.name);
     if (!copy) return "not copied: " + copy.error();
-    result_.copied_to_quarantine.insert(seg.sequence);
     if (copy.value().copied_before) return copy.value().path + " (copied before)";
     ++result_.quarantined_segments;
     return copy.value().path;
