@@ -2,6 +2,7 @@
 
 #include "wab/wall_clock.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -137,6 +138,13 @@ bool dead_letter_store::lock_active(std::int64_t now, std::string& error) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     if (!start_file(now, error)) return false;
     wab::file_lock l(active_->path());
+    if (!l.valid()) {
+      const int e = errno;
+      error = "cannot open " + active_->path() + " to lock it: " + std::strerror(e);
+      active_->close_for_append();
+      active_.reset();
+      return false;
+    }
     if (l.lock(false) && l.still_named()) {
       active_lock_ = std::move(l);
       return true;
