@@ -37,6 +37,7 @@ struct segment_state {
   std::uint64_t start = wab::segment_prefix_size;  // its first record (every segment this run makes is version 2)
   std::uint64_t end = wab::segment_prefix_size;    // bytes known written, at a record boundary
   bool closed = false;                             // no more appends will come
+  std::optional<std::uint64_t> sealed_records;     // an earlier run's seal: how many records it holds
 };
 
 struct in_flight {
@@ -353,23 +354,30 @@ class drain_state {
       // finds nothing more: one report per place.
       const std::pair<std::uint64_t, std::uint64_t> at{read_.sequence,
                                                        reader.first_damage().value_or(reader.valid_end())};
-      if (at != last_damage_reported_) {
-        report_damage(segment, reader, ends_early);
-        // A sealed segment says how many records it held: those of a tail
-        // that stopped checking are lost too.
-        const std::uint64_t seen = reader.next_index() - 1;
-        if (ends_early && s_.stats && fd_header_ && fd_header_->seal && fd_header_->seal->records > seen)
-          s_.stats->lost.fetch_add(fd_header_->seal->records - seen, std::memory_order_relaxed);
-      }
+      if (at != last_damage_reported_) report_damage(segment, reader, ends_early);
       last_damage_reported_ = at;
     }
     if (!any && ends_early) {
       // Records that no longer check up to its known end, and none after
       // them: nothing more to deliver from this file.
       it->second.end = read_.offset;
+      count_lost(it->first, it->second);
       return true;
     }
+    if (it->second.closed && read_.offset >= it->second.end) count_lost(it->first, it->second);
     return any;
+  }
+
+  /// Read to its end: a sealed segment says how many records it held, and
+  /// those its indices did not reach were lost too (a damaged stretch of
+  /// several records costs one index; a tail that stopped checking, all it
+  /// held). Recovery counted its own finds already.
+  void count_lost(std::uint64_t seq, const segment_state& st) {
+    if (seq == lost_counted_for_) return;
+    lost_counted_for_ = seq;
+    const std::uint64_t reached = read_.index > 0 ? read_.index - 1 : 0;
+    if (!s_.stats || !st.sealed_records || *st.sealed_records <= reached || s_.damaged_at_startup.count(seq)) return;
+    s_.stats->lost.fetch_add(*st.sealed_records - reached, std::memory_order_relaxed);
   }
 
   /// A read failed: closes the file (reopened, header and all, next time)
@@ -521,8 +529,9 @@ class drain_state {
       return segment_state{wab::segment_header_size, static_cast<std::uint64_t>(size), true};
     }
     const std::uint64_t start = header.value().data_start();
-    return segment_state{start, std::max(start, wab::records_end(header.value(), static_cast<std::uint64_t>(size))),
-                         true};
+    segment_state st{start, std::max(start, wab::records_end(header.value(), static_cast<std::uint64_t>(size))), true};
+    if (const auto seal = wab::usable_seal(header.value(), static_cast<std::uint64_t>(size))) st.sealed_records = seal->records;
+    return st;
   }
 
   /// A cursor at the end of a closed segment moves to the start of the next
@@ -606,6 +615,7 @@ class drain_state {
   std::optional<wab::segment_header> fd_header_;
   std::set<std::uint64_t> quarantined_;  // segments copied to quarantine this run
   std::pair<std::uint64_t, std::uint64_t> last_damage_reported_{0, 0};  // (segment, offset)
+  std::uint64_t lost_counted_for_ = 0;  // the segment whose seal was last compared with its indices
 
  public:
   ~drain_state() { close_reader(); }

@@ -353,6 +353,29 @@ TEST_CASE("drain: a sealed segment is checked as it is read and a damaged record
   CHECK(stats.lag() == 0);
 }
 
+TEST_CASE("drain: a damaged stretch of two records in a sealed segment counts both as lost", "[actor][drain][wab]") {
+  // The stretch costs one index; the seal says how many records there were.
+  drain_harness h;
+  h.write(1, {"alpha", "bravo", "charlie", "delta"}, false);
+  REQUIRE(h.segments[1]->seal() == 0);
+  {
+    std::fstream f(h.shard_dir / wab::segment_file_name(1), std::ios::in | std::ios::out | std::ios::binary);
+    const auto bravo = wab::segment_prefix_size + wab::record_header_size + 5;
+    f.seekp(static_cast<std::streamoff>(bravo + wab::record_header_size));
+    f.put('X');  // "bravo"
+    f.seekp(static_cast<std::streamoff>(bravo + wab::record_header_size + 5 + wab::record_header_size));
+    f.put('X');  // "charlie"
+  }
+  shard_metrics stats;
+  h.stats = &stats;
+  h.recovered_records = {{1, 4}};
+  h.start(2);
+  h.write(2, {"later"});
+  CHECK(h.deliver_all() == std::vector<std::string>{"alpha", "delta", "later"});
+  CHECK(stats.lost.load() == 2);
+  CHECK(stats.lag() == 0);
+}
+
 TEST_CASE("drain: a delivered segment is kept as a spare while the pool wants one and deleted otherwise", "[actor][drain][wab]") {
   drain_harness h;
   h.spares = std::make_shared<wab::spare_pool>(h.io, h.shard_dir.string(), 1, 1, 0);
@@ -454,7 +477,10 @@ TEST_CASE("drain: a sealed segment whose last records stop checking is damage an
   CHECK(h.payloads(*b) == std::vector<std::string>{"alpha"});
   CHECK(std::filesystem::exists(std::filesystem::path(h.quarantine_dir) / "shard_00__seg_00000001.wab"));
   h.confirm(*b);
-  // Counted (and reported) once, though the next read meets the same tail.
+  h.write(2, {"later"});  // the writer's segment: the drain moves on past the damaged one
+  CHECK(h.deliver_all() == std::vector<std::string>{"later"});
+  // Counted (and reported) once, though the next read meets the same tail;
+  // the seal says how many records it held.
   CHECK(stats.lost.load() == 1);
   CHECK(stats.quarantined_segments.load() == 1);
 }
