@@ -22,6 +22,8 @@
 #include "support/sink_contents.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
+#include "wab/dead_letter_store.hpp"
+#include "wab/file_io.hpp"
 #include "weir/client.hpp"
 
 using namespace weir;
@@ -344,6 +346,45 @@ TEST_CASE("http: letters requeued to a sink that still refuses them are dead-let
   std::size_t now = 0;
   CHECK(eventually([&] { return (now = letters()) == n; }));
   CHECK(now == n);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("http: a record dead-lettered twice (refused again after a restart) is requeued once",
+          "[live][sink][http][dead-letter][ctl]") {
+  http_test_server server;
+  temp_dir dir;
+  daemon_process d(dir.path(), http_args(server));
+  REQUIRE(d.wait_ready());
+  {
+    // As a crash leaves them: the same record refused in two runs, in two files.
+    dead_letter_store store(wab::default_file_io(), (dir / "var/dead_letter").string(), 1 << 20);
+    sink_record twice, once;
+    twice.segment = once.segment = "shard_00/seg_00000007.wab";
+    twice.index = 3;
+    once.index = 4;
+    twice.payload = {'t', 'w', 'i', 'c', 'e'};
+    once.payload = {'o', 'n', 'c', 'e'};
+    std::string error;
+    REQUIRE(store.store({{&twice, "HTTP 422"}, {&once, "HTTP 422"}}, error) == dead_letter_store::result::stored);
+    store.rescan();
+  }
+  {
+    dead_letter_store again(wab::default_file_io(), (dir / "var/dead_letter").string(), 1 << 20);
+    sink_record twice;
+    twice.segment = "shard_00/seg_00000007.wab";
+    twice.index = 3;
+    twice.payload = {'t', 'w', 'i', 'c', 'e'};
+    std::string error;
+    REQUIRE(again.store({{&twice, "HTTP 422"}}, error) == dead_letter_store::result::stored);
+  }
+  REQUIRE(dead_letter_files(dir / "var") == 2);
+  const auto requeued = run_binary(binary("weir-ctl"), {"--data-dir", "var", "--socket", d.socket_path(), "dl", "requeue", "--yes"},
+                                   dir.path());
+  REQUIRE(requeued.exit_code == 0);
+  CHECK(requeued.out.find("requeued 2 dead letters (1 more were copies") != std::string::npos);
+  CHECK(dead_letter_files(dir / "var") == 0);
+  REQUIRE(eventually([&] { return bodies(server).size() == 2; }));
+  CHECK(server.requests() == 2);
   CHECK(d.stop() == 0);
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -217,16 +218,17 @@ int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>
   std::size_t records = 0;
   std::uintmax_t bytes = 0;
   nlohmann::json files = nlohmann::json::array();
-  for (const auto& f : chosen) {
+  auto count = [&](const fs::path& f) {
     const std::size_t n = read_dead_letters(f).size();
     std::error_code ec;
     const auto size = fs::file_size(f, ec);
     records += n;
     bytes += size;
     files.push_back({{"file", f.filename().string()}, {"records", n}, {"bytes", size}});
-  }
-  nlohmann::json summary{{"dry_run", !act}, {"files", files}, {"records", records}, {"bytes", bytes}};
+  };
   if (!act) {
+    for (const auto& f : chosen) count(f);
+    const nlohmann::json summary{{"dry_run", true}, {"files", files}, {"records", records}, {"bytes", bytes}};
     if (json) {
       std::cout << summary.dump() << "\n";
       return 0;
@@ -238,26 +240,22 @@ int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>
                   f["bytes"].get<std::uintmax_t>());
     return 0;
   }
-  // Counted again under each file's lock: letters stored since the count
-  // above go with the file.
-  records = 0;
-  std::size_t deleted = 0;
+  // Counted under each file's lock, just before it goes: what is reported
+  // is what was deleted (a file another weir-ctl removed first is not).
   for (const auto& f : chosen) {
     const auto held = hold_dead_letter_file(f);
     if (!held) continue;
-    const std::size_t n = read_dead_letters(f).size();
+    count(f);
     std::error_code ec;
     fs::remove(f, ec);
     if (ec) {
       std::fprintf(stderr, "weir-ctl dl drop: cannot delete %s: %s\n", f.c_str(), ec.message().c_str());
       return 1;
     }
-    records += n;
-    ++deleted;
   }
-  summary["records"] = records;
+  const nlohmann::json summary{{"dry_run", false}, {"files", files}, {"records", records}, {"bytes", bytes}};
   if (json) std::cout << summary.dump() << "\n";
-  else std::printf("deleted %zu dead-letter file%s (%zu records)\n", deleted, deleted == 1 ? "" : "s", records);
+  else std::printf("deleted %zu dead-letter file%s (%zu records)\n", files.size(), files.size() == 1 ? "" : "s", records);
   return 0;
 }
 
@@ -281,7 +279,10 @@ int dead_letter_requeue(const options& o, bool act) {
   // A daemon that cannot be reached or breaks off ends the command through
   // main's handler (exit 2 or 1); the files of letters not yet acked stay.
   auto c = connect(o);
-  std::size_t pushed = 0;
+  std::size_t pushed = 0, copies = 0;
+  // A record a sink refused again after a crash (its batch was sent again)
+  // has two letters with the same origin: it goes back once.
+  std::set<std::pair<std::string, std::uint64_t>> origins;
   // Only the files there now: letters refused again go into a new file,
   // which the daemon starts as soon as it finds one of these held.
   for (const auto& listed : files) {
@@ -290,16 +291,26 @@ int dead_letter_requeue(const options& o, bool act) {
     if (!held) continue;
     bool all = true;
     const auto letters = read_dead_letters(file);  // under the lock: every letter it holds
-    for (const auto& e : letters) all = c.push(e.letter.payload, weir::client::durability::durable).acked && all;
+    std::size_t sent = 0;
+    for (const auto& e : letters) {
+      if (!origins.emplace(e.letter.segment, e.letter.index).second) {
+        ++copies;
+        continue;
+      }
+      all = c.push(e.letter.payload, weir::client::durability::durable).acked && all;
+      ++sent;
+    }
     if (!all) {
       std::fprintf(stderr, "weir-ctl: some records of %s were not acked; the file is kept\n", file.c_str());
       return 1;
     }
-    pushed += letters.size();
+    pushed += sent;
     fs::remove(file);
   }
-  if (o.json) std::cout << nlohmann::json{{"dry_run", false}, {"records", pushed}}.dump() << "\n";
-  else std::printf("requeued %zu dead letters\n", pushed);
+  if (o.json) std::cout << nlohmann::json{{"dry_run", false}, {"records", pushed}, {"copies_skipped", copies}}.dump() << "\n";
+  else if (copies == 0) std::printf("requeued %zu dead letters\n", pushed);
+  else std::printf("requeued %zu dead letters (%zu more were copies of one of them, refused again after a restart)\n",
+                   pushed, copies);
   return 0;
 }
 
