@@ -492,9 +492,15 @@ class drain_state {
       if (rc < 0) break;
       auto seq = wab::parse_segment_file_name(name);
       if (!seq || *seq >= s_.first_live_sequence) continue;
-      auto extent = stored_extent(s_.shard_dir + "/" + name, rc);
-      if (extent) found[*seq] = *extent;
-      else failed = "cannot read the extent of WAB segment " + s_.shard_dir + "/" + name;
+      // Startup recovery sealed every version-2 segment: the seal says where
+      // it ends; a version-1 file ends where its records do.
+      const auto extent = wab::read_segment_extent(*s_.io, s_.shard_dir + "/" + name);
+      if (!extent) {
+        rc = extent.error();
+        failed = "cannot read the extent of WAB segment " + s_.shard_dir + "/" + name;
+      } else {
+        found[*seq] = {extent.value().start, extent.value().end, true, extent.value().sealed_records};
+      }
     }
     if (rc < 0) {
       report_trouble(failed + "; nothing of the shard is delivered or deleted until it can be", rc);
@@ -503,35 +509,6 @@ class drain_state {
     }
     segments_.merge(found);  // the writer's own segments may be known already
     return true;
-  }
-
-  /// Where an earlier run's segment starts and ends: its seal says (startup
-  /// recovery seals every version-2 segment), a version-1 file ends where
-  /// its records do. nullopt (with `rc`) when the file cannot be read: never
-  /// a guess that could make it look empty.
-  std::optional<segment_state> stored_extent(const std::string& path, int& rc) {
-    const int fd = s_.io->open_existing(path);
-    if (fd < 0) {
-      rc = fd;
-      return std::nullopt;
-    }
-    const std::int64_t size = s_.io->size(fd);
-    const auto header = wab::read_segment_header(*s_.io, fd);
-    s_.io->close(fd);
-    if (size < 0) rc = static_cast<int>(size);
-    // Too short for a header in a file long enough to hold one: the read failed.
-    else if (!header && header.error() == wab::header_error::too_short && size >= std::int64_t{wab::segment_prefix_size})
-      rc = -EIO;
-    if (rc < 0) return std::nullopt;
-    if (!header) {
-      // Damaged since recovery sealed it: its size stands in, so it is read
-      // and its damage reported, rather than taken for empty and deleted.
-      return segment_state{wab::segment_header_size, static_cast<std::uint64_t>(size), true};
-    }
-    const std::uint64_t start = header.value().data_start();
-    segment_state st{start, std::max(start, wab::records_end(header.value(), static_cast<std::uint64_t>(size))), true};
-    if (const auto seal = wab::usable_seal(header.value(), static_cast<std::uint64_t>(size))) st.sealed_records = seal->records;
-    return st;
   }
 
   /// A cursor at the end of a closed segment moves to the start of the next

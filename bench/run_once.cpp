@@ -66,7 +66,7 @@ std::uint64_t wab_bytes(const std::string& wab_dir) {
   std::error_code ec;
   for (const auto& e : std::filesystem::recursive_directory_iterator(wab_dir, ec))
     if (e.is_regular_file(ec) && wab::parse_segment_file_name(e.path().filename().string()))
-      if (auto extent = wab::read_segment_extent(*io, e.path().string())) total += extent->end;
+      if (const auto extent = wab::read_segment_extent(*io, e.path().string())) total += extent.value().end;
   return total;
 }
 

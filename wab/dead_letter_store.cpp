@@ -124,15 +124,10 @@ dead_letter_store::result dead_letter_store::store(const std::vector<dead_letter
 bool dead_letter_store::lock_active(std::int64_t now, std::string& error) {
   // weir-ctl holds a file it requeues or deletes, and may have removed it:
   // letters appended then would be lost with it. Such a file is left for good.
-  if (active_ && !(active_lock_.lock(false) && active_lock_.still_named())) {
-    active_lock_ = {};
-    active_->close_for_append();
-    active_.reset();
-  }
-  if (active_ && !active_->append_closed() && active_->size() < dead_letter_segment_bytes) return true;
-  active_lock_ = {};
-  if (active_) active_->close_for_append();
-  active_.reset();
+  if (active_ && active_lock_.lock(false) && active_lock_.still_named() && !active_->append_closed() &&
+      active_->size() < dead_letter_segment_bytes)
+    return true;
+  leave_active();
   // A new file can be taken by weir-ctl before the store locks it (it then
   // holds no letter): try the next.
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -141,19 +136,23 @@ bool dead_letter_store::lock_active(std::int64_t now, std::string& error) {
     if (!l.valid()) {
       const int e = errno;
       error = "cannot open " + active_->path() + " to lock it: " + std::strerror(e);
-      active_->close_for_append();
-      active_.reset();
+      leave_active();
       return false;
     }
     if (l.lock(false) && l.still_named()) {
       active_lock_ = std::move(l);
       return true;
     }
-    active_->close_for_append();
-    active_.reset();
+    leave_active();
   }
   error = "cannot lock a new dead-letter file in " + dir_ + ": another process holds each one";
   return false;
+}
+
+void dead_letter_store::leave_active() {
+  active_lock_ = {};
+  if (active_) active_->close_for_append();
+  active_.reset();
 }
 
 bool dead_letter_store::start_file(std::int64_t now, std::string& error) {

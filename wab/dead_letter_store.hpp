@@ -70,6 +70,8 @@ class dead_letter_store {
   /// `error`) if no file can be had.
   bool lock_active(std::int64_t now, std::string& error);
   bool start_file(std::int64_t now, std::string& error);
+  /// Appends no more to the current file (it stays, letters and all).
+  void leave_active();
 
   std::shared_ptr<wab::file_io> io_;
   std::string dir_;

@@ -49,15 +49,21 @@ std::uint64_t records_end(const segment_header& header, std::uint64_t file_size)
   return seal ? seal->data_end : file_size;
 }
 
-std::optional<segment_extent> read_segment_extent(file_io& io, const std::string& path) {
+outcome<segment_extent, int> read_segment_extent(file_io& io, const std::string& path) {
   const int fd = io.open_existing(path);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) return fd;
   const std::int64_t size = io.size(fd);
   const auto header = read_segment_header(io, fd);
   io.close(fd);
-  if (!header || size < 0) return std::nullopt;
+  if (size < 0) return static_cast<int>(size);
+  const auto file_size = static_cast<std::uint64_t>(size);
+  // Too short for a header in a file long enough to hold one: the read failed.
+  if (!header && header.error() == header_error::too_short && file_size >= segment_prefix_size) return -EIO;
+  if (!header) return segment_extent{segment_header_size, file_size, std::nullopt};
   const std::uint64_t start = header.value().data_start();
-  return segment_extent{start, std::max(start, records_end(header.value(), static_cast<std::uint64_t>(size)))};
+  segment_extent extent{start, std::max(start, records_end(header.value(), file_size)), std::nullopt};
+  if (const auto seal = usable_seal(header.value(), file_size)) extent.sealed_records = seal->records;
+  return extent;
 }
 
 segment_reader::segment_reader(file_io& io, int fd, const segment_header& header, std::uint64_t end,

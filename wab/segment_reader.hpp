@@ -66,10 +66,12 @@ std::uint64_t records_end(const segment_header& header, std::uint64_t file_size)
 /// Where a segment file's records start (its data start) and end (records_end).
 struct segment_extent {
   std::uint64_t start = 0, end = 0;
+  std::optional<std::uint64_t> sealed_records;  // what its seal counts, when it has one
 };
-/// The extent of the segment file at `path`; nullopt when it cannot be
-/// opened or its header cannot be read.
-std::optional<segment_extent> read_segment_extent(file_io& io, const std::string& path);
+/// The extent of the segment file at `path`; -errno when the file cannot be
+/// read. A header that does not check (damage, not an I/O error) gives the
+/// whole file from the header's end: never an extent that looks empty.
+outcome<segment_extent, int> read_segment_extent(file_io& io, const std::string& path);
 
 /// The bytes a reader reads ahead into. A caller that makes a reader for
 /// every read (the drain) keeps one and lends it to each: a fresh buffer is
