@@ -56,13 +56,33 @@ class admin_session : public std::enable_shared_from_this<admin_session> {
     since_ = std::chrono::steady_clock::now();
     const auto& req = parser_->get();
     auto a = server_.handle(std::string(req.method_string()), std::string(req.target()));
-    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(a.status), req.version());
+    if (req.method() == http::verb::head) {
+      // The length a GET would get, and no body: a body here would be read
+      // as the start of the next response on a kept-alive connection.
+      auto res = make_response<http::empty_body>(a, req);
+      res->content_length(a.body.size());
+      send(std::move(res));
+      return;
+    }
+    auto res = make_response<http::string_body>(a, req);
+    res->body() = std::move(a.body);
+    res->prepare_payload();
+    send(std::move(res));
+  }
+
+  template <class Body>
+  static std::shared_ptr<http::response<Body>> make_response(const admin_server::answer& a,
+                                                             const http::request<http::string_body>& req) {
+    auto res = std::make_shared<http::response<Body>>(static_cast<http::status>(a.status), req.version());
     res->set(http::field::server, "weir");
     res->set(http::field::content_type, a.content_type);
     res->set(http::field::cache_control, "no-store");
     res->keep_alive(req.keep_alive());
-    res->body() = std::move(a.body);
-    res->prepare_payload();
+    return res;
+  }
+
+  template <class Response>
+  void send(std::shared_ptr<Response> res) {
     http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
       if (!ec && res->keep_alive()) self->read();
     });
@@ -108,6 +128,7 @@ void admin_server::accept_next() {
   acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
     if (!ec) {
+      forget_closed();
       if (connections.load() >= max_connections) make_room();
       auto session = std::make_shared<admin_session>(std::move(socket), *this);
       sessions_[next_session_++] = session;
@@ -117,17 +138,17 @@ void admin_server::accept_next() {
   });
 }
 
+// On every accept: a scraper and probes that never hold 32 connections at
+// once would otherwise leave an entry (and, through the weak pointer, the
+// session's memory) behind for each connection they ever made.
+void admin_server::forget_closed() {
+  std::erase_if(sessions_, [](const auto& entry) { return entry.second.expired(); });
+}
+
 void admin_server::make_room() {
   std::shared_ptr<admin_session> oldest;
-  for (auto it = sessions_.begin(); it != sessions_.end();) {
-    auto s = it->second.lock();
-    if (!s) {
-      it = sessions_.erase(it);
-      continue;
-    }
-    if (!oldest || s->since() < oldest->since()) oldest = s;
-    ++it;
-  }
+  for (const auto& [id, weak] : sessions_)
+    if (auto s = weak.lock(); s && (!oldest || s->since() < oldest->since())) oldest = s;
   if (oldest) oldest->close();
 }
 

@@ -9,7 +9,8 @@
 //   GET /api/v1/status  JSON: shards, delivery, sink, rates over 1/10/60 s
 //   GET /               the live dashboard (one self-contained page)
 //
-// Requests are small and bounded (8 KiB of headers, no body), connections are
+// Requests are small and bounded (8 KiB of headers, 1 KiB of body, which no
+// endpoint reads), connections are
 // capped (at the cap the connection waiting longest on its peer makes room),
 // and an idle or slow client is dropped after 10 s.
 #include <atomic>
@@ -56,6 +57,7 @@ class admin_server {
   void accept_next();
   void tick();
   /// At the connection cap: closes the session that has waited longest on its peer.
+  void forget_closed();
   void make_room();
 
   boost::asio::io_context io_;

@@ -1,5 +1,7 @@
 #include "daemon/session_registry.hpp"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "observability/log.hpp"
@@ -38,18 +40,16 @@ bool session_registry::admit(const make_session& make) {
 }
 
 session_registry::entries::iterator session_registry::longest_stalled() {
-  auto victim = sessions_.end();
-  std::optional<session_control::clock::time_point> oldest;
-  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-    auto s = it->second.lock();
-    if (!s) continue;
-    const auto since = s->stalled_since();
-    if (since && (!oldest || *since < *oldest)) {
-      oldest = since;
-      victim = it;
-    }
-  }
-  return victim;
+  std::vector<std::pair<session_control::clock::time_point, entries::iterator>> stalled;
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
+    if (auto s = it->second.lock())
+      if (const auto since = s->stalled_since()) stalled.emplace_back(*since, it);
+  std::sort(stalled.begin(), stalled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Its stamp says since when it waited on its peer, not whether the peer has
+  // sent since: one system call each, asked only of the oldest few.
+  for (const auto& [since, it] : stalled)
+    if (auto s = it->second.lock(); s && !s->input_waiting()) return it;
+  return sessions_.end();
 }
 
 void session_registry::wind_down() {

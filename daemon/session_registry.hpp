@@ -28,6 +28,10 @@ class session_control {
   virtual void evict() = 0;
   /// Since when the session has waited on its peer; nullopt while it waits on the daemon.
   virtual std::optional<clock::time_point> stalled_since() const = 0;
+  /// Bytes the peer sent wait unread while its replies flow: whatever
+  /// stalled_since says, the daemon owes it a read (an io thread busy with a
+  /// flood of new connections has not come to it yet).
+  virtual bool input_waiting() const = 0;
 };
 
 class session_registry {
@@ -53,7 +57,8 @@ class session_registry {
 
  private:
   using entries = std::unordered_map<std::uint64_t, std::weak_ptr<session_control>>;
-  /// The live session stalled longest; end() when all wait on the daemon. With mutex_ held.
+  /// The live session stalled longest on its peer, none whose input waits
+  /// unread; end() when all wait on the daemon. With mutex_ held.
   entries::iterator longest_stalled();
   void for_each(void (session_control::*action)());
 

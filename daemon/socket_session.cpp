@@ -1,5 +1,6 @@
 #include "daemon/socket_session.hpp"
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -26,6 +27,7 @@ basic_socket_session<Stream>::basic_socket_session(socket_type socket, std::chro
                                listener_stats& stats, std::function<void()> on_finished,
                                                    client_activity* activity, read_poller* poller)
     : socket_(std::move(socket)),
+      fd_(socket_.lowest_layer().native_handle()),
       strand_(socket_.get_executor()),
       timer_(strand_),
       read_timeout_(read_timeout),
@@ -141,10 +143,12 @@ void basic_socket_session<Stream>::set_replies_owed(bool owed) {
 // candidate to make room, and a busy one never.
 template <class Stream>
 void basic_socket_session<Stream>::note_waiting() {
-  if (write_blocked_.load(std::memory_order_acquire)) return;
   const bool on_peer = read_armed_ && delivered_ == released_;
+  const bool between_frames = on_peer && !actor_mid_frame_ && !replies_owed_;
+  between_frames_.store(between_frames, std::memory_order_relaxed);
+  if (write_blocked_.load(std::memory_order_acquire)) return;
   if (on_peer && actor_mid_frame_ && !deadline_stale()) set_stalled(frame_started_);
-  else if (on_peer && !actor_mid_frame_ && !replies_owed_) set_stalled(clock::now());
+  else if (between_frames) set_stalled(clock::now());
   else stalled_since_ns_.store(0, std::memory_order_relaxed);
 }
 
@@ -187,6 +191,19 @@ std::optional<typename basic_socket_session<Stream>::clock::time_point> basic_so
   const auto ns = stalled_since_ns_.load(std::memory_order_relaxed);
   if (ns == 0) return std::nullopt;
   return clock::time_point(clock::duration(ns));
+}
+
+// Asked only between frames: the stamp then is when its last reply went out,
+// and a next frame already sent is the daemon's to read. Inside a frame the
+// clock runs from the frame's first byte whatever is unread (a trickling peer
+// has bytes pending too). A closed session's descriptor may have been reused
+// meanwhile: the answer is then another socket's, which at worst spares or
+// picks a different victim.
+template <class Stream>
+bool basic_socket_session<Stream>::input_waiting() const {
+  if (!between_frames_.load(std::memory_order_relaxed) || write_blocked_.load(std::memory_order_acquire)) return false;
+  int unread = 0;
+  return ::ioctl(fd_, FIONREAD, &unread) == 0 && unread > 0;
 }
 
 /// The clock runs from the first byte of a frame, not from the last read: a

@@ -87,6 +87,7 @@ class basic_socket_session : public connection_io,
   /// for a next frame, or for the peer to read its replies); nullopt while it
   /// waits on the daemon.
   std::optional<clock::time_point> stalled_since() const override;
+  bool input_waiting() const override;
 
   /// The poller says the socket has bytes (Unix sockets with a poller).
   void on_readable() override;
@@ -121,6 +122,7 @@ class basic_socket_session : public connection_io,
   void set_stalled(clock::time_point at) { stalled_since_ns_.store(at.time_since_epoch().count(), std::memory_order_relaxed); }
 
   socket_type socket_;
+  const int fd_;  // for input_waiting(), from other threads: the socket object is the strand's
   boost::asio::strand<typename socket_type::executor_type> strand_;
   boost::asio::steady_timer timer_;
   std::chrono::milliseconds read_timeout_;
@@ -161,6 +163,7 @@ class basic_socket_session : public connection_io,
   std::atomic<std::size_t> write_backlog_{0};
   std::atomic<bool> write_blocked_{false};
   std::atomic<clock::rep> stalled_since_ns_{0};  // 0: waiting on the daemon
+  std::atomic<bool> between_frames_{false};      // stalled on its peer, no frame begun, replies read
 };
 
 using unix_session = basic_socket_session<boost::asio::local::stream_protocol::socket>;

@@ -5,6 +5,7 @@
 // is served within a stated bound (`honest_bound`), the daemon's memory
 // stays bounded (measured), and every record it acked is kept.
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <random>
@@ -299,5 +300,43 @@ TEST_CASE("the admin server stays reachable through idle floods and huge headers
   CHECK(d.running());
   for (int s : idle) tcp_close(s);
   tcp_close(big);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("the admin server forgets closed connections and answers HEAD without a body", "[live][hostile]") {
+  temp_dir dir;
+  const auto admin = free_tcp_port();
+  daemon_process d(dir.path(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
+  REQUIRE(d.wait_ready());
+  const auto read_all = [](int fd) {
+    std::string got;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+    return got;
+  };
+  // A HEAD then a GET on one connection: the GET's answer must start right
+  // after the HEAD's headers.
+  const int fd = tcp_connect(admin);
+  tcp_send(fd, "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string both = read_all(fd);
+  tcp_close(fd);
+  INFO(both);
+  const auto head_end = both.find("\r\n\r\n");
+  REQUIRE(head_end != std::string::npos);
+  CHECK(both.find("Content-Length: 3\r\n") < head_end);
+  CHECK(both.compare(head_end + 4, 15, "HTTP/1.1 200 OK") == 0);
+  CHECK(both.substr(both.size() - 3) == "ok\n");
+
+  // Probes that never hold 32 connections at once, many times over.
+  const auto rss_before = resident_bytes(d.pid());
+  for (int i = 0; i < 20000; ++i) {
+    const int probe = tcp_connect(admin);
+    tcp_send(probe, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    read_all(probe);
+    tcp_close(probe);
+  }
+  const auto rss_after = resident_bytes(d.pid());
+  INFO("RSS " << rss_before << " before 20000 admin connections, " << rss_after << " after");
+  CHECK(rss_after < rss_before + 4 * MiB);
   CHECK(d.stop() == 0);
 }
