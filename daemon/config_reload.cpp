@@ -48,11 +48,19 @@ void reload_config(config& running, const std::function<config()>& reread,
   // Certificates are rotated in place as often as their paths change: the
   // files are read again on every reload, and a failure keeps what is in use.
   std::string tls_failed;
+  std::vector<std::string> not_applied;
   if (reload_tls) {
     tls_failed = reload_tls(fresh.listen.tls);
     if (tls_failed.empty()) running.listen.tls = fresh.listen.tls;
+    else
+      std::erase_if(applied, [&](const std::string& key) {
+        const bool tls_key = key.starts_with("listen.tls.");
+        if (tls_key) not_applied.push_back(key);
+        return tls_key;
+      });
   }
   log::info("configuration reloaded", {{"applied", joined(applied)},
+                                       {"not_applied", joined(not_applied)},
                                        {"secret_files_read", joined(secrets.reloaded)},
                                        {"tls", !reload_tls ? "off" : tls_failed.empty() ? "reloaded" : "failed"},
                                        {"needs_restart", joined(restart)}});

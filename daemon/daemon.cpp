@@ -313,14 +313,18 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // and sync what is left and seal their segments. All of it within
   // shutdown_timeout_ms; past that, connections are cut (their unanswered
   // records are neither acked nor lost: they are on disk or never written).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.shutdown_timeout_ms);
+  const auto budget = std::chrono::milliseconds(cfg.shutdown_timeout_ms);
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  // The last fifth of it (at most 1 s) is the writers' final syncs and seals
+  // and the io threads' end, so that the whole stop fits in the timeout.
+  const auto connections_deadline = deadline - std::min<std::chrono::milliseconds>(budget / 5, std::chrono::seconds(1));
   // The last replies, syncs and seals get every CPU: quiet sockets would
   // otherwise look like a light load and gather the threads mid-shutdown.
   if (placement) placement->stop();
   if (listener) listener->close();
   if (tcp_listener) tcp_listener->close();
   sessions.wind_down();
-  while (stats.active.load() > 0 && std::chrono::steady_clock::now() < deadline)
+  while (stats.active.load() > 0 && std::chrono::steady_clock::now() < connections_deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   if (stats.active.load() > 0) {
     log::warn("shutdown_timeout_ms reached with connections still owed replies; closing them",
@@ -328,9 +332,12 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                {"shutdown_timeout_ms", std::to_string(cfg.shutdown_timeout_ms)}});
   }
   sessions.stop();
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  const auto left = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now), std::chrono::milliseconds(100));
+  };
   if (cluster) cluster->stop();  // no failover drain starts from here on
-  if (!shards.shut_down(std::max(left, std::chrono::milliseconds(1000))))
+  if (!shards.shut_down(left()))
     log::warn("WAB writers did not finish their final sync in time");
   trimmer.stop();
   if (poller) poller->stop();
@@ -338,7 +345,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   auto joined = std::async(std::launch::async, [&] {
     for (auto& t : io_threads) t.join();
   });
-  if (joined.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+  if (joined.wait_for(left()) != std::future_status::ready) {
     io.stop();
     joined.wait();
   }

@@ -413,3 +413,24 @@ TEST_CASE("peers that connect and stall in the TLS handshake cannot keep a produ
   for (int fd : stalled) ::close(fd);
   CHECK(d.stop() == 0);
 }
+
+TEST_CASE("a SIGHUP whose new TLS key cannot be loaded names the key as not applied", "[live][tls][signals]") {
+  tls_fixture f;
+  const auto config_with_key = [&](const std::string& key) {
+    return "listen:\n  tcp: 127.0.0.1:" + std::to_string(f.tcp_port) + "\n  tls:\n    cert: " + f.pki.pem("server") +
+           "\n    key: " + key + "\n    client_ca: " + f.client_ca_path + "\nadmin:\n  listen: 127.0.0.1:" +
+           std::to_string(f.admin_port) + "\n";
+  };
+  std::ofstream(f.dir / "weir.yaml") << config_with_key(f.pki.key("server"));
+  daemon_process d(f.dir.path(), {"--config", "weir.yaml"});
+  REQUIRE(d.wait_ready());
+  std::ofstream(f.dir / "not-a-key.pem") << "not a key\n";
+  std::ofstream(f.dir / "weir.yaml", std::ios::trunc) << config_with_key((f.dir / "not-a-key.pem").string());
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return d.log().find("configuration reloaded") != std::string::npos; }));
+  CHECK(d.log().find(" applied=none") != std::string::npos);
+  CHECK(d.log().find(" not_applied=listen.tls.key") != std::string::npos);
+  CHECK(d.log().find("tls=failed") != std::string::npos);
+  CHECK(f.served("client"));  // on the key in use
+  CHECK(d.stop() == 0);
+}
