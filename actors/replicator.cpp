@@ -130,6 +130,8 @@ class replicator_state {
   void on_wait(replication_wait& w) {
     if (up_peers() < s_.copies_needed) {
       refuse(w);
+      ++refused_unsaid_;
+      say_refused_on_arrival();
       return;
     }
     waits_.push_back(std::move(w));
@@ -145,6 +147,7 @@ class replicator_state {
   }
 
   void on_tick() {
+    say_refused_on_arrival();
     const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
     while (!waits_.empty() && waits_.front().deadline_ns <= now) {
       refuse(waits_.front());
@@ -412,6 +415,21 @@ class replicator_state {
 
   void refuse(replication_wait& w) { answer(w, false); }
 
+  /// Pushes refused as they come, while too few peers are up (after a
+  /// restart, until the peers have dialled in): said at once, then at most
+  /// every 10 s with the count since, so that a burst is a line, not a line a push.
+  void say_refused_on_arrival() {
+    const auto now = std::chrono::steady_clock::now();
+    if (refused_unsaid_ == 0 || now < next_refusal_line_) return;
+    log::warn("Replicated pushes refused", {{"shard", std::to_string(s_.shard)},
+                                            {"pushes", std::to_string(refused_unsaid_)},
+                                            {"why", "too few peers are up"},
+                                            {"peers_up", std::to_string(up_peers())},
+                                            {"copies_needed", std::to_string(s_.copies_needed)}});
+    refused_unsaid_ = 0;
+    next_refusal_line_ = now + std::chrono::seconds(10);
+  }
+
   void refuse_all(const char* why) {
     if (waits_.empty()) return;
     log::warn("Replicated pushes refused", {{"shard", std::to_string(s_.shard)},
@@ -436,6 +454,8 @@ class replicator_state {
   std::map<std::uint64_t, known_segment> segments_;
   std::map<std::uint16_t, peer_state> peers_;
   std::deque<replication_wait> waits_;
+  std::uint64_t refused_unsaid_ = 0;  // refused on arrival since the last line saying so
+  std::chrono::steady_clock::time_point next_refusal_line_{};
   int fd_ = -1;
   std::uint64_t fd_sequence_ = 0;
   int errno_of_open_ = 0;

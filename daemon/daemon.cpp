@@ -112,6 +112,24 @@ std::unique_ptr<cpu_placement> start_cpu_placement(const config& cfg, const std:
   return placement;
 }
 
+/// A start that fails once the actor system exists unwinds through its
+/// teardown, which waits for every actor: one still tied to a cluster peer
+/// was seen to hold the process there for good, the reason never printed and
+/// the service manager never told. Past 5 s the reason is logged and the
+/// process exits 2.
+struct failed_start_watchdog {
+  const int uncaught = std::uncaught_exceptions();
+  ~failed_start_watchdog() {
+    if (std::uncaught_exceptions() <= uncaught) return;
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      log::error("cannot start: " + startup_error::last_reason(),
+                 {{"note", "the actor system did not stop within 5 s of the failed start; exiting"}});
+      std::_Exit(2);
+    }).detach();
+  }
+};
+
 }  // namespace
 
 int run_daemon(const config& cfg, std::function<config()> reread) {
@@ -125,6 +143,13 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
 
   ensure_private_directory(cfg.data_dir, "data_dir");
   data_dir_lock lock(cfg.data_dir);
+  // Record ids carry the node: records a WAB holds under another node id
+  // would reach the sink under ids other than those acked.
+  if (const auto recorded = wab::read_node_id(cfg.data_dir); recorded != 0 && recorded != cluster_node(cfg))
+    throw startup_error("cluster.node_id = " + std::to_string(cluster_node(cfg)) + ", but data_dir " + cfg.data_dir +
+                        " holds the WAB of node " + std::to_string(recorded) + " (" + wab::node_id_file_name +
+                        "): its records' ids carry node " + std::to_string(recorded) + "; start it with cluster.node_id " +
+                        std::to_string(recorded) + ", or, once its records are delivered, remove that file");
   // For the offline tools: the ids they show carry this node (wab/node_id_file.hpp).
   if (int rc = wab::write_node_id(cfg.data_dir, cluster_node(cfg)); rc < 0)
     log::warn("cannot record the cluster node id in the data dir; weir-ctl dump and tail then need --node",
@@ -187,6 +212,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   caf_cfg.add_message_types<caf::id_block::weir>();
   prepare_cluster_config(caf_cfg, cfg);
   caf::actor_system system{caf_cfg};
+  failed_start_watchdog watchdog;  // after the system: it runs before the system's teardown
   std::unique_ptr<cluster_metrics> cluster_stats;
   if (cluster_node(cfg) != 0)
     cluster_stats = std::make_unique<cluster_metrics>(cluster_node(cfg), static_cast<std::uint32_t>(cfg.cluster.replicas));

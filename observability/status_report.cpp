@@ -82,7 +82,7 @@ status_report::totals status_report::now() const {
     t.fsyncs += static_cast<double>(stats_.shard(s).fsyncs.load());
     t.synced += static_cast<double>(stats_.shard(s).synced_records.load());
   }
-  for (auto tl : {tier_label::buffered, tier_label::durable}) {
+  for (auto tl : {tier_label::buffered, tier_label::durable, tier_label::replicated}) {
     const auto snap = stats_.tier(tl).ack_latency.snapshot({});
     if (t.latency.empty()) t.latency.assign(snap.histogram.bucket.size(), 0);
     for (std::size_t i = 0; i < snap.histogram.bucket.size(); ++i) t.latency[i] += snap.histogram.bucket[i].cumulative_count;

@@ -384,6 +384,11 @@ TEST_CASE("cluster: a Replicated PushBatch is acked record by record once a peer
   REQUIRE(answer.all_accepted());
   CHECK(answer.accepted.size() == 3);
   CHECK(c.series(0, "weir_replication_acks_total{outcome=\"acked\"}") == 3);
+  // The status's ack latency counts the Replicated tier (sampled every second).
+  CHECK(eventually([&] {
+    const auto status = nlohmann::json::parse(http_request(c.admin[0], "/api/v1/status").body);
+    return status.at("ack_latency_ms").at("60s").at("p50").get<double>() > 0;
+  }));
   // With every peer gone, the same batch is refused as a whole, every bit clear.
   for (int i : {1, 2}) CHECK(c.nodes[i]->stop() == 0);
   REQUIRE(eventually([&] { return c.series(0, "weir_cluster_peers{state=\"up\"}") == 0; }));
@@ -391,6 +396,9 @@ TEST_CASE("cluster: a Replicated PushBatch is acked record by record once a peer
   CHECK_FALSE(alone.nack.has_value());
   CHECK(alone.accepted == std::vector<bool>(3, false));
   CHECK(c.series(0, "weir_replication_acks_total{outcome=\"refused\"}") == 3);
+  // Refused as it came, with no push waiting when the peers went: still said.
+  CHECK(c.nodes[0]->log().find("Replicated pushes refused shard=") != std::string::npos);
+  CHECK(c.nodes[0]->log().find("too few peers are up") != std::string::npos);
   // A refusal never means "not stored": the refused batch is in the node's own WAB
   // and is delivered too, so each payload reaches the sink twice, once per push.
   std::map<std::string, int> rows;

@@ -153,6 +153,18 @@ TEST_CASE("a data dir that cannot be created exits 2 naming it", "[live][socket]
   CHECK(d.log().find("data_dir = afile/sub") != std::string::npos);
 }
 
+TEST_CASE("a data dir holding another cluster node's WAB is refused naming both ids", "[live][socket]") {
+  temp_dir dir;
+  std::filesystem::create_directories(dir / "var");
+  std::ofstream(dir / "var" / "cluster_node_id") << "3\n";  // left by a cluster node 3
+  daemon_process d(dir.path());
+  CHECK(d.wait_exit() == 2);
+  INFO(d.log());
+  CHECK(d.log().find("cluster.node_id = 0, but data_dir") != std::string::npos);
+  CHECK(d.log().find("holds the WAB of node 3") != std::string::npos);
+  CHECK(std::filesystem::exists(dir / "var" / "cluster_node_id"));  // kept for the node it belongs to
+}
+
 TEST_CASE("a socket path over the sun_path limit exits 2 naming it", "[live][socket]") {
   temp_dir dir;
   auto r = run_binary(binary("weir-server"), {"--set", "listen.unix=" + std::string(110, 'p') + ".sock"}, dir.path());
