@@ -43,6 +43,7 @@ class connection_state {
   }
 
   ~connection_state() {
+    if (settings_.budget && budget_ticket_ != 0) settings_.budget->leave(budget_ticket_);
     if (settings_.budget && frame_budget_ > 0) settings_.budget->release(frame_budget_);
     // Requests still at a writer hold the queue: nothing more goes out once
     // the connection is gone, and the frame memory is given back now.
@@ -106,6 +107,7 @@ class connection_state {
   /// The socket reads ahead, so bytes may arrive while earlier ones still
   /// wait to be decoded: they queue behind them.
   void on_bytes(byte_buffer bytes) {
+    if (frame_hold_) frame_hold_->last_bytes_ns.store(now_ns(), std::memory_order_relaxed);
     ++chunks_held_;
     if (unread_pos_ == unread_.size()) {
       unread_ = std::move(bytes);
@@ -155,10 +157,15 @@ class connection_state {
   }
 
   /// A large payload's memory, from the shared budget; false (and a retry
-  /// soon) when it is spent.
+  /// soon, in line) when it is spent. At the head of the line, shares whose
+  /// peers stopped sending are taken back (actors/frame_budget.hpp).
   bool admit_payload() {
     const std::uint64_t n = reader_->declared_payload();
-    if (!settings_.budget->try_acquire(n)) {
+    if (!settings_.budget->try_acquire(n, budget_ticket_)) {
+      if (budget_ticket_ == 0) budget_ticket_ = settings_.budget->wait();
+      const auto stall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::milliseconds(settings_.budget_stall_ms));
+      settings_.budget->reclaim_stalled(n, budget_ticket_, now_ns() - stall.count());
       told(true);
       io_->hold_frame(frames_done_);
       if (!budget_retry_scheduled_) {
@@ -167,9 +174,20 @@ class connection_state {
       }
       return false;
     }
+    budget_ticket_ = 0;
     frame_budget_ = n;
+    // Closing from another connection's thread: the session posts it.
+    frame_hold_ = std::make_shared<frame_hold>(n, now_ns(), [io = std::weak_ptr<connection_io>(io_)] {
+      if (auto s = io.lock()) s->close();
+    });
+    settings_.budget->track(frame_hold_);
     reader_->admit();
     return true;
+  }
+
+  /// The actor clock (the test scheduler's in tests), for frame_hold stamps.
+  std::int64_t now_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(self_->clock().now().time_since_epoch()).count();
   }
 
   /// Decodes buffered bytes while the ack mode allows another frame.
@@ -256,7 +274,10 @@ class connection_state {
   void reply(byte_buffer bytes) { replies_->answer({tier_label::none, 0, {}, take_frame_budget()}, std::move(bytes)); }
 
   /// The share the frame just taken holds; it goes with its reply.
-  std::uint64_t take_frame_budget() { return std::exchange(frame_budget_, 0); }
+  std::uint64_t take_frame_budget() {
+    frame_hold_.reset();  // whole now: it waits on the daemon, not on its peer
+    return std::exchange(frame_budget_, 0);
+  }
 
   /// A protocol violation: answer it after every reply already owed, then close.
   void reject(wire::nack_reason reason) {
@@ -280,6 +301,8 @@ class connection_state {
   bool finished_ = false;
   std::uint64_t frames_done_ = 0;
   std::uint64_t frame_budget_ = 0;  // held by the frame being read
+  std::shared_ptr<frame_hold> frame_hold_;  // the same share, while its payload is read
+  std::uint64_t budget_ticket_ = 0;         // its place in line while it waits (0: none)
   bool budget_retry_scheduled_ = false;
 };
 

@@ -54,6 +54,8 @@ struct connection_settings {
   std::uint32_t budget_above = 64 * 1024;
   /// A connection waiting for its share asks again this often.
   std::uint32_t budget_retry_ms = 5;
+  /// A share whose payload had no bytes this long is taken back when others wait.
+  std::uint32_t budget_stall_ms = 1000;
   metrics* stats = nullptr;  // may be null (tests)
 };
 

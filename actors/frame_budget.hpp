@@ -2,40 +2,77 @@
 // The memory all connections may hold together for large frame payloads,
 // from the moment a header announces one until its reply is written:
 // limits.frame_memory_bytes. A connection that cannot have its share waits
-// (reading nothing more) and retries; one that stalls past
-// listen.read_timeout_ms meanwhile is closed, which gives its share back.
+// in line (reading nothing more): the memory goes to waiters first come,
+// first served, so newcomers cannot keep taking what an earlier one waits
+// for. A share whose payload's bytes stopped coming for
+// limits.frame_memory_stall_ms while someone waits is taken back: the
+// connection at the head of the line closes that peer's connection (a
+// header announcing 16 MiB and nothing after it cannot keep the memory from
+// honest producers for the whole read timeout). Waiting frames keep their
+// own read timeout, so a waiter gone quiet goes too.
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
 
 #include "observability/metrics.hpp"
 
 namespace weir {
 
+/// A share whose payload is still being read: the one that may be taken
+/// back. The holder stamps it as bytes arrive, on its own clock.
+struct frame_hold {
+  frame_hold(std::uint64_t n, std::int64_t now_ns, std::function<void()> close)
+      : bytes(n), last_bytes_ns(now_ns), reclaim(std::move(close)) {}
+  const std::uint64_t bytes;
+  std::atomic<std::int64_t> last_bytes_ns;
+  const std::function<void()> reclaim;  // closes the holder's connection; never blocks
+  bool reclaimed = false;               // under the budget's mutex
+};
+
 class frame_budget final : public shared_memory_gauge {
  public:
   explicit frame_budget(std::uint64_t bytes) : capacity_(bytes) {}
 
-  bool try_acquire(std::uint64_t n) {
-    std::uint64_t used = used_.load(std::memory_order_relaxed);
-    do {
-      if (used + n > capacity_) {
-        waits_.fetch_add(1, std::memory_order_relaxed);
-        return false;
-      }
-    } while (!used_.compare_exchange_weak(used, used + n, std::memory_order_relaxed));
-    return true;
-  }
+  /// `n` bytes, if they are free and nobody waits ahead of `ticket` (0: a
+  /// connection not yet in line, which then gets one with wait()).
+  bool try_acquire(std::uint64_t n, std::uint64_t ticket = 0);
+  /// A place in line (counted as one wait).
+  std::uint64_t wait();
+  /// Out of line without the memory (the connection is going).
+  void leave(std::uint64_t ticket);
   void release(std::uint64_t n) { used_.fetch_sub(n, std::memory_order_relaxed); }
+
+  /// A share being read, from its acquisition until its frame is whole.
+  void track(const std::shared_ptr<frame_hold>& hold);
+  /// For the head of the line, which needs `n`: closes the connections
+  /// whose shares have had no bytes since `stalled_before_ns`, longest
+  /// stalled first, until what is free and coming back covers `n`.
+  /// Returns how many it closed (0 for a ticket not at the head).
+  std::size_t reclaim_stalled(std::uint64_t n, std::uint64_t ticket, std::int64_t stalled_before_ns);
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t in_use() const override { return used_.load(std::memory_order_relaxed); }
-  /// Times a connection found the budget spent and had to wait.
+  /// Times a connection found the budget spent (or others waiting) and waited.
   std::uint64_t waits() const override { return waits_.load(std::memory_order_relaxed); }
+  /// Shares taken back from stalled peers.
+  std::uint64_t reclaims() const override { return reclaims_.load(std::memory_order_relaxed); }
 
  private:
+  /// With mutex_ held: live holds only.
+  void forget_finished_holds();
+
   const std::uint64_t capacity_;
   std::atomic<std::uint64_t> used_{0};
   std::atomic<std::uint64_t> waits_{0};
+  std::atomic<std::uint64_t> reclaims_{0};
+  std::mutex mutex_;
+  std::uint64_t next_ticket_ = 1;
+  std::set<std::uint64_t> waiting_;
+  std::vector<std::weak_ptr<frame_hold>> holds_;
 };
 
 }  // namespace weir

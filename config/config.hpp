@@ -41,6 +41,7 @@ struct config {
     std::int64_t wab_max_bytes;
     std::int64_t frame_memory_bytes;
     std::int64_t frame_memory_retry_ms;
+    std::int64_t frame_memory_stall_ms;
   } limits;
 
   struct {

@@ -326,6 +326,10 @@ std::string metrics::render(const live_state& live) {
     families.push_back(single("weir_frame_memory_waits_total",
                               "Times a connection waited because limits.frame_memory_bytes was spent",
                               MetricType::Counter, static_cast<double>(live.frames->waits())));
+    families.push_back(single("weir_frame_memory_reclaimed_total",
+                              "Connections closed to take back frame memory their peer had stopped filling "
+                              "(limits.frame_memory_stall_ms) while others waited",
+                              MetricType::Counter, static_cast<double>(live.frames->reclaims())));
   }
   if (live.delivery) {
     families.push_back(one_hot("weir_drain_state", "What delivery is doing (one-hot)",

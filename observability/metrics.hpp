@@ -32,6 +32,8 @@ class shared_memory_gauge {
   virtual std::uint64_t in_use() const = 0;
   /// Times a user found the memory spent and had to wait.
   virtual std::uint64_t waits() const = 0;
+  /// Shares taken back from users that stopped using them.
+  virtual std::uint64_t reclaims() const = 0;
 };
 
 struct listener_stats;

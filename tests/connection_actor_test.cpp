@@ -153,6 +153,15 @@ struct harness : test::test_scheduler {
 
 byte_buffer health() { return encode_frame(message_type::health_check, durability::durable, {}); }
 
+/// Connections sharing `budget`, payloads over 1 KiB drawing on it.
+connection_settings budgeted(const std::shared_ptr<frame_budget>& budget, std::uint32_t retry_ms) {
+  connection_settings s;
+  s.budget = budget;
+  s.budget_above = 1024;
+  s.budget_retry_ms = retry_ms;  // limits.frame_memory_retry_ms
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("connection asks for the first read and answers a HealthCheck", "[actor][connection]") {
@@ -395,10 +404,7 @@ TEST_CASE("a peer that does not read its replies is not read from either", "[act
 TEST_CASE("large frames share a memory budget: one waits until another's reply is written",
           "[actor][connection][budget]") {
   auto budget = std::make_shared<frame_budget>(100 * 1024);
-  connection_settings s;
-  s.budget = budget;
-  s.budget_above = 1024;
-  s.budget_retry_ms = 7;  // limits.frame_memory_retry_ms
+  const auto s = budgeted(budget, 7);
   harness holder(s, true);  // its writer holds the request, and so the memory
   harness waiter(s);
   const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
@@ -412,11 +418,10 @@ TEST_CASE("large frames share a memory budget: one waits until another's reply i
   REQUIRE(waiter.settled([&] { return !waiter.socket->holds.empty(); }));
   CHECK(waiter.socket->holds.front() == 0);
   CHECK(budget->waits() == 1);
-  // It asks again every budget_retry_ms, and waits on.
+  // It asks again every budget_retry_ms, and waits on: one wait, however many asks.
   waiter.advance(std::chrono::milliseconds(6));
-  CHECK(budget->waits() == 1);
   waiter.advance(std::chrono::milliseconds(1));
-  CHECK(budget->waits() == 2);
+  CHECK(budget->waits() == 1);
   CHECK(waiter.socket->writes.empty());
   CHECK(budget->in_use() == 80 * 1024);
 
@@ -436,6 +441,97 @@ TEST_CASE("large frames share a memory budget: one waits until another's reply i
   caf::anon_send(waiter.conn, socket_closed_atom::value);
   waiter.run();
   CHECK(budget->in_use() == 0);
+}
+
+TEST_CASE("a share whose peer stopped sending is taken back for a connection that waits",
+          "[actor][connection][budget]") {
+  auto budget = std::make_shared<frame_budget>(100 * 1024);
+  auto s = budgeted(budget, 5);
+  s.budget_stall_ms = 1000;  // limits.frame_memory_stall_ms
+  harness holder(s);
+  harness waiter(s);
+  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
+  // The holder announces 80 KiB and sends a part of it.
+  holder.send(byte_buffer(big.begin(), big.begin() + 1000));
+  holder.run();
+  REQUIRE(budget->in_use() == 80 * 1024);
+  waiter.send(big);
+  REQUIRE(waiter.settled([&] { return !waiter.socket->holds.empty(); }));
+
+  // Bytes keep coming to the holder: it is not stalled, whoever waits.
+  holder.advance(std::chrono::milliseconds(900));
+  waiter.advance(std::chrono::milliseconds(900));
+  holder.send(byte_buffer(big.begin() + 1000, big.begin() + 2000));
+  holder.run();
+  holder.advance(std::chrono::milliseconds(900));
+  waiter.advance(std::chrono::milliseconds(900));
+  CHECK_FALSE(holder.socket->closed);
+  CHECK(budget->reclaims() == 0);
+
+  // Then nothing for longer than the stall: the waiter's next ask closes it.
+  holder.advance(std::chrono::milliseconds(200));
+  waiter.advance(std::chrono::milliseconds(200));
+  CHECK(holder.socket->closed);
+  CHECK(budget->reclaims() == 1);
+  CHECK(waiter.socket->writes.empty());
+  // One connection closed is enough: its share is counted as coming back.
+  waiter.advance(std::chrono::milliseconds(50));
+  CHECK(budget->reclaims() == 1);
+  // Its socket closes, the share comes back, and the waiter's frame goes in.
+  caf::anon_send(holder.conn, socket_closed_atom::value);
+  holder.run();
+  CHECK(budget->in_use() == 0);
+  waiter.advance(std::chrono::milliseconds(5));
+  REQUIRE(waiter.socket->writes.size() == 1);
+  CHECK(waiter.socket->writes[0] == encode_nack(nack_reason::internal_error));  // no writer: refused, after all
+  CHECK_FALSE(waiter.socket->closed);
+}
+
+TEST_CASE("frame memory goes to the connection that waited first", "[actor][connection][budget]") {
+  auto budget = std::make_shared<frame_budget>(100 * 1024);
+  const auto s = budgeted(budget, 5);
+  harness holder(s, true);  // its writer holds the request, and so the memory
+  harness first(s);
+  harness second(s);
+  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
+  holder.send(big);
+  REQUIRE(holder.writer_load().first == 1);
+  first.send(big);
+  REQUIRE(first.settled([&] { return !first.socket->holds.empty(); }));
+  second.send(big);
+  REQUIRE(second.settled([&] { return !second.socket->holds.empty(); }));
+  CHECK(budget->waits() == 2);
+
+  caf::anon_send(holder.writer, flush_atom::value);  // the holder's reply frees its share
+  holder.run();
+  REQUIRE(budget->in_use() == 0);
+  // The later waiter asks first, and does not get it.
+  second.advance(std::chrono::milliseconds(5));
+  CHECK(second.socket->writes.empty());
+  CHECK(budget->in_use() == 0);
+  first.advance(std::chrono::milliseconds(5));
+  REQUIRE(first.socket->writes.size() == 1);
+  // The first's share went with its reply; now the second's turn.
+  second.advance(std::chrono::milliseconds(5));
+  CHECK(second.socket->writes.size() == 1);
+
+  SECTION("a waiter that goes away leaves the line") {
+    harness third(s);
+    harness fourth(s);
+    harness blocker(s, true);
+    blocker.send(big);
+    REQUIRE(blocker.writer_load().first == 1);
+    third.send(big);
+    REQUIRE(third.settled([&] { return !third.socket->holds.empty(); }));
+    fourth.send(big);
+    REQUIRE(fourth.settled([&] { return !fourth.socket->holds.empty(); }));
+    caf::anon_send(third.conn, socket_closed_atom::value);
+    third.run();
+    caf::anon_send(blocker.writer, flush_atom::value);
+    blocker.run();
+    fourth.advance(std::chrono::milliseconds(5));
+    CHECK(fourth.socket->writes.size() == 1);
+  }
 }
 
 TEST_CASE("strict mode reads ahead while a reply is owed and decodes nothing before it is written",

@@ -202,6 +202,39 @@ TEST_CASE("half-sent 16 MiB frames share a bounded memory that is given back", "
   CHECK(d.stop() == 0);
 }
 
+TEST_CASE("headers announcing 16 MiB and nothing after them cannot keep frame memory from a large push",
+          "[live][hostile]") {
+  temp_dir dir;
+  const auto admin = free_tcp_port();
+  daemon_process d(dir.path(), {"--set", "limits.frame_memory_bytes=64MiB", "--set", "limits.frame_memory_stall_ms=300",
+                                "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
+  REQUIRE(d.wait_ready());
+  // Eight peers announce the largest payload and stop after a few of its
+  // bytes: the first four take all the frame memory, the rest wait in line.
+  const auto big = w::encode_frame(w::message_type::push, w::durability::durable,
+                                   std::vector<std::uint8_t>(16 * MiB - 1, 'm'));
+  std::vector<raw_peer> attackers;
+  for (int i = 0; i < 8; ++i) {
+    attackers.emplace_back(d.socket_path());
+    attackers.back().send_some(big.data(), 64);
+  }
+  REQUIRE(eventually([&] { return scrape_series(http_request(admin, "/metrics").body, "weir_frame_memory_waits_total") >= 4; }));
+  // An honest producer's 1 MiB record is acked well within the read timeout
+  // (30 s, which the stalled ones would otherwise hold the memory for).
+  auto c = client::connection::connect_unix(d.socket_path());
+  c.set_timeout(10s);
+  const std::string payload(1 * MiB, 'h');
+  CHECK(c.push(as_bytes(payload), client::durability::durable).acked);
+  const auto metrics = http_request(admin, "/metrics").body;
+  CHECK(scrape_series(metrics, "weir_frame_memory_reclaimed_total") >= 1);
+  CHECK(scrape_series(metrics, "weir_frame_memory_waits_total") >= 1);
+  std::size_t closed = 0;
+  for (auto& a : attackers) closed += a.wait_closed(0ms);
+  CHECK(closed >= 1);
+  CHECK(d.stop() == 0);
+  check_all_kept(dir / "var", {payload});
+}
+
 TEST_CASE("out of file descriptors the acceptor backs off instead of spinning", "[live][hostile]") {
   temp_dir dir;
   const auto admin = free_tcp_port();
