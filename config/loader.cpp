@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/credentials.hpp"
@@ -75,6 +76,13 @@ void apply_yaml_map(config& c, key_origins& origins, keys_given& given, const YA
   }
 }
 
+/// yaml-cpp's words for a parse failure; its nesting limit says only "bad file".
+std::string yaml_problem(const YAML::ParserException& e) {
+  if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e))
+    return "YAML nested too deeply (the parser stops at " + std::to_string(deep->depth()) + " levels)";
+  return "YAML syntax error: " + e.msg;
+}
+
 /// A configuration is a few KiB; anything near this is not one.
 constexpr std::uintmax_t max_config_bytes = 1 << 20;
 
@@ -106,7 +114,7 @@ void apply_file(config& c, key_origins& origins, const config_sources& src) {
   try {
     root = YAML::Load(text.str());
   } catch (const YAML::ParserException& e) {
-    throw config_error("config error: " + at(src.file, e.mark) + ": YAML syntax error: " + e.msg);
+    throw config_error("config error: " + at(src.file, e.mark) + ": " + yaml_problem(e));
   }
   if (root.IsNull()) return;
   if (!root.IsMap())
@@ -122,8 +130,7 @@ YAML::Node node_from_text(const setting& s, const std::string& text, const std::
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw config_error("config error: " + s.key + " = " + quoted_text(text) + " (" + where +
-                       "): YAML syntax error: " + e.msg);
+    throw config_error("config error: " + s.key + " = " + quoted_text(text) + " (" + where + "): " + yaml_problem(e));
   }
 }
 

@@ -216,11 +216,20 @@ void tls_listener::count_failure(handshake& h, const boost::system::error_code& 
                                                      : ec.message();
   if (why == tls_failure::bad_cert || why == tls_failure::expired_cert)
     detail += std::string(" (") + X509_verify_cert_error_string(SSL_get_verify_result(ssl)) + ")";
+  // The failures in between by reason: a flood of one kind would otherwise
+  // be told under the reason of whichever failure got the line.
+  std::string by_reason;
+  for (std::size_t r = 0; r < tls_failure_count; ++r) {
+    const std::uint64_t total = stats_.tls_failures[r].load();
+    const std::uint64_t since = total - failures_at_last_log_[r].exchange(total);
+    if (since > 0) by_reason += (by_reason.empty() ? "" : ",") + std::string(name_of(static_cast<tls_failure>(r))) + "=" + std::to_string(since);
+  }
   log::warn("TLS handshake failed; connection closed",
             {{"peer", h.peer},
              {"reason", name_of(why)},
              {"error", detail},
-             {"failures_since_last_log", std::to_string(failures_unlogged_.exchange(0) + 1)}});
+             {"failures_since_last_log", std::to_string(failures_unlogged_.exchange(0) + 1)},
+             {"by_reason", by_reason}});
 }
 
 }  // namespace weir

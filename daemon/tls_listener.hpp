@@ -10,6 +10,7 @@
 // After the handshake the session is the Unix socket's, with the same
 // connection actor. Failures are counted by reason and logged with the
 // peer's address (at most one line a second, with a count of the rest).
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -87,6 +88,7 @@ class tls_listener {
   // Failure log lines: at most one a second, the rest counted into the next.
   std::atomic<std::int64_t> next_failure_log_ns_{0};
   std::atomic<std::uint64_t> failures_unlogged_{0};
+  std::array<std::atomic<std::uint64_t>, tls_failure_count> failures_at_last_log_{};  // per reason
 };
 
 }  // namespace weir

@@ -221,6 +221,11 @@ TEST_CASE("YAML syntax errors give the line and column", "[config][errors]") {
   CHECK(e.find("YAML syntax error") != std::string::npos);
   CHECK(e.find("line 3") != std::string::npos);
   CHECK(e.find(f.sources.file) != std::string::npos);
+  // Nesting past the parser's limit is said as such (yaml-cpp says "bad file").
+  f.yaml("ingest: " + std::string(1000, '[') + std::string(1000, ']') + "\n");
+  e = f.error();
+  CHECK(e.find("YAML nested too deeply") != std::string::npos);
+  CHECK(e.find("bad file") == std::string::npos);
 }
 
 TEST_CASE("cross-key rules", "[config][errors]") {
