@@ -220,13 +220,10 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   if (!shards.wait_started(std::chrono::seconds(30)))
     log::warn("a WAB shard writer has not started after 30 s; readiness says which, and the socket opens anyway");
 
-  std::unique_ptr<cluster_runtime> cluster;
-  if (cluster_stats) cluster = std::make_unique<cluster_runtime>(system, cfg, shards, *cluster_stats);
-
   auto work = boost::asio::make_work_guard(io);
   connection_settings conn = connection_settings_for(cfg);
   conn.stats = &exported;
-  conn.replicated_tier = cluster != nullptr;
+  conn.replicated_tier = cluster_stats != nullptr;
 
   // The io thread polls for a while after Buffered acks (io_thread_loop.hpp);
   // with more than one io thread none does (a thread polling while another
@@ -265,7 +262,6 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                                resolve_socket_access(cfg), &activity, poller.get()};
     listener = std::make_unique<unix_listener>(io, opts, stats, sessions, make_connection);
     listener->open();
-    listener->start();
   }
   std::unique_ptr<tls_context_store> tls_contexts;
   std::unique_ptr<tls_listener> tcp_listener;
@@ -280,8 +276,14 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                               max_pending_handshakes(cfg.listen.max_connections), &activity};
     tcp_listener = std::make_unique<tls_listener>(io, opts, *tls_contexts, stats, sessions, make_connection);
     tcp_listener->open();
-    tcp_listener->start();
   }
+  // Joined only once every port of its own is bound: a start that fails on
+  // a taken port never joins, so it neither ends its peers' failover of its
+  // replica nor leaves the actor system waiting on a peer as it unwinds.
+  std::unique_ptr<cluster_runtime> cluster;
+  if (cluster_stats) cluster = std::make_unique<cluster_runtime>(system, cfg, shards, *cluster_stats);
+  if (listener) listener->start();
+  if (tcp_listener) tcp_listener->start();
 
   memory_trimmer trimmer(io, std::chrono::seconds(10));
   trimmer.start();

@@ -2,7 +2,11 @@
 // directory, all delivering into one SQLite file: Replicated acks, kill -9 of
 // a node and the failover that delivers its replica, its rejoin, a frozen
 // node (SIGSTOP), and record ids that never collide between nodes.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -46,6 +50,12 @@ struct cluster3 {
 
   /// Starts node i (0-based; node id i + 1); `extra` overrides.
   void start(int i, std::vector<std::string> extra = {}) {
+    launch(i, std::move(extra));
+    REQUIRE(nodes[i]->wait_ready());
+  }
+
+  /// Starts node i without waiting for it to be ready.
+  void launch(int i, std::vector<std::string> extra = {}) {
     std::filesystem::create_directories(dir(i));
     std::string peers;
     for (int j = 0; j < 3; ++j)
@@ -65,7 +75,6 @@ struct cluster3 {
     args.insert(args.end(), extra.begin(), extra.end());
     nodes[i].reset();
     nodes[i] = std::make_unique<daemon_process>(dir(i), args);
-    REQUIRE(nodes[i]->wait_ready());
   }
 
   void start_all(std::vector<std::string> first_extra = {}) {
@@ -167,6 +176,32 @@ TEST_CASE("cluster: with TLS only nodes whose certificate the cluster's CA signe
   }
   CHECK_FALSE(c.connect(2).push(as_bytes("outsider"), client::durability::replicated).acked);
   for (auto& n : c.nodes) CHECK(n->stop() == 0);
+}
+
+TEST_CASE("cluster: a node whose start fails on a taken port never joins", "[live][cluster]") {
+  cluster3 c;
+  c.start(0);
+  c.start(1);
+  REQUIRE(eventually([&] { return cluster3::count(c.nodes[0]->log(), "cluster peer connected") >= 1; }));
+  // Something else holds node 3's admin port.
+  const int taken = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(c.admin[2]);
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(taken, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+  REQUIRE(::listen(taken, 1) == 0);
+  c.launch(2);
+  CHECK(c.nodes[2]->wait_exit() == 2);
+  ::close(taken);
+  INFO(c.nodes[2]->log());
+  CHECK(c.nodes[2]->log().find("admin.listen") != std::string::npos);
+  // It failed before joining: neither published nor dialled its peers, so
+  // their view of it (and any failover of its replica) is untouched.
+  CHECK(c.nodes[2]->log().find("cluster node listening") == std::string::npos);
+  CHECK(c.nodes[2]->log().find("cluster peer connected") == std::string::npos);
+  CHECK(c.nodes[0]->stop() == 0);
+  CHECK(c.nodes[1]->stop() == 0);
 }
 
 TEST_CASE("cluster: every Replicated ack survives kill -9 of its node and the node rejoins", "[live][cluster]") {
