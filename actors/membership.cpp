@@ -91,7 +91,12 @@ class membership_state {
                                                      std::uint16_t protocol) {
     const caf::result<std::uint16_t, std::uint16_t> answer{s_.node, cluster_protocol_version};
     auto it = std::find_if(peers_.begin(), peers_.end(), [&](const peer& p) { return p.address == address; });
-    if (it == peers_.end() || from == s_.node) {
+    if (from == s_.node) {
+      log::error("a node with this node's own cluster.node_id said hello; ignored (two nodes share an id)",
+                 {{"node", std::to_string(from)}, {"listen", address}});
+      return answer;
+    }
+    if (it == peers_.end()) {
       log::warn("a node not in cluster.peers said hello; ignored", {{"node", std::to_string(from)}, {"listen", address}});
       return answer;
     }

@@ -204,6 +204,19 @@ TEST_CASE("cluster: a node whose start fails on a taken port never joins", "[liv
   CHECK(c.nodes[1]->stop() == 0);
 }
 
+TEST_CASE("cluster: a node started with another's cluster.node_id is named as a duplicate and not joined",
+          "[live][cluster]") {
+  cluster3 c;
+  c.start(0);
+  c.start(1);
+  c.start(2, {"--set", "cluster.node_id=2"});  // node 3's address, node 2's id
+  const auto said = [&](int i, const std::string& line) { return c.nodes[i]->log().find(line) != std::string::npos; };
+  CHECK(eventually([&] { return said(1, "a node with this node's own cluster.node_id said hello; ignored"); }));
+  CHECK(eventually([&] { return said(2, "cluster peer has this node's own cluster.node_id; not joined"); }));
+  CHECK_FALSE(said(1, "a node not in cluster.peers said hello"));
+  for (auto& n : c.nodes) CHECK(n->stop() == 0);
+}
+
 TEST_CASE("cluster: every Replicated ack survives kill -9 of its node and the node rejoins", "[live][cluster]") {
   cluster3 c;
   c.start_all();
