@@ -43,7 +43,7 @@ class connection_state {
   }
 
   ~connection_state() {
-    if (settings_.budget && budget_ticket_ != 0) settings_.budget->leave(budget_ticket_);
+    leave_line();
     if (settings_.budget && frame_budget_ > 0) settings_.budget->release(frame_budget_);
     // Requests still at a writer hold the queue: nothing more goes out once
     // the connection is gone, and the frame memory is given back now.
@@ -65,8 +65,12 @@ class connection_state {
 
   void on_writable() { pump(); }
 
+  /// Asks again even with nothing more to decode: a peer that sent only a
+  /// header still waits in line, and the head of the line must keep asking
+  /// (and taking back stalled shares), or every waiter behind it would wait.
   void on_budget_retry() {
     budget_retry_scheduled_ = false;
+    if (!closing_ && reader_->awaiting_admission() && !admit_payload()) return;
     pump();
   }
 
@@ -101,6 +105,7 @@ class connection_state {
   void on_shutdown() {
     if (closing_) return;
     closing_ = true;
+    leave_line();
     if (replies_->answer({}, {}, true)) finish();
   }
 
@@ -176,13 +181,15 @@ class connection_state {
     }
     budget_ticket_ = 0;
     frame_budget_ = n;
-    // Closing from another connection's thread: the session posts it.
-    frame_hold_ = std::make_shared<frame_hold>(n, now_ns(), [io = std::weak_ptr<connection_io>(io_)] {
-      if (auto s = io.lock()) s->close();
-    });
+    frame_hold_ = std::make_shared<frame_hold>(n, now_ns(), io_);
     settings_.budget->track(frame_hold_);
     reader_->admit();
     return true;
+  }
+
+  /// A closing connection takes no more frames: it waits for frame memory no longer.
+  void leave_line() {
+    if (settings_.budget && budget_ticket_ != 0) settings_.budget->leave(std::exchange(budget_ticket_, 0));
   }
 
   /// The actor clock (the test scheduler's in tests), for frame_hold stamps.
@@ -282,6 +289,7 @@ class connection_state {
   /// A protocol violation: answer it after every reply already owed, then close.
   void reject(wire::nack_reason reason) {
     closing_ = true;
+    leave_line();
     if (settings_.stats) settings_.stats->tier(tier_label::none).nack[static_cast<std::uint8_t>(reason)]->Increment();
     if (replies_->answer({tier_label::none, 0, {}, take_frame_budget()}, wire::encode_nack(reason), true)) finish();
   }

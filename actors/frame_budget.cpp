@@ -45,24 +45,26 @@ std::size_t frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket,
   forget_finished_holds();
   const std::uint64_t used = used_.load(std::memory_order_relaxed);
   std::uint64_t available = used < capacity_ ? capacity_ - used : 0;
-  std::vector<std::shared_ptr<frame_hold>> stalled;
+  // Stamps move while this runs: sorted on a copy taken once.
+  std::vector<std::pair<std::int64_t, std::shared_ptr<frame_hold>>> stalled;
   for (const auto& weak : holds_) {
     auto h = weak.lock();
     if (!h) continue;
+    const std::int64_t stamp = h->last_bytes_ns.load(std::memory_order_relaxed);
     // Closed already and not yet gone: its share is on its way back.
     if (h->reclaimed) available += h->bytes;
-    else if (h->last_bytes_ns.load(std::memory_order_relaxed) < stalled_before_ns) stalled.push_back(std::move(h));
+    else if (stamp < stalled_before_ns) stalled.emplace_back(stamp, std::move(h));
   }
-  std::sort(stalled.begin(), stalled.end(), [](const auto& a, const auto& b) {
-    return a->last_bytes_ns.load(std::memory_order_relaxed) < b->last_bytes_ns.load(std::memory_order_relaxed);
-  });
+  std::sort(stalled.begin(), stalled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::size_t closed = 0;
-  for (auto& h : stalled) {
+  for (auto& [stamp, h] : stalled) {
     if (available >= n) break;
+    auto io = h->io.lock();
+    if (!io || io->unread_input()) continue;
     h->reclaimed = true;
     available += h->bytes;
     reclaims_.fetch_add(1, std::memory_order_relaxed);
-    h->reclaim();
+    io->abort();
     ++closed;
   }
   return closed;

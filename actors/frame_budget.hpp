@@ -12,12 +12,12 @@
 // own read timeout, so a waiter gone quiet goes too.
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <vector>
 
+#include "messages/connection_protocol.hpp"
 #include "observability/metrics.hpp"
 
 namespace weir {
@@ -25,12 +25,12 @@ namespace weir {
 /// A share whose payload is still being read: the one that may be taken
 /// back. The holder stamps it as bytes arrive, on its own clock.
 struct frame_hold {
-  frame_hold(std::uint64_t n, std::int64_t now_ns, std::function<void()> close)
-      : bytes(n), last_bytes_ns(now_ns), reclaim(std::move(close)) {}
+  frame_hold(std::uint64_t n, std::int64_t now_ns, std::weak_ptr<connection_io> socket)
+      : bytes(n), last_bytes_ns(now_ns), io(std::move(socket)) {}
   const std::uint64_t bytes;
   std::atomic<std::int64_t> last_bytes_ns;
-  const std::function<void()> reclaim;  // closes the holder's connection; never blocks
-  bool reclaimed = false;               // under the budget's mutex
+  const std::weak_ptr<connection_io> io;  // the holder's socket: closed to take the share back
+  bool reclaimed = false;                 // under the budget's mutex
 };
 
 class frame_budget final : public shared_memory_gauge {
@@ -48,10 +48,11 @@ class frame_budget final : public shared_memory_gauge {
 
   /// A share being read, from its acquisition until its frame is whole.
   void track(const std::shared_ptr<frame_hold>& hold);
-  /// For the head of the line, which needs `n`: closes the connections
-  /// whose shares have had no bytes since `stalled_before_ns`, longest
-  /// stalled first, until what is free and coming back covers `n`.
-  /// Returns how many it closed (0 for a ticket not at the head).
+  /// For the head of the line, which needs `n`: closes (at once, queued
+  /// replies dropped) the connections whose shares have had no bytes since
+  /// `stalled_before_ns` and none waiting unread (a busy daemon is not a
+  /// stalled peer), longest stalled first, until what is free and coming
+  /// back covers `n`. Returns how many it closed (0 for a ticket not at the head).
   std::size_t reclaim_stalled(std::uint64_t n, std::uint64_t ticket, std::int64_t stalled_before_ns);
 
   std::uint64_t capacity() const { return capacity_; }

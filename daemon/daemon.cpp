@@ -121,12 +121,17 @@ struct failed_start_watchdog {
   const int uncaught = std::uncaught_exceptions();
   ~failed_start_watchdog() {
     if (std::uncaught_exceptions() <= uncaught) return;
-    std::thread([] {
-      std::this_thread::sleep_for(std::chrono::seconds(5));
-      log::error("cannot start: " + startup_error::last_reason(),
-                 {{"note", "the actor system did not stop within 5 s of the failed start; exiting"}});
-      std::_Exit(2);
-    }).detach();
+    try {
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        const std::string why = startup_error::last_reason();
+        log::error("cannot start: " + (why.empty() ? std::string("an error during startup") : why),
+                   {{"note", "the actor system did not stop within 5 s of the failed start; exiting"}});
+        std::_Exit(2);
+      }).detach();
+    } catch (...) {
+      // No thread to be had while unwinding: the teardown is left to end by itself.
+    }
   }
 };
 
@@ -143,19 +148,21 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
 
   ensure_private_directory(cfg.data_dir, "data_dir");
   data_dir_lock lock(cfg.data_dir);
+  const std::uint16_t recorded_node = wab::read_node_id(cfg.data_dir);
+  // Before any socket exists: nothing is accepted on a WAB not yet repaired.
+  const wab_startup recovered = recover_wab(cfg);
   // Record ids carry the node: records a WAB holds under another node id
-  // would reach the sink under ids other than those acked.
-  if (const auto recorded = wab::read_node_id(cfg.data_dir); recorded != 0 && recorded != cluster_node(cfg))
+  // would reach the sink under ids other than those acked. (A WAB written
+  // outside a cluster has no file to tell; an empty one may change ids.)
+  if (recorded_node != 0 && recorded_node != cluster_node(cfg) && recovered.records > 0)
     throw startup_error("cluster.node_id = " + std::to_string(cluster_node(cfg)) + ", but data_dir " + cfg.data_dir +
-                        " holds the WAB of node " + std::to_string(recorded) + " (" + wab::node_id_file_name +
-                        "): its records' ids carry node " + std::to_string(recorded) + "; start it with cluster.node_id " +
-                        std::to_string(recorded) + ", or, once its records are delivered, remove that file");
+                        " holds records of node " + std::to_string(recorded_node) + " (" + wab::node_id_file_name +
+                        "): their ids carry node " + std::to_string(recorded_node) + "; start it with cluster.node_id " +
+                        std::to_string(recorded_node) + ", or once they are delivered");
   // For the offline tools: the ids they show carry this node (wab/node_id_file.hpp).
   if (int rc = wab::write_node_id(cfg.data_dir, cluster_node(cfg)); rc < 0)
     log::warn("cannot record the cluster node id in the data dir; weir-ctl dump and tail then need --node",
               {{"data_dir", cfg.data_dir}, {"error", std::strerror(-rc)}});
-  // Before any socket exists: nothing is accepted on a WAB not yet repaired.
-  const wab_startup recovered = recover_wab(cfg);
   auto usage = std::make_shared<wab::wab_usage>(static_cast<std::uint64_t>(cfg.limits.wab_max_bytes));
   usage->add(recovered.bytes);
   metrics exported(cfg.data_dir, static_cast<std::uint16_t>(cfg.ingest.shards));
@@ -360,9 +367,12 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                {"shutdown_timeout_ms", std::to_string(cfg.shutdown_timeout_ms)}});
   }
   sessions.stop();
+  // What is left of the timeout, but never less than the reserve: a final
+  // sync cut short leaves a segment unsealed for the next start to scan.
+  const auto reserve = std::min<std::chrono::milliseconds>(budget, std::chrono::seconds(1));
   const auto left = [&] {
     const auto now = std::chrono::steady_clock::now();
-    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now), std::chrono::milliseconds(100));
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now), reserve);
   };
   if (cluster) cluster->stop();  // no failover drain starts from here on
   if (!shards.shut_down(left()))

@@ -202,6 +202,11 @@ std::optional<typename basic_socket_session<Stream>::clock::time_point> basic_so
 template <class Stream>
 bool basic_socket_session<Stream>::input_waiting() const {
   if (!between_frames_.load(std::memory_order_relaxed) || write_blocked_.load(std::memory_order_acquire)) return false;
+  return unread_input();
+}
+
+template <class Stream>
+bool basic_socket_session<Stream>::unread_input() const {
   int unread = 0;
   return ::ioctl(fd_, FIONREAD, &unread) == 0 && unread > 0;
 }

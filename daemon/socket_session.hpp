@@ -88,6 +88,7 @@ class basic_socket_session : public connection_io,
   /// waits on the daemon.
   std::optional<clock::time_point> stalled_since() const override;
   bool input_waiting() const override;
+  bool unread_input() const override;
 
   /// The poller says the socket has bytes (Unix sockets with a poller).
   void on_readable() override;

@@ -83,6 +83,12 @@ class connection_io {
   virtual bool write_blocked() const = 0;
   /// Closes the socket once every queued write has gone out.
   virtual void close() = 0;
+  /// Closes the socket now, queued writes dropped (frame memory taken back
+  /// from a peer that stopped sending: it may not read either).
+  virtual void abort() = 0;
+  /// Bytes from the peer wait unread in the kernel: the daemon, not the
+  /// peer, is behind.
+  virtual bool unread_input() const = 0;
 };
 
 using connection_io_ptr = std::shared_ptr<connection_io>;

@@ -49,6 +49,8 @@ class scripted_socket : public connection_io {
   }
   bool write_blocked() const override { return blocked; }
   void close() override { closed = true; }
+  void abort() override { closed = aborted = true; }
+  bool unread_input() const override { return unread; }
 
   std::vector<byte_buffer> writes;
   std::vector<bool> reads;  // mid_frame of each consumed() call
@@ -56,6 +58,8 @@ class scripted_socket : public connection_io {
   std::vector<std::uint64_t> chunks;
   std::vector<std::uint64_t> holds;  // frames_done of each hold_frame call
   bool closed = false;
+  bool aborted = false;
+  bool unread = false;  // what unread_input() says
   bool owed = false;
   /// A peer that stops reading its replies after this many.
   std::size_t block_after_writes = SIZE_MAX;
@@ -468,10 +472,15 @@ TEST_CASE("a share whose peer stopped sending is taken back for a connection tha
   CHECK_FALSE(holder.socket->closed);
   CHECK(budget->reclaims() == 0);
 
-  // Then nothing for longer than the stall: the waiter's next ask closes it.
+  // Bytes of its that wait unread mean the daemon is behind, not the peer.
+  holder.socket->unread = true;
   holder.advance(std::chrono::milliseconds(200));
   waiter.advance(std::chrono::milliseconds(200));
-  CHECK(holder.socket->closed);
+  CHECK_FALSE(holder.socket->closed);
+  // Then nothing: the waiter's next ask closes it at once, replies or not.
+  holder.socket->unread = false;
+  waiter.advance(std::chrono::milliseconds(5));
+  CHECK(holder.socket->aborted);
   CHECK(budget->reclaims() == 1);
   CHECK(waiter.socket->writes.empty());
   // One connection closed is enough: its share is counted as coming back.
@@ -485,6 +494,40 @@ TEST_CASE("a share whose peer stopped sending is taken back for a connection tha
   REQUIRE(waiter.socket->writes.size() == 1);
   CHECK(waiter.socket->writes[0] == encode_nack(nack_reason::internal_error));  // no writer: refused, after all
   CHECK_FALSE(waiter.socket->closed);
+}
+
+TEST_CASE("a waiter that sent only a header cannot hold up the line", "[actor][connection][budget]") {
+  auto budget = std::make_shared<frame_budget>(100 * 1024);
+  auto s = budgeted(budget, 5);
+  s.budget_stall_ms = 1000;
+  harness holder(s, true);  // its writer holds the request, and so the memory
+  harness silent(s);
+  harness honest(s);
+  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
+  holder.send(big);
+  REQUIRE(holder.writer_load().first == 1);
+  silent.send(byte_buffer(big.begin(), big.begin() + header_size));  // first in line, then nothing
+  REQUIRE(silent.settled([&] { return !silent.socket->holds.empty(); }));
+  honest.send(big);
+  REQUIRE(honest.settled([&] { return !honest.socket->holds.empty(); }));
+
+  caf::anon_send(holder.writer, flush_atom::value);  // the holder's share comes back
+  holder.run();
+  REQUIRE(budget->in_use() == 0);
+  // The silent one keeps asking at the head and takes it, with nothing to fill it.
+  silent.advance(std::chrono::milliseconds(5));
+  CHECK(budget->in_use() == 80 * 1024);
+  // Now the honest one heads the line, and takes the share back once it stalls.
+  for (int i = 0; i < 220 && !silent.socket->aborted; ++i) {
+    silent.advance(std::chrono::milliseconds(5));
+    honest.advance(std::chrono::milliseconds(5));
+  }
+  REQUIRE(silent.socket->aborted);
+  caf::anon_send(silent.conn, socket_closed_atom::value);
+  silent.run();
+  honest.advance(std::chrono::milliseconds(5));
+  REQUIRE(honest.socket->writes.size() == 1);
+  CHECK(honest.socket->writes[0] == encode_nack(nack_reason::internal_error));  // no writer: refused, after all
 }
 
 TEST_CASE("frame memory goes to the connection that waited first", "[actor][connection][budget]") {

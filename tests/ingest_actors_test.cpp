@@ -600,6 +600,8 @@ class written_socket : public connection_io {
   void set_replies_owed(bool) override {}
   bool write_blocked() const override { return false; }
   void close() override {}
+  void abort() override {}
+  bool unread_input() const override { return false; }
   std::vector<byte_buffer> writes;
 };
 

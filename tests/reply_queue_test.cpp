@@ -33,6 +33,8 @@ class recording_socket : public connection_io {
   }
   bool write_blocked() const override { return false; }
   void close() override { closes++; }
+  void abort() override { closes++; }
+  bool unread_input() const override { return false; }
 
   std::mutex m;
   std::vector<byte_buffer> writes;
