@@ -157,6 +157,12 @@ struct harness : test::test_scheduler {
 
 byte_buffer health() { return encode_frame(message_type::health_check, durability::durable, {}); }
 
+/// Sends `bytes` to `h`, whose frame then waits in line for frame memory.
+void wait_in_line(harness& h, const byte_buffer& bytes) {
+  h.send(bytes);
+  REQUIRE(h.settled([&] { return !h.socket->holds.empty(); }));
+}
+
 /// Connections sharing `budget`, payloads over 1 KiB drawing on it.
 connection_settings budgeted(const std::shared_ptr<frame_budget>& budget, std::uint32_t retry_ms) {
   connection_settings s;
@@ -459,8 +465,7 @@ TEST_CASE("a share whose peer stopped sending is taken back for a connection tha
   holder.send(byte_buffer(big.begin(), big.begin() + 1000));
   holder.run();
   REQUIRE(budget->in_use() == 80 * 1024);
-  waiter.send(big);
-  REQUIRE(waiter.settled([&] { return !waiter.socket->holds.empty(); }));
+  wait_in_line(waiter, big);
 
   // Bytes keep coming to the holder: it is not stalled, whoever waits.
   holder.advance(std::chrono::milliseconds(900));
@@ -506,10 +511,8 @@ TEST_CASE("a waiter that sent only a header cannot hold up the line", "[actor][c
   const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
   holder.send(big);
   REQUIRE(holder.writer_load().first == 1);
-  silent.send(byte_buffer(big.begin(), big.begin() + header_size));  // first in line, then nothing
-  REQUIRE(silent.settled([&] { return !silent.socket->holds.empty(); }));
-  honest.send(big);
-  REQUIRE(honest.settled([&] { return !honest.socket->holds.empty(); }));
+  wait_in_line(silent, byte_buffer(big.begin(), big.begin() + header_size));  // first in line, then nothing
+  wait_in_line(honest, big);
 
   caf::anon_send(holder.writer, flush_atom::value);  // the holder's share comes back
   holder.run();
@@ -539,10 +542,8 @@ TEST_CASE("frame memory goes to the connection that waited first", "[actor][conn
   const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
   holder.send(big);
   REQUIRE(holder.writer_load().first == 1);
-  first.send(big);
-  REQUIRE(first.settled([&] { return !first.socket->holds.empty(); }));
-  second.send(big);
-  REQUIRE(second.settled([&] { return !second.socket->holds.empty(); }));
+  wait_in_line(first, big);
+  wait_in_line(second, big);
   CHECK(budget->waits() == 2);
 
   caf::anon_send(holder.writer, flush_atom::value);  // the holder's reply frees its share
