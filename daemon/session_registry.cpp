@@ -40,15 +40,22 @@ bool session_registry::admit(const make_session& make) {
 }
 
 session_registry::entries::iterator session_registry::longest_stalled() {
-  std::vector<std::pair<session_control::clock::time_point, entries::iterator>> stalled;
+  using candidate = std::pair<session_control::clock::time_point, entries::iterator>;
+  std::vector<candidate> stalled;
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
     if (auto s = it->second.lock())
       if (const auto since = s->stalled_since()) stalled.emplace_back(*since, it);
-  std::sort(stalled.begin(), stalled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   // Its stamp says since when it waited on its peer, not whether the peer has
-  // sent since: one system call each, asked only of the oldest few.
-  for (const auto& [since, it] : stalled)
+  // sent since: one system call each, asked oldest first, of as few as need
+  // it (a heap, not a sort: at tens of thousands of connections this runs
+  // for every newcomer of a flood).
+  const auto later = [](const candidate& a, const candidate& b) { return a.first > b.first; };
+  std::make_heap(stalled.begin(), stalled.end(), later);
+  for (auto end = stalled.end(); end != stalled.begin(); --end) {
+    std::pop_heap(stalled.begin(), end, later);
+    const auto it = (end - 1)->second;
     if (auto s = it->second.lock(); s && !s->input_waiting()) return it;
+  }
   return sessions_.end();
 }
 

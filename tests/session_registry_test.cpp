@@ -64,6 +64,24 @@ TEST_CASE("at the connection limit the longest stalled session goes unless its n
   }
 }
 
+TEST_CASE("at the connection limit the oldest stamp goes first whatever the order of admission", "[unit][socket]") {
+  listener_stats stats;
+  session_registry registry(4, stats);
+  const auto t0 = session_control::clock::now();
+  std::vector<std::shared_ptr<fake_session>> held;
+  for (int offset : {2, 0, 3, 1}) {
+    held.push_back(std::make_shared<fake_session>());
+    held.back()->since = t0 + std::chrono::seconds(offset);
+    REQUIRE(admit(registry, held.back()));
+  }
+  held[1]->input = true;  // the oldest has its next frame waiting: the next oldest goes
+  CHECK(admit(registry, std::make_shared<fake_session>()));
+  CHECK(held[3]->evicted);
+  CHECK_FALSE(held[0]->evicted);
+  CHECK_FALSE(held[1]->evicted);
+  CHECK_FALSE(held[2]->evicted);
+}
+
 TEST_CASE("a session between frames tells when its peer's next bytes wait unread", "[unit][socket]") {
   listener_stats stats;
   boost::asio::io_context io;
