@@ -168,8 +168,7 @@ class connection_state {
     const std::uint64_t n = reader_->declared_payload();
     if (!settings_.budget->try_acquire(n, budget_ticket_)) {
       if (budget_ticket_ == 0) budget_ticket_ = settings_.budget->wait();
-      const auto stall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::milliseconds(settings_.budget_stall_ms));
+      const std::chrono::nanoseconds stall = std::chrono::milliseconds(settings_.budget_stall_ms);
       settings_.budget->reclaim_stalled(n, budget_ticket_, now_ns() - stall.count());
       told(true);
       io_->hold_frame(frames_done_);

@@ -39,9 +39,9 @@ void frame_budget::forget_finished_holds() {
   std::erase_if(holds_, [](const std::weak_ptr<frame_hold>& h) { return h.expired(); });
 }
 
-std::size_t frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, std::int64_t stalled_before_ns) {
+void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, std::int64_t stalled_before_ns) {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (waiting_.empty() || *waiting_.begin() != ticket) return 0;
+  if (waiting_.empty() || *waiting_.begin() != ticket) return;
   forget_finished_holds();
   const std::uint64_t used = used_.load(std::memory_order_relaxed);
   std::uint64_t available = used < capacity_ ? capacity_ - used : 0;
@@ -56,7 +56,6 @@ std::size_t frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket,
     else if (stamp < stalled_before_ns) stalled.emplace_back(stamp, std::move(h));
   }
   std::sort(stalled.begin(), stalled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::size_t closed = 0;
   for (auto& [stamp, h] : stalled) {
     if (available >= n) break;
     auto io = h->io.lock();
@@ -65,9 +64,7 @@ std::size_t frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket,
     available += h->bytes;
     reclaims_.fetch_add(1, std::memory_order_relaxed);
     io->abort();
-    ++closed;
   }
-  return closed;
 }
 
 }  // namespace weir

@@ -52,8 +52,8 @@ class frame_budget final : public shared_memory_gauge {
   /// replies dropped) the connections whose shares have had no bytes since
   /// `stalled_before_ns` and none waiting unread (a busy daemon is not a
   /// stalled peer), longest stalled first, until what is free and coming
-  /// back covers `n`. Returns how many it closed (0 for a ticket not at the head).
-  std::size_t reclaim_stalled(std::uint64_t n, std::uint64_t ticket, std::int64_t stalled_before_ns);
+  /// back covers `n`. Nothing for a ticket not at the head.
+  void reclaim_stalled(std::uint64_t n, std::uint64_t ticket, std::int64_t stalled_before_ns);
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t in_use() const override { return used_.load(std::memory_order_relaxed); }

@@ -154,11 +154,12 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // Record ids carry the node: records a WAB holds under another node id
   // would reach the sink under ids other than those acked. (A WAB written
   // outside a cluster has no file to tell; an empty one may change ids.)
-  if (recorded_node != 0 && recorded_node != cluster_node(cfg) && recovered.records > 0)
+  if (recorded_node != 0 && recorded_node != cluster_node(cfg) && recovered.records > 0) {
+    const std::string owner = std::to_string(recorded_node);
     throw startup_error("cluster.node_id = " + std::to_string(cluster_node(cfg)) + ", but data_dir " + cfg.data_dir +
-                        " holds records of node " + std::to_string(recorded_node) + " (" + wab::node_id_file_name +
-                        "): their ids carry node " + std::to_string(recorded_node) + "; start it with cluster.node_id " +
-                        std::to_string(recorded_node) + ", or once they are delivered");
+                        " holds records of node " + owner + " (" + wab::node_id_file_name + "): their ids carry node " +
+                        owner + "; start it with cluster.node_id " + owner + ", or once they are delivered");
+  }
   // For the offline tools: the ids they show carry this node (wab/node_id_file.hpp).
   if (int rc = wab::write_node_id(cfg.data_dir, cluster_node(cfg)); rc < 0)
     log::warn("cannot record the cluster node id in the data dir; weir-ctl dump and tail then need --node",
@@ -346,8 +347,9 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // Stop accepting; every connection stops reading, writes the replies it
   // owes (Durable ones after their sync) and closes. Then the writers write
   // and sync what is left and seal their segments. All of it within
-  // shutdown_timeout_ms; past that, connections are cut (their unanswered
-  // records are neither acked nor lost: they are on disk or never written).
+  // shutdown_timeout_ms (the final syncs get at least min(timeout, 1 s));
+  // past that, connections are cut (their unanswered records are neither
+  // acked nor lost: they are on disk or never written).
   const auto budget = std::chrono::milliseconds(cfg.shutdown_timeout_ms);
   const auto deadline = std::chrono::steady_clock::now() + budget;
   // The last fifth of it (at most 1 s) is the writers' final syncs and seals
