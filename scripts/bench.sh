@@ -46,7 +46,8 @@ if [ -n "${BENCH_SCENARIOS:-}" ]; then
 else
   run durable-single durable-single-spread durable-single-ordered durable-single-overwrite durable-single-minimal \
       durable-single-awake \
-      buffered-single buffered-single-spread buffered-single-ordered buffered-single-awake buffered-16 \
+      buffered-single buffered-single-spread buffered-single-ordered buffered-single-awake buffered-single-minimal \
+      buffered-16 \
       durable-16 durable-64 durable-16-minimal durable-64-minimal durable-64-minimal-spread \
       durable-64-minimal-awake pipelined \
       batch-sizes batch-sizes-buffered payload-sweep \
