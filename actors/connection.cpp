@@ -112,7 +112,7 @@ class connection_state {
   /// The socket reads ahead, so bytes may arrive while earlier ones still
   /// wait to be decoded: they queue behind them.
   void on_bytes(byte_buffer bytes) {
-    if (frame_hold_) frame_hold_->last_bytes_ns.store(now_ns(), std::memory_order_relaxed);
+    if (frame_hold_) frame_hold_->arrived(bytes.size(), now_ns());
     ++chunks_held_;
     if (unread_pos_ == unread_.size()) {
       unread_ = std::move(bytes);
@@ -163,13 +163,15 @@ class connection_state {
 
   /// A large payload's memory, from the shared budget; false (and a retry
   /// soon, in line) when it is spent. At the head of the line, shares whose
-  /// peers stopped sending are taken back (actors/frame_budget.hpp).
+  /// peers stopped sending, or send too slowly to finish in time, are taken
+  /// back (actors/frame_budget.hpp).
   bool admit_payload() {
     const std::uint64_t n = reader_->declared_payload();
     if (!settings_.budget->try_acquire(n, budget_ticket_)) {
       if (budget_ticket_ == 0) budget_ticket_ = settings_.budget->wait();
       const std::chrono::nanoseconds stall = std::chrono::milliseconds(settings_.budget_stall_ms);
-      settings_.budget->reclaim_stalled(n, budget_ticket_, now_ns() - stall.count());
+      const std::chrono::nanoseconds timeout = std::chrono::milliseconds(settings_.budget_read_timeout_ms);
+      settings_.budget->reclaim_stalled(n, budget_ticket_, {now_ns(), stall.count(), timeout.count()});
       told(true);
       io_->hold_frame(frames_done_);
       if (!budget_retry_scheduled_) {
@@ -180,7 +182,9 @@ class connection_state {
     }
     budget_ticket_ = 0;
     frame_budget_ = n;
-    frame_hold_ = std::make_shared<frame_hold>(n, now_ns(), io_);
+    // The rest of the bytes at hand are this payload's first ones.
+    const std::uint64_t already = std::min<std::uint64_t>(n, unread_.size() - unread_pos_);
+    frame_hold_ = std::make_shared<frame_hold>(n, now_ns(), already, io_);
     settings_.budget->track(frame_hold_);
     reader_->admit();
     return true;

@@ -56,6 +56,9 @@ struct connection_settings {
   std::uint32_t budget_retry_ms = 5;
   /// A share whose payload had no bytes this long is taken back when others wait.
   std::uint32_t budget_stall_ms = 1000;
+  /// listen.read_timeout_ms: a share held this long at least whose payload
+  /// is further behind than the part of it gone by is taken back too.
+  std::uint32_t budget_read_timeout_ms = 30000;
   metrics* stats = nullptr;  // may be null (tests)
 };
 

@@ -8,8 +8,12 @@
 // limits.frame_memory_stall_ms while someone waits is taken back: the
 // connection at the head of the line closes that peer's connection (a
 // header announcing 16 MiB and nothing after it cannot keep the memory from
-// honest producers for the whole read timeout). Waiting frames keep their
-// own read timeout, so a waiter gone quiet goes too.
+// honest producers for the whole read timeout). So is a share whose bytes
+// come too slowly for its frame to be whole before its read timeout, judged
+// once it has been held that long too: the timeout would close it anyway,
+// and a peer trickling a byte at a time must not keep the memory until
+// then. Waiting frames keep their own read timeout, so a waiter gone quiet
+// goes too.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -25,10 +29,18 @@ namespace weir {
 /// A share whose payload is still being read: the one that may be taken
 /// back. The holder stamps it as bytes arrive, on its own clock.
 struct frame_hold {
-  frame_hold(std::uint64_t n, std::int64_t now_ns, std::weak_ptr<connection_io> socket)
-      : bytes(n), last_bytes_ns(now_ns), io(std::move(socket)) {}
+  /// `already`: the payload's bytes that had arrived when the share was granted.
+  frame_hold(std::uint64_t n, std::int64_t now_ns, std::uint64_t already, std::weak_ptr<connection_io> socket)
+      : bytes(n), granted_ns(now_ns), last_bytes_ns(now_ns), received(already), io(std::move(socket)) {}
+  /// Notes `n` more bytes from the peer at `now_ns`.
+  void arrived(std::uint64_t n, std::int64_t now_ns) {
+    received.fetch_add(n, std::memory_order_relaxed);
+    last_bytes_ns.store(now_ns, std::memory_order_relaxed);
+  }
   const std::uint64_t bytes;
+  const std::int64_t granted_ns;
   std::atomic<std::int64_t> last_bytes_ns;
+  std::atomic<std::uint64_t> received;  // bytes from the peer since the grant, and those before it
   const std::weak_ptr<connection_io> io;  // the holder's socket: closed to take the share back
   bool reclaimed = false;                 // under the budget's mutex
 };
@@ -48,18 +60,26 @@ class frame_budget final : public shared_memory_gauge {
 
   /// A share being read, from its acquisition until its frame is whole.
   void track(const std::shared_ptr<frame_hold>& hold);
+  /// When a share is taken back, on the clock of the frame_hold stamps.
+  struct reclaim_rule {
+    std::int64_t now_ns;
+    std::int64_t stall_ns;         // no bytes this long: stalled
+    std::int64_t read_timeout_ns;  // a frame not whole this long after its share was granted is too slow
+  };
   /// For the head of the line, which needs `n`: closes (at once, queued
-  /// replies dropped) the connections whose shares have had no bytes since
-  /// `stalled_before_ns` and none waiting unread (a busy daemon is not a
-  /// stalled peer), longest stalled first, until what is free and coming
-  /// back covers `n`. Nothing for a ticket not at the head.
-  void reclaim_stalled(std::uint64_t n, std::uint64_t ticket, std::int64_t stalled_before_ns);
+  /// replies dropped) the connections whose shares are stalled or, held for
+  /// `stall_ns` at least, have received less of their payload than the part
+  /// of the read timeout gone by — and have no bytes waiting unread (a busy
+  /// daemon is not a slow peer) — the longest stalled first, then the
+  /// furthest behind, until what is free and coming back covers `n`.
+  /// Nothing for a ticket not at the head.
+  void reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const reclaim_rule& rule);
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t in_use() const override { return used_.load(std::memory_order_relaxed); }
   /// Times a connection found the budget spent (or others waiting) and waited.
   std::uint64_t waits() const override { return waits_.load(std::memory_order_relaxed); }
-  /// Shares taken back from stalled peers.
+  /// Shares taken back from stalled or too slow peers.
   std::uint64_t reclaims() const override { return reclaims_.load(std::memory_order_relaxed); }
 
  private:

@@ -29,6 +29,7 @@ connection_settings connection_settings_for(const config& cfg) {
   s.budget = std::make_shared<frame_budget>(narrow<std::uint64_t>(cfg.limits.frame_memory_bytes));
   s.budget_retry_ms = narrow<std::uint32_t>(cfg.limits.frame_memory_retry_ms);
   s.budget_stall_ms = narrow<std::uint32_t>(cfg.limits.frame_memory_stall_ms);
+  s.budget_read_timeout_ms = narrow<std::uint32_t>(cfg.listen.read_timeout_ms);
   return s;
 }
 

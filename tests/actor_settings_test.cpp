@@ -27,6 +27,7 @@ config with(std::vector<std::string> overrides) {
 TEST_CASE("protocol knobs have their documented defaults in the actors' settings", "[config][settings]") {
   const auto cfg = with({});
   CHECK(connection_settings_for(cfg).budget_retry_ms == 5);
+  CHECK(connection_settings_for(cfg).budget_read_timeout_ms == 30000);
   CHECK(connection_settings_for(cfg).budget->capacity() == 256ull * 1024 * 1024);
   const auto w = writer_settings_for(cfg, 3, "d", 7);
   CHECK(w.segment_retry_ms == 1000);
@@ -41,6 +42,7 @@ TEST_CASE("protocol knobs have their documented defaults in the actors' settings
 
 TEST_CASE("every protocol knob set in the config reaches its actor", "[config][settings]") {
   const auto cfg = with({"limits.frame_memory_retry_ms=17", "limits.frame_memory_stall_ms=444", "limits.frame_memory_bytes=1MiB",
+                         "listen.read_timeout_ms=4321",
                          "limits.max_payload_bytes=512KiB", "limits.max_batch_records=9", "ingest.ack_mode=strict",
                          "ingest.max_inflight=33", "wab.segment_retry_ms=250", "wab.segment_max_bytes=128KiB",
                          "wab.min_free_bytes=2MiB", "group_commit.max_bytes=64KiB", "group_commit.max_records=77",
@@ -52,6 +54,7 @@ TEST_CASE("every protocol knob set in the config reaches its actor", "[config][s
   const auto c = connection_settings_for(cfg);
   CHECK(c.budget_retry_ms == 17);
   CHECK(c.budget_stall_ms == 444);
+  CHECK(c.budget_read_timeout_ms == 4321);
   CHECK(c.budget->capacity() == 1024 * 1024);
   CHECK(c.payload_cap == 512 * 1024);
   CHECK(c.max_batch_records == 9);

@@ -458,6 +458,7 @@ TEST_CASE("a share whose peer stopped sending is taken back for a connection tha
   auto budget = std::make_shared<frame_budget>(100 * 1024);
   auto s = budgeted(budget, 5);
   s.budget_stall_ms = 1000;  // limits.frame_memory_stall_ms
+  s.budget_read_timeout_ms = 3600000;  // slow as they are, its bytes would be in time
   harness holder(s);
   harness waiter(s);
   const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
@@ -499,6 +500,62 @@ TEST_CASE("a share whose peer stopped sending is taken back for a connection tha
   REQUIRE(waiter.socket->writes.size() == 1);
   CHECK(waiter.socket->writes[0] == encode_nack(nack_reason::internal_error));  // no writer: refused, after all
   CHECK_FALSE(waiter.socket->closed);
+}
+
+TEST_CASE("a share whose bytes come too slowly to be whole by its read timeout is taken back for a waiter",
+          "[actor][connection][budget]") {
+  auto budget = std::make_shared<frame_budget>(100 * 1024);
+  auto s = budgeted(budget, 5);
+  s.budget_stall_ms = 1000;          // limits.frame_memory_stall_ms
+  s.budget_read_timeout_ms = 10000;  // listen.read_timeout_ms: 40 KiB must come at 4 KiB a second at least
+  harness slow(s);
+  harness steady(s);
+  harness waiter(s);
+  const auto part = encode_frame(message_type::push, durability::durable, byte_buffer(40 * 1024, 'p'));
+  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(60 * 1024, 'b'));
+  std::size_t slow_sent = header_size + 100, steady_sent = header_size + 100;
+  slow.send(byte_buffer(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(slow_sent)));
+  steady.send(byte_buffer(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(steady_sent)));
+  slow.run();
+  steady.run();
+  REQUIRE(budget->in_use() == 80 * 1024);
+  wait_in_line(waiter, big);  // 60 KiB: 20 are free, the rest must come back
+
+  // Every 100 ms the slow peer sends 100 bytes (never quiet for the stall
+  // time), the steady one 1 KiB (10 KiB a second, in time).
+  auto tick = [&] {
+    for (harness* h : {&slow, &steady, &waiter}) h->advance(std::chrono::milliseconds(100));
+    const std::size_t slow_to = std::min(part.size(), slow_sent + 100), steady_to = std::min(part.size(), steady_sent + 1024);
+    if (!slow.socket->closed) slow.send(byte_buffer(part.begin() + static_cast<std::ptrdiff_t>(slow_sent), part.begin() + static_cast<std::ptrdiff_t>(slow_to)));
+    steady.send(byte_buffer(part.begin() + static_cast<std::ptrdiff_t>(steady_sent), part.begin() + static_cast<std::ptrdiff_t>(steady_to)));
+    slow_sent = slow_to;
+    steady_sent = steady_to;
+    slow.run();
+    steady.run();
+  };
+  // Held for less than the stall time, nobody is judged on its pace.
+  for (int i = 0; i < 9; ++i) tick();
+  CHECK_FALSE(slow.socket->closed);
+  CHECK(budget->reclaims() == 0);
+  // Then the slow one is behind its timeout's pace and goes; the steady one stays.
+  int ticks = 0;
+  while (!slow.socket->aborted && ticks < 5) {
+    tick();
+    ++ticks;
+  }
+  CHECK(slow.socket->aborted);
+  CHECK(ticks <= 2);
+  CHECK(budget->reclaims() == 1);
+  CHECK_FALSE(steady.socket->closed);
+  caf::anon_send(slow.conn, socket_closed_atom::value);
+  slow.run();
+  waiter.advance(std::chrono::milliseconds(5));
+  REQUIRE(waiter.socket->writes.size() == 1);  // its frame went in (no writer: refused, after all)
+  // The steady one finishes its frame, in time, and is answered.
+  while (steady_sent < part.size()) tick();
+  CHECK(steady.socket->writes.size() == 1);
+  CHECK_FALSE(steady.socket->closed);
+  CHECK(budget->reclaims() == 1);
 }
 
 TEST_CASE("a waiter that sent only a header cannot hold up the line", "[actor][connection][budget]") {

@@ -8,8 +8,10 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -202,37 +204,72 @@ TEST_CASE("half-sent 16 MiB frames share a bounded memory that is given back", "
   CHECK(d.stop() == 0);
 }
 
-TEST_CASE("headers announcing 16 MiB and nothing after them cannot keep frame memory from a large push",
-          "[live][hostile]") {
+namespace {
+
+/// Eight peers announce the largest payload and send its first 64 bytes:
+/// the first four take all of a 64 MiB frame memory, the rest wait in line.
+/// Then every 100 ms each sends `trickle` bytes more (none for 0), never
+/// quiet for the stall time (300 ms) when it does, far too slow for 16 MiB
+/// to arrive within the read timeout (30 s). An honest producer's 1 MiB
+/// record must still be acked well within that timeout, which the attackers
+/// would otherwise hold the memory for.
+void large_push_gets_frame_memory_despite(std::size_t trickle) {
   temp_dir dir;
   const auto admin = free_tcp_port();
   daemon_process d(dir.path(), {"--set", "limits.frame_memory_bytes=64MiB", "--set", "limits.frame_memory_stall_ms=300",
                                 "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
   REQUIRE(d.wait_ready());
-  // Eight peers announce the largest payload and stop after a few of its
-  // bytes: the first four take all the frame memory, the rest wait in line.
   const auto big = w::encode_frame(w::message_type::push, w::durability::durable,
                                    std::vector<std::uint8_t>(16 * MiB - 1, 'm'));
   std::vector<raw_peer> attackers;
+  std::vector<std::size_t> sent;
   for (int i = 0; i < 8; ++i) {
     attackers.emplace_back(d.socket_path());
-    attackers.back().send_some(big.data(), 64);
+    sent.push_back(static_cast<std::size_t>(std::max(0L, attackers.back().send_some(big.data(), 64))));
   }
-  REQUIRE(eventually([&] { return scrape_series(http_request(admin, "/metrics").body, "weir_frame_memory_waits_total") >= 4; }));
-  // An honest producer's 1 MiB record is acked well within the read timeout
-  // (30 s, which the stalled ones would otherwise hold the memory for).
-  auto c = client::connection::connect_unix(d.socket_path());
-  c.set_timeout(10s);
+  std::atomic<bool> stop{false};
+  std::thread trickler([&] {
+    while (trickle > 0 && !stop) {
+      std::this_thread::sleep_for(100ms);
+      for (std::size_t i = 0; i < attackers.size(); ++i) {
+        const long n = attackers[i].send_some(big.data() + sent[i], trickle);
+        if (n > 0) sent[i] += static_cast<std::size_t>(n);
+      }
+    }
+  });
   const std::string payload(1 * MiB, 'h');
-  CHECK(c.push(as_bytes(payload), client::durability::durable).acked);
-  const auto metrics = http_request(admin, "/metrics").body;
-  CHECK(scrape_series(metrics, "weir_frame_memory_reclaimed_total") >= 1);
-  CHECK(scrape_series(metrics, "weir_frame_memory_waits_total") >= 1);
+  std::string failure;  // the trickler must stop whatever happens here
+  bool acked = false;
+  try {
+    if (!eventually([&] { return scrape_series(http_request(admin, "/metrics").body, "weir_frame_memory_waits_total") >= 4; }))
+      throw std::runtime_error("the attackers never waited for frame memory");
+    auto c = client::connection::connect_unix(d.socket_path());
+    c.set_timeout(10s);
+    acked = c.push(as_bytes(payload), client::durability::durable).acked;
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  stop = true;
+  trickler.join();
+  CHECK(failure == "");
+  CHECK(acked);
+  CHECK(scrape_series(http_request(admin, "/metrics").body, "weir_frame_memory_reclaimed_total") >= 1);
   std::size_t closed = 0;
   for (auto& a : attackers) closed += a.wait_closed(0ms);
   CHECK(closed >= 1);
   CHECK(d.stop() == 0);
   check_all_kept(dir / "var", {payload});
+}
+
+}  // namespace
+
+TEST_CASE("headers announcing 16 MiB and nothing after them cannot keep frame memory from a large push",
+          "[live][hostile]") {
+  large_push_gets_frame_memory_despite(0);
+}
+
+TEST_CASE("peers trickling into 16 MiB frames cannot keep frame memory from a large push", "[live][hostile]") {
+  large_push_gets_frame_memory_despite(16);
 }
 
 TEST_CASE("out of file descriptors the acceptor backs off instead of spinning", "[live][hostile]") {
