@@ -41,13 +41,25 @@ void frame_budget::forget_finished_holds() {
 
 namespace {
 
-/// Whether a share held `age_ns` has received less than the share of its
-/// payload that `age_ns` is of the read timeout: at that pace it would not
-/// be whole before the timeout closes its connection.
-bool behind_its_timeout(const frame_hold& h, std::uint64_t received, std::int64_t age_ns, std::int64_t timeout_ns) {
-  if (timeout_ns <= 0) return false;
+/// Whether a share held `age_ns` is hopelessly slow: held for a sixth of
+/// the read timeout at least (and the stall time), long past a TCP slow
+/// start, it has received less than half of what a steady pace that ends
+/// with the timeout would have brought by now.
+bool hopelessly_slow(const frame_hold& h, std::uint64_t received, std::int64_t age_ns,
+                     const frame_budget::reclaim_rule& rule) {
+  if (rule.read_timeout_ns <= 0 || age_ns < std::max(rule.stall_ns, rule.read_timeout_ns / 6)) return false;
   using wide = unsigned __int128;  // 16 MiB times an hour in ns overflows 64 bits
-  return wide{received} * static_cast<std::uint64_t>(timeout_ns) < wide{h.bytes} * static_cast<std::uint64_t>(age_ns);
+  return wide{received} * static_cast<std::uint64_t>(rule.read_timeout_ns) * 2 <
+         wide{h.bytes} * static_cast<std::uint64_t>(age_ns);
+}
+
+/// A share's connection, unless bytes of its peer wait unread: then the
+/// daemon is behind, not the peer — but not when the daemon stopped
+/// reading because that peer does not read its replies.
+std::shared_ptr<connection_io> peer_to_blame(const frame_hold& h) {
+  auto io = h.io.lock();
+  if (io && io->unread_input() && !io->write_blocked()) return nullptr;
+  return io;
 }
 
 }  // namespace
@@ -58,15 +70,9 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
   forget_finished_holds();
   const std::uint64_t used = used_.load(std::memory_order_relaxed);
   std::uint64_t available = used < capacity_ ? capacity_ - used : 0;
-  // Stamps move while this runs: ordered on values read once. Stalled
-  // shares first, the longest quiet first; then slow ones, the least received first.
-  struct candidate {
-    bool stalled;
-    std::int64_t quiet_since;  // stalled: its last bytes
-    double share;              // slow: the part of its payload received
-    std::shared_ptr<frame_hold> hold;
-  };
-  std::vector<candidate> doomed;
+  // Stamps move while this runs: ordered on values read once.
+  std::vector<std::pair<std::int64_t, std::shared_ptr<frame_hold>>> stalled;  // by last bytes
+  std::vector<std::pair<double, std::shared_ptr<frame_hold>>> slow;          // by the part received
   for (const auto& weak : holds_) {
     auto h = weak.lock();
     if (!h) continue;
@@ -77,24 +83,36 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
     }
     const std::int64_t stamp = h->last_bytes_ns.load(std::memory_order_relaxed);
     const std::uint64_t received = h->received.load(std::memory_order_relaxed);
-    const std::int64_t age = rule.now_ns - h->granted_ns;
     if (stamp < rule.now_ns - rule.stall_ns)
-      doomed.push_back({true, stamp, 0, std::move(h)});
-    else if (age >= rule.stall_ns && behind_its_timeout(*h, received, age, rule.read_timeout_ns))
-      doomed.push_back({false, 0, static_cast<double>(received) / static_cast<double>(h->bytes), std::move(h)});
+      stalled.emplace_back(stamp, std::move(h));
+    else if (hopelessly_slow(*h, received, rule.now_ns - h->granted_ns, rule))
+      slow.emplace_back(static_cast<double>(received) / static_cast<double>(h->bytes), std::move(h));
   }
-  std::sort(doomed.begin(), doomed.end(), [](const candidate& a, const candidate& b) {
-    if (a.stalled != b.stalled) return a.stalled;
-    return a.stalled ? a.quiet_since < b.quiet_since : a.share < b.share;
-  });
-  for (auto& c : doomed) {
-    if (available >= n) break;
-    auto io = c.hold->io.lock();
-    if (!io || io->unread_input()) continue;
-    c.hold->reclaimed = true;
-    available += c.hold->bytes;
+  auto take_back = [&](frame_hold& h, connection_io& io) {
+    h.reclaimed = true;
+    available += h.bytes;
     reclaims_.fetch_add(1, std::memory_order_relaxed);
-    io->abort();
+    io.abort();
+  };
+  // A stalled peer goes whether or not that is enough: it does nothing with the memory.
+  std::sort(stalled.begin(), stalled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [stamp, h] : stalled) {
+    if (available >= n) return;
+    if (auto io = peer_to_blame(*h)) take_back(*h, *io);
+  }
+  // A slow one still makes progress: it goes only if the slow ones together make room.
+  std::vector<std::pair<frame_hold*, std::shared_ptr<connection_io>>> blamed;
+  std::uint64_t could_free = 0;
+  std::sort(slow.begin(), slow.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [share, h] : slow)
+    if (auto io = peer_to_blame(*h)) {
+      could_free += h->bytes;
+      blamed.emplace_back(h.get(), std::move(io));
+    }
+  if (available + could_free < n) return;
+  for (auto& [h, io] : blamed) {
+    if (available >= n) return;
+    take_back(*h, *io);
   }
 }
 

@@ -9,11 +9,12 @@
 // connection at the head of the line closes that peer's connection (a
 // header announcing 16 MiB and nothing after it cannot keep the memory from
 // honest producers for the whole read timeout). So is a share whose bytes
-// come too slowly for its frame to be whole before its read timeout, judged
-// once it has been held that long too: the timeout would close it anyway,
-// and a peer trickling a byte at a time must not keep the memory until
-// then. Waiting frames keep their own read timeout, so a waiter gone quiet
-// goes too.
+// come hopelessly slowly: held for a sixth of the read timeout, it has less
+// than half of what a steady pace finishing with the timeout would have
+// brought (the timeout would close it anyway, and a peer trickling a byte
+// at a time must not keep the memory until then; the margins spare a TCP
+// slow start). Waiting frames keep their own read timeout, so a waiter gone
+// quiet goes too.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -64,15 +65,16 @@ class frame_budget final : public shared_memory_gauge {
   struct reclaim_rule {
     std::int64_t now_ns;
     std::int64_t stall_ns;         // no bytes this long: stalled
-    std::int64_t read_timeout_ns;  // a frame not whole this long after its share was granted is too slow
+    std::int64_t read_timeout_ns;  // listen.read_timeout_ms: the pace a share is judged by
   };
   /// For the head of the line, which needs `n`: closes (at once, queued
-  /// replies dropped) the connections whose shares are stalled or, held for
-  /// `stall_ns` at least, have received less of their payload than the part
-  /// of the read timeout gone by — and have no bytes waiting unread (a busy
-  /// daemon is not a slow peer) — the longest stalled first, then the
-  /// furthest behind, until what is free and coming back covers `n`.
-  /// Nothing for a ticket not at the head.
+  /// replies dropped) the connections whose shares are stalled, the longest
+  /// stalled first, then those hopelessly slow (above), the least received
+  /// first and only if together they make room, until what is free and
+  /// coming back covers `n`. A share whose peer's bytes wait unread is
+  /// spared (the daemon is behind, not the peer), unless the daemon stopped
+  /// reading because that peer does not read its replies. Nothing for a
+  /// ticket not at the head.
   void reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const reclaim_rule& rule);
 
   std::uint64_t capacity() const { return capacity_; }
