@@ -1,6 +1,11 @@
 #include "actors/frame_budget.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "observability/log.hpp"
 
 namespace weir {
 
@@ -88,17 +93,14 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
     else if (hopelessly_slow(*h, received, rule.now_ns - h->granted_ns, rule))
       slow.emplace_back(static_cast<double>(received) / static_cast<double>(h->bytes), std::move(h));
   }
-  auto take_back = [&](frame_hold& h, connection_io& io) {
-    h.reclaimed = true;
-    available += h.bytes;
-    reclaims_.fetch_add(1, std::memory_order_relaxed);
-    io.abort();
-  };
   // A stalled peer goes whether or not that is enough: it does nothing with the memory.
   std::sort(stalled.begin(), stalled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [stamp, h] : stalled) {
     if (available >= n) return;
-    if (auto io = peer_to_blame(*h)) take_back(*h, *io);
+    if (auto io = peer_to_blame(*h)) {
+      available += h->bytes;
+      take_back(*h, *io, "stalled", rule.now_ns);
+    }
   }
   // A slow one still makes progress: it goes only if the slow ones together make room.
   std::vector<std::pair<frame_hold*, std::shared_ptr<connection_io>>> blamed;
@@ -112,8 +114,27 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
   if (available + could_free < n) return;
   for (auto& [h, io] : blamed) {
     if (available >= n) return;
-    take_back(*h, *io);
+    available += h->bytes;
+    take_back(*h, *io, "too_slow", rule.now_ns);
   }
+}
+
+void frame_budget::take_back(frame_hold& h, connection_io& io, const char* why, std::int64_t now_ns) {
+  h.reclaimed = true;
+  reclaims_.fetch_add(1, std::memory_order_relaxed);
+  io.abort();
+  // A flood of such peers is a line every 10 s, not a line a peer.
+  if (now_ns < next_log_ns_) {
+    ++unlogged_;
+    return;
+  }
+  next_log_ns_ = now_ns + std::chrono::nanoseconds(std::chrono::seconds(10)).count();
+  log::warn("frame memory taken back for a connection that waits: a frame's connection closed",
+            {{"why", why},
+             {"payload_bytes", std::to_string(h.bytes)},
+             {"received_bytes", std::to_string(h.received.load(std::memory_order_relaxed))},
+             {"held_ms", std::to_string((now_ns - h.granted_ns) / 1000000)},
+             {"closed_since_last_line", std::to_string(std::exchange(unlogged_, 0) + 1)}});
 }
 
 }  // namespace weir

@@ -87,6 +87,8 @@ class frame_budget final : public shared_memory_gauge {
  private:
   /// With mutex_ held: live holds only.
   void forget_finished_holds();
+  /// With mutex_ held: closes `h`'s connection; says so at most every 10 s.
+  void take_back(frame_hold& h, connection_io& io, const char* why, std::int64_t now_ns);
 
   const std::uint64_t capacity_;
   std::atomic<std::uint64_t> used_{0};
@@ -96,6 +98,8 @@ class frame_budget final : public shared_memory_gauge {
   std::uint64_t next_ticket_ = 1;
   std::set<std::uint64_t> waiting_;
   std::vector<std::weak_ptr<frame_hold>> holds_;
+  std::int64_t next_log_ns_ = 0;    // on the holds' clock
+  std::uint64_t unlogged_ = 0;      // taken back since the last line
 };
 
 }  // namespace weir

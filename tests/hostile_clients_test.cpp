@@ -257,6 +257,8 @@ void large_push_gets_frame_memory_despite(std::size_t trickle) {
   CHECK(acked);
   CHECK(took < 5s);  // the client's timeout is per wait: this is the bound
   CHECK(scrape_series(http_request(admin, "/metrics").body, "weir_frame_memory_reclaimed_total") >= 1);
+  CHECK(d.log().find("frame memory taken back for a connection that waits") != std::string::npos);
+  CHECK(d.log().find(trickle > 0 ? "why=too_slow" : "why=stalled") != std::string::npos);
   std::size_t closed = 0;
   for (auto& a : attackers) closed += a.wait_closed(0ms);
   CHECK(closed >= 1);
