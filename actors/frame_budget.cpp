@@ -1,9 +1,7 @@
 #include "actors/frame_budget.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <string>
-#include <utility>
 
 #include "observability/log.hpp"
 
@@ -48,14 +46,23 @@ namespace {
 
 /// Whether a share held `age_ns` is hopelessly slow: held for a sixth of
 /// the read timeout at least (and the stall time), long past a TCP slow
-/// start, it has received less than half of what a steady pace that ends
-/// with the timeout would have brought by now.
+/// start, it has received less than an eighth of what a steady pace that
+/// ends with the timeout would have brought by now. Meant for peers that
+/// send next to nothing: an honest producer sharing a slow link with others
+/// can fall to half that pace for a while and still finish in time.
 bool hopelessly_slow(const frame_hold& h, std::uint64_t received, std::int64_t age_ns,
                      const frame_budget::reclaim_rule& rule) {
   if (rule.read_timeout_ns <= 0 || age_ns < std::max(rule.stall_ns, rule.read_timeout_ns / 6)) return false;
   using wide = unsigned __int128;  // 16 MiB times an hour in ns overflows 64 bits
-  return wide{received} * static_cast<std::uint64_t>(rule.read_timeout_ns) * 2 <
+  return wide{received} * static_cast<std::uint64_t>(rule.read_timeout_ns) * 8 <
          wide{h.bytes} * static_cast<std::uint64_t>(age_ns);
+}
+
+/// Whether a share quiet for `quiet_ns` may be waiting on its transport:
+/// TCP resends a lost packet a retransmission timeout later.
+bool recovering_a_loss(const frame_hold& h, std::int64_t quiet_ns) {
+  const auto io = h.io.lock();
+  return io && quiet_ns < io->loss_recovery_time().count();
 }
 
 /// A share's connection, unless bytes of its peer wait unread: then the
@@ -88,7 +95,7 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
     }
     const std::int64_t stamp = h->last_bytes_ns.load(std::memory_order_relaxed);
     const std::uint64_t received = h->received.load(std::memory_order_relaxed);
-    if (stamp < rule.now_ns - rule.stall_ns)
+    if (stamp < rule.now_ns - rule.stall_ns && !recovering_a_loss(*h, rule.now_ns - stamp))
       stalled.emplace_back(stamp, std::move(h));
     else if (hopelessly_slow(*h, received, rule.now_ns - h->granted_ns, rule))
       slow.emplace_back(static_cast<double>(received) / static_cast<double>(h->bytes), std::move(h));
@@ -123,18 +130,14 @@ void frame_budget::take_back(frame_hold& h, connection_io& io, const char* why, 
   h.reclaimed = true;
   reclaims_.fetch_add(1, std::memory_order_relaxed);
   io.abort();
-  // A flood of such peers is a line every 10 s, not a line a peer.
-  if (now_ns < next_log_ns_) {
-    ++unlogged_;
-    return;
-  }
-  next_log_ns_ = now_ns + std::chrono::nanoseconds(std::chrono::seconds(10)).count();
+  const std::uint64_t closed = lines_.admit(now_ns);
+  if (closed == 0) return;
   log::warn("frame memory taken back for a connection that waits: a frame's connection closed",
             {{"why", why},
              {"payload_bytes", std::to_string(h.bytes)},
              {"received_bytes", std::to_string(h.received.load(std::memory_order_relaxed))},
              {"held_ms", std::to_string((now_ns - h.granted_ns) / 1000000)},
-             {"closed_since_last_line", std::to_string(std::exchange(unlogged_, 0) + 1)}});
+             {"closed_since_last_line", std::to_string(closed)}});
 }
 
 }  // namespace weir

@@ -10,10 +10,10 @@
 // header announcing 16 MiB and nothing after it cannot keep the memory from
 // honest producers for the whole read timeout). So is a share whose bytes
 // come hopelessly slowly: held for a sixth of the read timeout, it has less
-// than half of what a steady pace finishing with the timeout would have
-// brought (the timeout would close it anyway, and a peer trickling a byte
-// at a time must not keep the memory until then; the margins spare a TCP
-// slow start). Waiting frames keep their own read timeout, so a waiter gone
+// than an eighth of what a steady pace finishing with the timeout would
+// have brought (a peer trickling a byte at a time must not keep the memory
+// until its timeout; the margins spare a TCP slow start and a link shared
+// with others). Waiting frames keep their own read timeout, so a waiter gone
 // quiet goes too.
 #include <atomic>
 #include <cstdint>
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "messages/connection_protocol.hpp"
+#include "observability/log_throttle.hpp"
 #include "observability/metrics.hpp"
 
 namespace weir {
@@ -98,8 +99,7 @@ class frame_budget final : public shared_memory_gauge {
   std::uint64_t next_ticket_ = 1;
   std::set<std::uint64_t> waiting_;
   std::vector<std::weak_ptr<frame_hold>> holds_;
-  std::int64_t next_log_ns_ = 0;    // on the holds' clock
-  std::uint64_t unlogged_ = 0;      // taken back since the last line
+  log_throttle lines_;  // on the holds' clock
 };
 
 }  // namespace weir

@@ -248,9 +248,9 @@ std::vector<setting> make_settings() {
   s.push_back(integer("limits.frame_memory_retry_ms", WEIR_FIELD(limits.frame_memory_retry_ms), 1, 1000, "5",
                       "How often a connection waiting for frame memory asks for it again."));
   s.push_back(integer("limits.frame_memory_stall_ms", WEIR_FIELD(limits.frame_memory_stall_ms), 10, 3600000, "1000",
-                      "A frame holding frame memory whose payload had no bytes this long is closed when "
-                      "another connection waits for that memory (so is one far too slow to arrive within "
-                      "listen.read_timeout_ms)."));
+                      "A frame holding frame memory whose payload had no bytes this long (over TCP, at least "
+                      "twice the connection's retransmission timeout) is closed when another connection waits "
+                      "for that memory (so is one far too slow to arrive within listen.read_timeout_ms)."));
 
   s.push_back(integer("ingest.shards", WEIR_FIELD(ingest.shards), 1, 256, "2",
                       "Independent WAB shards; each connection is pinned to one."));

@@ -20,8 +20,9 @@ bool session_registry::admit(const make_session& make) {
     const auto victim = longest_stalled();
     if (victim == sessions_.end()) {
       ++stats_.rejected_over_limit;
-      log::debug("connection refused: listen.max_connections reached and every connection is busy",
-                 {{"max_connections", std::to_string(max_connections_)}});
+      if (const auto refused = stats_.over_limit_lines.admit())
+        log::warn("connection refused: listen.max_connections reached and every connection is busy",
+                  {{"max_connections", std::to_string(max_connections_)}, {"refused_since_last_line", std::to_string(refused)}});
       return false;
     }
     auto s = victim->second.lock();

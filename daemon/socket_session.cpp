@@ -16,6 +16,7 @@
 
 #include "daemon/client_activity.hpp"
 #include "daemon/io_thread_unit.hpp"
+#include "daemon/tcp_recovery.hpp"
 #include "observability/log.hpp"
 
 namespace weir {
@@ -182,6 +183,9 @@ void basic_socket_session<Stream>::evict() {
     std::lock_guard<std::mutex> guard(self->send_mutex_);
     if (self->finished_) return;
     ++self->stats_.evicted;
+    if (const auto closed = self->stats_.eviction_lines.admit())
+      log::warn("connection closed for a newcomer at listen.max_connections: it had waited longest on its peer",
+                {{"closed_since_last_line", std::to_string(closed)}});
     self->finish();
   });
 }
@@ -203,6 +207,11 @@ template <class Stream>
 bool basic_socket_session<Stream>::input_waiting() const {
   if (!between_frames_.load(std::memory_order_relaxed) || write_blocked_.load(std::memory_order_acquire)) return false;
   return unread_input();
+}
+
+template <class Stream>
+std::chrono::nanoseconds basic_socket_session<Stream>::loss_recovery_time() const {
+  return tcp_loss_recovery_time(fd_);
 }
 
 template <class Stream>
@@ -228,6 +237,10 @@ void basic_socket_session<Stream>::keep_frame_deadline(std::uint64_t frames_done
     // still arrives without an error: it is this deadline's only if none came since.
     if (self->finished_ || !self->deadline_armed_ || generation != self->deadline_generation_) return;
     ++self->stats_.idle_timeouts;
+    if (const auto closed = self->stats_.idle_timeout_lines.admit())
+      log::warn("connection closed: a frame did not arrive whole within listen.read_timeout_ms",
+                {{"read_timeout_ms", std::to_string(self->read_timeout_.count())},
+                 {"closed_since_last_line", std::to_string(closed)}});
     self->finish();
   });
 }

@@ -89,6 +89,7 @@ class basic_socket_session : public connection_io,
   std::optional<clock::time_point> stalled_since() const override;
   bool input_waiting() const override;
   bool unread_input() const override;
+  std::chrono::nanoseconds loss_recovery_time() const override;
 
   /// The poller says the socket has bytes (Unix sockets with a poller).
   void on_readable() override;

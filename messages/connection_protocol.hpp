@@ -21,6 +21,7 @@
 //   actor -> socket:  connection_io::write / consumed / hold_frame / close, each posted to
 //                     the socket's own thread when it must act, so the actor never
 //                     blocks; set_replies_owed, a flag under the socket's lock.
+#include <chrono>
 #include <memory>
 
 #include <caf/atom.hpp>
@@ -89,6 +90,10 @@ class connection_io {
   /// Bytes from the peer wait unread in the kernel: the daemon, not the
   /// peer, is behind.
   virtual bool unread_input() const = 0;
+  /// How long the transport may go quiet while it recovers a lost packet
+  /// (TCP: twice its retransmission timeout; zero for a Unix socket): a
+  /// peer quiet for less is not taken to have stalled.
+  virtual std::chrono::nanoseconds loss_recovery_time() const { return {}; }
 };
 
 using connection_io_ptr = std::shared_ptr<connection_io>;

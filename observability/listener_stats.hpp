@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "observability/log_throttle.hpp"
+
 namespace weir {
 
 /// Why a TLS handshake on listen.tcp failed (the reason label of
@@ -33,6 +35,8 @@ struct listener_stats {
   std::atomic<std::uint64_t> idle_timeouts{0};  // a frame not whole within listen.read_timeout_ms
   std::atomic<std::uint64_t> evicted{0};        // closed to make room at listen.max_connections
   std::atomic<std::uint64_t> accept_errors{0};  // accept() failed (EMFILE, ENFILE, ENOMEM...)
+  // The log lines of those closes and refusals: a line for a burst.
+  log_throttle idle_timeout_lines, eviction_lines, over_limit_lines;
 
   // listen.tcp: set once at start when the TLS listener runs.
   std::atomic<bool> tls_enabled{false};

@@ -327,8 +327,8 @@ std::string metrics::render(const live_state& live) {
                               "Times a connection waited because limits.frame_memory_bytes was spent",
                               MetricType::Counter, static_cast<double>(live.frames->waits())));
     families.push_back(single("weir_frame_memory_reclaimed_total",
-                              "Connections closed to take back frame memory their peer had stopped filling "
-                              "(limits.frame_memory_stall_ms) while others waited",
+                              "Connections closed to take back frame memory while others waited: their peer had "
+                              "stopped filling it (limits.frame_memory_stall_ms) or filled it far too slowly",
                               MetricType::Counter, static_cast<double>(live.frames->reclaims())));
   }
   if (live.delivery) {

@@ -51,12 +51,14 @@ class scripted_socket : public connection_io {
   void close() override { closed = true; }
   void abort() override { closed = aborted = true; }
   bool unread_input() const override { return unread; }
+  std::chrono::nanoseconds loss_recovery_time() const override { return recovery; }
 
   std::vector<byte_buffer> writes;
   std::vector<bool> reads;  // mid_frame of each consumed() call
   std::vector<std::uint64_t> frames;
   std::vector<std::uint64_t> chunks;
   std::vector<std::uint64_t> holds;  // frames_done of each hold_frame call
+  std::chrono::nanoseconds recovery{};  // what TCP would say
   bool closed = false;
   bool aborted = false;
   bool unread = false;  // what unread_input() says
@@ -506,10 +508,10 @@ TEST_CASE("a share whose peer stopped sending is taken back for a connection tha
 namespace {
 
 /// Two connections hold 40 KiB each of a 100 KiB budget while a third waits
-/// for `wanted`. Both send 100 bytes of their payload every tick (100 ms;
+/// for `wanted`. Both send 10 bytes of their payload every tick (100 ms;
 /// never quiet for the stall time); the one `ahead` sent 30 KiB with its
 /// header, before its share was granted. The read timeout is 10 s: a share
-/// is judged after 1.67 s, at half of 4 KiB a second.
+/// is judged after 1.67 s, at an eighth of 4 KiB a second.
 struct slow_and_ahead {
   std::shared_ptr<frame_budget> budget = std::make_shared<frame_budget>(100 * 1024);
   connection_settings s = [this] {
@@ -533,7 +535,7 @@ struct slow_and_ahead {
   void tick() {
     for (harness* h : {&slow, &ahead, &waiter}) h->advance(std::chrono::milliseconds(100));
     for (auto [h, sent] : {std::pair{&slow, &slow_sent}, std::pair{&ahead, &ahead_sent}}) {
-      const std::size_t to = std::min(part.size(), *sent + 100);
+      const std::size_t to = std::min(part.size(), *sent + 10);
       if (!h->socket->closed)
         h->send(byte_buffer(part.begin() + static_cast<std::ptrdiff_t>(*sent), part.begin() + static_cast<std::ptrdiff_t>(to)));
       *sent = to;
@@ -566,7 +568,8 @@ TEST_CASE("a share whose bytes come hopelessly slowly for its read timeout is ta
   t.waiter.advance(std::chrono::milliseconds(5));
   REQUIRE(t.waiter.socket->writes.size() == 1);  // its frame went in (no writer: refused, after all)
   // The one ahead finishes its frame in time and is answered.
-  while (t.ahead_sent < t.part.size()) t.tick();
+  t.ahead.send(byte_buffer(t.part.begin() + static_cast<std::ptrdiff_t>(t.ahead_sent), t.part.end()));
+  t.ahead.run();
   CHECK(t.ahead.socket->writes.size() == 1);
   CHECK_FALSE(t.ahead.socket->closed);
   CHECK(t.budget->reclaims() == 1);
@@ -578,6 +581,32 @@ TEST_CASE("a slow share is not taken back when that would not make room", "[acto
   CHECK(t.budget->reclaims() == 0);
   CHECK_FALSE(t.slow.socket->closed);
   CHECK_FALSE(t.ahead.socket->closed);  // its bytes sent before the grant count
+}
+
+TEST_CASE("a share quiet while its TCP connection recovers a lost packet is not taken for stalled",
+          "[actor][connection][budget]") {
+  auto budget = std::make_shared<frame_budget>(100 * 1024);
+  auto s = budgeted(budget, 5);
+  s.budget_stall_ms = 1000;
+  harness holder(s);
+  harness waiter(s);
+  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
+  holder.send(byte_buffer(big.begin(), big.begin() + 60 * 1024));
+  holder.run();
+  REQUIRE(budget->in_use() == 80 * 1024);
+  holder.socket->recovery = std::chrono::seconds(3);  // a long, congested link: retransmissions take seconds
+  wait_in_line(waiter, big);
+  for (int i = 0; i < 29; ++i) {
+    holder.advance(std::chrono::milliseconds(100));
+    waiter.advance(std::chrono::milliseconds(100));
+  }
+  CHECK_FALSE(holder.socket->closed);  // quiet 2.9 s: within its recovery time
+  for (int i = 0; i < 2; ++i) {
+    holder.advance(std::chrono::milliseconds(100));
+    waiter.advance(std::chrono::milliseconds(100));
+  }
+  CHECK(holder.socket->aborted);  // quiet past it: stalled after all
+  CHECK(budget->reclaims() == 1);
 }
 
 TEST_CASE("a waiter that sent only a header cannot hold up the line", "[actor][connection][budget]") {

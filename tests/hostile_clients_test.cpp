@@ -95,6 +95,7 @@ TEST_CASE("a slowloris is closed within read_timeout_ms of its frame's first byt
     }
     CHECK(closed);
     CHECK(std::chrono::steady_clock::now() - started < 2500ms);
+    CHECK(d.log().find("connection closed: a frame did not arrive whole within listen.read_timeout_ms") != std::string::npos);
     CHECK(d.stop() == 0);
   }
 }
@@ -124,6 +125,15 @@ TEST_CASE("idle and trickling connections past max_connections do not lock produ
   CHECK(metrics.find("weir_connections_evicted_total ") != std::string::npos);
   CHECK(metrics.find("weir_connections_evicted_total 0") == std::string::npos);
   CHECK(metrics.find("weir_connections_rejected_total{reason=\"over_limit\"}") != std::string::npos);
+  // Told in the log too, a line for a burst: 240 attackers made fewer lines.
+  const auto log = d.log();
+  const auto lines = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(lines("connection closed for a newcomer at listen.max_connections") >= 1);
+  CHECK(lines("connection closed for a newcomer at listen.max_connections") < 10);
   attackers.clear();
   CHECK(d.stop() == 0);
   check_all_kept(dir / "var", acked);
