@@ -49,7 +49,7 @@ namespace {
 /// start, it has received less than an eighth of what a steady pace that
 /// ends with the timeout would have brought by now. Meant for peers that
 /// send next to nothing: an honest producer sharing a slow link with others
-/// can fall to half that pace for a while and still finish in time.
+/// can fall to half the steady pace for a while and still finish in time.
 bool hopelessly_slow(const frame_hold& h, std::uint64_t received, std::int64_t age_ns,
                      const frame_budget::reclaim_rule& rule) {
   if (rule.read_timeout_ns <= 0 || age_ns < std::max(rule.stall_ns, rule.read_timeout_ns / 6)) return false;
