@@ -169,9 +169,7 @@ class connection_state {
     const std::uint64_t n = reader_->declared_payload();
     if (!settings_.budget->try_acquire(n, budget_ticket_)) {
       if (budget_ticket_ == 0) budget_ticket_ = settings_.budget->wait();
-      const std::chrono::nanoseconds stall = std::chrono::milliseconds(settings_.budget_stall_ms);
-      const std::chrono::nanoseconds timeout = std::chrono::milliseconds(settings_.budget_read_timeout_ms);
-      settings_.budget->reclaim_stalled(n, budget_ticket_, {now_ns(), stall.count(), timeout.count()});
+      settings_.budget->reclaim_stalled(n, budget_ticket_, reclaim_rule_now());
       told(true);
       io_->hold_frame(frames_done_);
       if (!budget_retry_scheduled_) {
@@ -184,7 +182,7 @@ class connection_state {
     frame_budget_ = n;
     // The rest of the bytes at hand are this payload's first ones.
     const std::uint64_t already = std::min<std::uint64_t>(n, unread_.size() - unread_pos_);
-    frame_hold_ = std::make_shared<frame_hold>(n, now_ns(), already, io_);
+    frame_hold_ = std::make_shared<frame_hold>(n, now_ns(), already, io_, reclaim_rule_now());
     settings_.budget->track(frame_hold_);
     reader_->admit();
     return true;
@@ -193,6 +191,12 @@ class connection_state {
   /// A closing connection takes no more frames: it waits for frame memory no longer.
   void leave_line() {
     if (settings_.budget && budget_ticket_ != 0) settings_.budget->leave(std::exchange(budget_ticket_, 0));
+  }
+
+  reclaim_rule reclaim_rule_now() const {
+    const std::chrono::nanoseconds stall = std::chrono::milliseconds(settings_.budget_stall_ms);
+    const std::chrono::nanoseconds timeout = std::chrono::milliseconds(settings_.budget_read_timeout_ms);
+    return {now_ns(), stall.count(), timeout.count()};
   }
 
   /// The actor clock (the test scheduler's in tests), for frame_hold stamps.

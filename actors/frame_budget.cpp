@@ -42,27 +42,49 @@ void frame_budget::forget_finished_holds() {
   std::erase_if(holds_, [](const std::weak_ptr<frame_hold>& h) { return h.expired(); });
 }
 
-namespace {
-
-/// Whether a share held `age_ns` is hopelessly slow: held for a sixth of
-/// the read timeout at least (and the stall time), long past a TCP slow
-/// start, it has received less than an eighth of what a steady pace that
-/// ends with the timeout would have brought by now. Meant for peers that
-/// send next to nothing: an honest producer sharing a slow link with others
-/// can fall to half the steady pace for a while and still finish in time.
-bool hopelessly_slow(const frame_hold& h, std::uint64_t received, std::int64_t age_ns,
-                     const frame_budget::reclaim_rule& rule) {
-  if (rule.read_timeout_ns <= 0 || age_ns < std::max(rule.stall_ns, rule.read_timeout_ns / 6)) return false;
-  using wide = unsigned __int128;  // 16 MiB times an hour in ns overflows 64 bits
-  return wide{received} * static_cast<std::uint64_t>(rule.read_timeout_ns) * 8 <
-         wide{h.bytes} * static_cast<std::uint64_t>(age_ns);
+void frame_hold::arrived(std::uint64_t n, std::int64_t now_ns) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  now_.received += n;
+  now_.last_bytes_ns = now_ns;
+  if (now_ns - window_.ns >= window_ns_) {
+    now_.since_ns = window_.ns;
+    now_.received_since = window_.received;
+    window_ = {now_ns, now_.received};
+  }
 }
 
-/// Whether a share quiet for `quiet_ns` may be waiting on its transport:
-/// TCP resends a lost packet a retransmission timeout later.
-bool recovering_a_loss(const frame_hold& h, std::int64_t quiet_ns) {
+frame_hold::progress frame_hold::read() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return now_;
+}
+
+namespace {
+
+using wide = unsigned __int128;  // 16 MiB times an hour in ns overflows 64 bits
+
+/// How long the share's transport may stay quiet recovering a lost packet:
+/// what it says, at most the grace (a peer can make its round trips look long).
+std::int64_t loss_recovery_ns(const frame_hold& h, const reclaim_rule& rule) {
   const auto io = h.io.lock();
-  return io && quiet_ns < io->loss_recovery_time().count();
+  return io ? std::min(io->loss_recovery_time().count(), rule.grace_ns()) : 0;
+}
+
+/// Whether a share is hopelessly slow: held for the grace at least (long
+/// past a TCP slow start), at its pace since `p.since_ns` it would need more
+/// than three times what is left of its read timeout for the rest. Meant
+/// for peers that send next to nothing or pace themselves far below what
+/// their frame needs; an honest producer sharing a slow link with others
+/// can fall well under the steady pace for a while and still finish.
+bool hopelessly_slow(const frame_hold& h, const frame_hold::progress& p, const reclaim_rule& rule) {
+  const std::int64_t age = rule.now_ns - h.granted_ns;
+  if (rule.read_timeout_ns <= 0 || age < rule.grace_ns()) return false;
+  const std::int64_t left = rule.read_timeout_ns - age;
+  if (left <= 0) return true;  // its timeout closes it any moment
+  const std::uint64_t remaining = h.bytes - std::min(h.bytes, p.received);
+  const std::uint64_t recent = p.received - p.received_since;
+  const auto span = static_cast<std::uint64_t>(std::max<std::int64_t>(1, rule.now_ns - p.since_ns));
+  // remaining / (recent / span) > 3 * left
+  return wide{remaining} * span > wide{recent} * 3 * static_cast<std::uint64_t>(left);
 }
 
 /// A share's connection, unless bytes of its peer wait unread: then the
@@ -73,6 +95,8 @@ std::shared_ptr<connection_io> peer_to_blame(const frame_hold& h) {
   if (io && io->unread_input() && !io->write_blocked()) return nullptr;
   return io;
 }
+
+std::string ms(std::int64_t ns) { return std::to_string(ns / 1000000); }
 
 }  // namespace
 
@@ -93,12 +117,12 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
       available += h->bytes;
       continue;
     }
-    const std::int64_t stamp = h->last_bytes_ns.load(std::memory_order_relaxed);
-    const std::uint64_t received = h->received.load(std::memory_order_relaxed);
-    if (stamp < rule.now_ns - rule.stall_ns && !recovering_a_loss(*h, rule.now_ns - stamp))
-      stalled.emplace_back(stamp, std::move(h));
-    else if (hopelessly_slow(*h, received, rule.now_ns - h->granted_ns, rule))
-      slow.emplace_back(static_cast<double>(received) / static_cast<double>(h->bytes), std::move(h));
+    const auto p = h->read();
+    const std::int64_t quiet = rule.now_ns - p.last_bytes_ns;
+    if (quiet > rule.stall_ns && quiet > loss_recovery_ns(*h, rule))
+      stalled.emplace_back(p.last_bytes_ns, std::move(h));
+    else if (hopelessly_slow(*h, p, rule))
+      slow.emplace_back(static_cast<double>(p.received) / static_cast<double>(h->bytes), std::move(h));
   }
   // A stalled peer goes whether or not that is enough: it does nothing with the memory.
   std::sort(stalled.begin(), stalled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -106,7 +130,10 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
     if (available >= n) return;
     if (auto io = peer_to_blame(*h)) {
       available += h->bytes;
-      take_back(*h, *io, "stalled", rule.now_ns);
+      take_back(*h, *io, stalled_lines_, "stalled",
+                {{"quiet_ms", ms(rule.now_ns - stamp)},
+                 {"quiet_allowed_ms", ms(std::max(rule.stall_ns, loss_recovery_ns(*h, rule)))}},
+                rule.now_ns);
     }
   }
   // A slow one still makes progress: it goes only if the slow ones together make room.
@@ -122,22 +149,26 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
   for (auto& [h, io] : blamed) {
     if (available >= n) return;
     available += h->bytes;
-    take_back(*h, *io, "too_slow", rule.now_ns);
+    take_back(*h, *io, slow_lines_, "too_slow", {{"read_timeout_ms", ms(rule.read_timeout_ns)}}, rule.now_ns);
   }
 }
 
-void frame_budget::take_back(frame_hold& h, connection_io& io, const char* why, std::int64_t now_ns) {
+void frame_budget::take_back(frame_hold& h, connection_io& io, log_throttle& lines, std::string_view why,
+                             std::initializer_list<std::pair<std::string_view, std::string>> detail,
+                             std::int64_t now_ns) {
   h.reclaimed = true;
   reclaims_.fetch_add(1, std::memory_order_relaxed);
   io.abort();
-  const std::uint64_t closed = lines_.admit(now_ns);
+  const std::uint64_t closed = lines.admit(now_ns);
   if (closed == 0) return;
-  log::warn("frame memory taken back for a connection that waits: a frame's connection closed",
-            {{"why", why},
-             {"payload_bytes", std::to_string(h.bytes)},
-             {"received_bytes", std::to_string(h.received.load(std::memory_order_relaxed))},
-             {"held_ms", std::to_string((now_ns - h.granted_ns) / 1000000)},
-             {"closed_since_last_line", std::to_string(closed)}});
+  const auto p = h.read();
+  std::vector<std::pair<std::string, std::string>> fields{{"why", std::string(why)},
+                                 {"payload_bytes", std::to_string(h.bytes)},
+                                 {"received_bytes", std::to_string(p.received)},
+                                 {"held_ms", ms(now_ns - h.granted_ns)}};
+  for (const auto& [key, value] : detail) fields.push_back({std::string(key), value});
+  fields.push_back({"closed_since_last_line", std::to_string(closed)});
+  log::write(log_level::warn, "frame memory taken back for a connection that waits: a frame's connection closed", fields);
 }
 
 }  // namespace weir

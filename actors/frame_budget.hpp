@@ -9,17 +9,25 @@
 // connection at the head of the line closes that peer's connection (a
 // header announcing 16 MiB and nothing after it cannot keep the memory from
 // honest producers for the whole read timeout). So is a share whose bytes
-// come hopelessly slowly: held for a sixth of the read timeout, it has less
-// than an eighth of what a steady pace finishing with the timeout would
-// have brought (a peer trickling a byte at a time must not keep the memory
-// until its timeout; the margins spare a TCP slow start and a link shared
-// with others). Waiting frames keep their own read timeout, so a waiter gone
+// come hopelessly slowly: held for a sixth of the read timeout, at its pace
+// of the last seconds it would need more than three times the time it has
+// left (a peer trickling a byte at a time, or pacing itself well below
+// what its frame needs, must not keep the memory until its timeout; the
+// margins spare a TCP slow start and a link shared with others). Over TCP a
+// quiet spell is no stall while the connection may be recovering a lost
+// packet (twice its retransmission timeout or receive round trip, at most
+// the same sixth). Waiting frames keep their own read timeout, so a waiter gone
 // quiet goes too.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "messages/connection_protocol.hpp"
@@ -28,23 +36,50 @@
 
 namespace weir {
 
+/// When a share is taken back, on the clock of the frame_hold stamps.
+struct reclaim_rule {
+  std::int64_t now_ns;
+  std::int64_t stall_ns;         // no bytes this long: stalled
+  std::int64_t read_timeout_ns;  // listen.read_timeout_ms: the time a frame has
+  /// A share is judged on its pace once held this long; a transport's loss
+  /// recovery excuses a quiet spell up to this long.
+  std::int64_t grace_ns() const { return std::max(stall_ns, read_timeout_ns / 6); }
+};
+
 /// A share whose payload is still being read: the one that may be taken
-/// back. The holder stamps it as bytes arrive, on its own clock.
-struct frame_hold {
+/// back. The holder notes bytes as they arrive, on its own clock; the pace
+/// is taken over the last one to two windows (half the grace each).
+class frame_hold {
+ public:
+  struct progress {
+    std::int64_t last_bytes_ns;
+    std::uint64_t received;     // bytes from the peer since the grant, and those before it
+    std::int64_t since_ns;      // the pace is (received - received_since) / (now - since_ns)
+    std::uint64_t received_since;
+  };
   /// `already`: the payload's bytes that had arrived when the share was granted.
-  frame_hold(std::uint64_t n, std::int64_t now_ns, std::uint64_t already, std::weak_ptr<connection_io> socket)
-      : bytes(n), granted_ns(now_ns), last_bytes_ns(now_ns), received(already), io(std::move(socket)) {}
+  frame_hold(std::uint64_t n, std::int64_t now_ns, std::uint64_t already, std::weak_ptr<connection_io> socket,
+             const reclaim_rule& rule)
+      : bytes(n), granted_ns(now_ns), io(std::move(socket)), window_ns_(rule.grace_ns() / 2),
+        now_{now_ns, already, now_ns, already}, window_{now_ns, already} {}
   /// Notes `n` more bytes from the peer at `now_ns`.
-  void arrived(std::uint64_t n, std::int64_t now_ns) {
-    received.fetch_add(n, std::memory_order_relaxed);
-    last_bytes_ns.store(now_ns, std::memory_order_relaxed);
-  }
+  void arrived(std::uint64_t n, std::int64_t now_ns);
+  progress read() const;
+
   const std::uint64_t bytes;
   const std::int64_t granted_ns;
-  std::atomic<std::int64_t> last_bytes_ns;
-  std::atomic<std::uint64_t> received;  // bytes from the peer since the grant, and those before it
   const std::weak_ptr<connection_io> io;  // the holder's socket: closed to take the share back
   bool reclaimed = false;                 // under the budget's mutex
+
+ private:
+  struct sample {
+    std::int64_t ns;
+    std::uint64_t received;
+  };
+  const std::int64_t window_ns_;
+  mutable std::mutex mutex_;
+  progress now_;   // since_ns/received_since: the start of the previous window
+  sample window_;  // the start of the current window
 };
 
 class frame_budget final : public shared_memory_gauge {
@@ -62,15 +97,9 @@ class frame_budget final : public shared_memory_gauge {
 
   /// A share being read, from its acquisition until its frame is whole.
   void track(const std::shared_ptr<frame_hold>& hold);
-  /// When a share is taken back, on the clock of the frame_hold stamps.
-  struct reclaim_rule {
-    std::int64_t now_ns;
-    std::int64_t stall_ns;         // no bytes this long: stalled
-    std::int64_t read_timeout_ns;  // listen.read_timeout_ms: the pace a share is judged by
-  };
   /// For the head of the line, which needs `n`: closes (at once, queued
   /// replies dropped) the connections whose shares are stalled, the longest
-  /// stalled first, then those hopelessly slow (above), the least received
+  /// stalled first, then those hopelessly slow (above), the furthest behind
   /// first and only if together they make room, until what is free and
   /// coming back covers `n`. A share whose peer's bytes wait unread is
   /// spared (the daemon is behind, not the peer), unless the daemon stopped
@@ -89,7 +118,8 @@ class frame_budget final : public shared_memory_gauge {
   /// With mutex_ held: live holds only.
   void forget_finished_holds();
   /// With mutex_ held: closes `h`'s connection; says so at most every 10 s.
-  void take_back(frame_hold& h, connection_io& io, const char* why, std::int64_t now_ns);
+  void take_back(frame_hold& h, connection_io& io, log_throttle& lines, std::string_view why,
+                 std::initializer_list<std::pair<std::string_view, std::string>> detail, std::int64_t now_ns);
 
   const std::uint64_t capacity_;
   std::atomic<std::uint64_t> used_{0};
@@ -99,7 +129,7 @@ class frame_budget final : public shared_memory_gauge {
   std::uint64_t next_ticket_ = 1;
   std::set<std::uint64_t> waiting_;
   std::vector<std::weak_ptr<frame_hold>> holds_;
-  log_throttle lines_;  // on the holds' clock
+  log_throttle stalled_lines_, slow_lines_;  // on the holds' clock
 };
 
 }  // namespace weir

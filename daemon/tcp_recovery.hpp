@@ -7,8 +7,9 @@
 
 namespace weir {
 
-/// Twice the kernel's current retransmission timeout of the TCP socket
-/// `fd`; zero for any other socket, or when the kernel does not say.
+/// Twice the longer of the kernel's retransmission timeout and receive
+/// round trip of the TCP socket `fd`; zero for any other socket, or when
+/// the kernel does not say.
 std::chrono::nanoseconds tcp_loss_recovery_time(int fd);
 
 }  // namespace weir

@@ -5,6 +5,7 @@
 // and time moves only when a test advances it.
 #include <atomic>
 #include <chrono>
+#include <tuple>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -508,10 +509,12 @@ TEST_CASE("a share whose peer stopped sending is taken back for a connection tha
 namespace {
 
 /// Two connections hold 40 KiB each of a 100 KiB budget while a third waits
-/// for `wanted`. Both send 10 bytes of their payload every tick (100 ms;
-/// never quiet for the stall time); the one `ahead` sent 30 KiB with its
-/// header, before its share was granted. The read timeout is 10 s: a share
-/// is judged after 1.67 s, at an eighth of 4 KiB a second.
+/// for `wanted`. The read timeout is 10 s: a share is judged after 1.67 s.
+/// Each tick (100 ms) both send some of their payload (never quiet for the
+/// stall time): the `slow` one 82 bytes, a fifth of the pace that brings
+/// 40 KiB in 10 s (a peer pacing itself to keep the memory); the one
+/// `ahead` 10 bytes, but it sent 39 KiB with its header, before its share
+/// was granted, so that pace brings the rest in time.
 struct slow_and_ahead {
   std::shared_ptr<frame_budget> budget = std::make_shared<frame_budget>(100 * 1024);
   connection_settings s = [this] {
@@ -522,7 +525,7 @@ struct slow_and_ahead {
   }();
   harness slow{s}, ahead{s}, waiter{s};
   const byte_buffer part = encode_frame(message_type::push, durability::durable, byte_buffer(40 * 1024, 'p'));
-  std::size_t slow_sent = header_size + 100, ahead_sent = header_size + 30 * 1024;
+  std::size_t slow_sent = header_size + 100, ahead_sent = header_size + 39 * 1024;
 
   explicit slow_and_ahead(std::size_t wanted) {
     slow.send(byte_buffer(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(slow_sent)));
@@ -534,8 +537,8 @@ struct slow_and_ahead {
   }
   void tick() {
     for (harness* h : {&slow, &ahead, &waiter}) h->advance(std::chrono::milliseconds(100));
-    for (auto [h, sent] : {std::pair{&slow, &slow_sent}, std::pair{&ahead, &ahead_sent}}) {
-      const std::size_t to = std::min(part.size(), *sent + 10);
+    for (auto [h, sent, pace] : {std::tuple{&slow, &slow_sent, 82}, std::tuple{&ahead, &ahead_sent, 10}}) {
+      const std::size_t to = std::min(part.size(), *sent + pace);
       if (!h->socket->closed)
         h->send(byte_buffer(part.begin() + static_cast<std::ptrdiff_t>(*sent), part.begin() + static_cast<std::ptrdiff_t>(to)));
       *sent = to;
