@@ -71,10 +71,11 @@ std::int64_t loss_recovery_ns(const frame_hold& h, const reclaim_rule& rule) {
 
 /// Whether a share is hopelessly slow: held for the grace at least (long
 /// past a TCP slow start), at its pace since `p.since_ns` it would need more
-/// than three times what is left of its read timeout for the rest. Meant
-/// for peers that send next to nothing or pace themselves far below what
-/// their frame needs; an honest producer sharing a slow link with others
-/// can fall well under the steady pace for a while and still finish.
+/// than ten times what is left of its read timeout for the rest. Meant for
+/// peers that send next to nothing. A producer that lost the race for a
+/// link shared with others can run at a sixth of the steady pace for a
+/// while and still finish once they are done; a peer pacing itself that
+/// low is not told from it, and keeps its share until its read timeout.
 bool hopelessly_slow(const frame_hold& h, const frame_hold::progress& p, const reclaim_rule& rule) {
   const std::int64_t age = rule.now_ns - h.granted_ns;
   if (rule.read_timeout_ns <= 0 || age < rule.grace_ns()) return false;
@@ -83,8 +84,8 @@ bool hopelessly_slow(const frame_hold& h, const frame_hold::progress& p, const r
   const std::uint64_t remaining = h.bytes - std::min(h.bytes, p.received);
   const std::uint64_t recent = p.received - p.received_since;
   const auto span = static_cast<std::uint64_t>(std::max<std::int64_t>(1, rule.now_ns - p.since_ns));
-  // remaining / (recent / span) > 3 * left
-  return wide{remaining} * span > wide{recent} * 3 * static_cast<std::uint64_t>(left);
+  // remaining / (recent / span) > 10 * left
+  return wide{remaining} * span > wide{recent} * 10 * static_cast<std::uint64_t>(left);
 }
 
 /// A share's connection, unless bytes of its peer wait unread: then the

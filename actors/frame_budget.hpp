@@ -10,13 +10,12 @@
 // header announcing 16 MiB and nothing after it cannot keep the memory from
 // honest producers for the whole read timeout). So is a share whose bytes
 // come hopelessly slowly: held for a sixth of the read timeout, at its pace
-// of the last seconds it would need more than three times the time it has
-// left (a peer trickling a byte at a time, or pacing itself well below
-// what its frame needs, must not keep the memory until its timeout; the
-// margins spare a TCP slow start and a link shared with others). Over TCP a
-// quiet spell is no stall while the connection may be recovering a lost
-// packet (twice its retransmission timeout or receive round trip, at most
-// the same sixth). Waiting frames keep their own read timeout, so a waiter gone
+// of the last seconds it would need more than ten times the time it has
+// left (a peer trickling a byte at a time must not keep the memory until
+// its timeout; the margins spare a TCP slow start and a producer that lost
+// the race for a link shared with others). Over TCP a quiet spell is no
+// stall while the connection may be recovering a lost packet (three times
+// its retransmission timeout or receive round trip, at most the same sixth). Waiting frames keep their own read timeout, so a waiter gone
 // quiet goes too.
 #include <algorithm>
 #include <atomic>

@@ -249,7 +249,7 @@ std::vector<setting> make_settings() {
                       "How often a connection waiting for frame memory asks for it again."));
   s.push_back(integer("limits.frame_memory_stall_ms", WEIR_FIELD(limits.frame_memory_stall_ms), 10, 3600000, "1000",
                       "A frame holding frame memory whose payload had no bytes this long (over TCP, at least "
-                      "twice the connection's round trip) is closed when another connection waits for that "
+                      "three of the connection's round trips) is closed when another connection waits for that "
                       "memory (so is one far too slow to arrive within listen.read_timeout_ms)."));
 
   s.push_back(integer("ingest.shards", WEIR_FIELD(ingest.shards), 1, 256, "2",

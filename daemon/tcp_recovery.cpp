@@ -19,7 +19,8 @@ std::chrono::nanoseconds tcp_loss_recovery_time(int fd) {
   // The daemon mostly receives: its own retransmission timeout follows its
   // small replies and misses a deep queue on the peer's way in, which the
   // receive round trip (measured from the data) does see.
-  return 2 * std::chrono::microseconds(std::max(info.tcpi_rto, info.tcpi_rcv_rtt));
+  // Three: the peer's own timeout runs longer than ours once its queue fills.
+  return 3 * std::chrono::microseconds(std::max(info.tcpi_rto, info.tcpi_rcv_rtt));
 }
 
 }  // namespace weir

@@ -7,9 +7,9 @@
 
 namespace weir {
 
-/// Twice the longer of the kernel's retransmission timeout and receive
-/// round trip of the TCP socket `fd`; zero for any other socket, or when
-/// the kernel does not say.
+/// Three times the longer of the kernel's retransmission timeout and
+/// receive round trip of the TCP socket `fd`; zero for any other socket, or
+/// when the kernel does not say.
 std::chrono::nanoseconds tcp_loss_recovery_time(int fd);
 
 }  // namespace weir

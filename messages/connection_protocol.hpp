@@ -91,7 +91,7 @@ class connection_io {
   /// peer, is behind.
   virtual bool unread_input() const = 0;
   /// How long the transport may go quiet while it recovers a lost packet
-  /// (TCP: twice its retransmission timeout; zero for a Unix socket): a
+  /// (TCP: three round trips or retransmission timeouts; zero for a Unix socket): a
   /// peer quiet for less is not taken to have stalled.
   virtual std::chrono::nanoseconds loss_recovery_time() const { return {}; }
 };

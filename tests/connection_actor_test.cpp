@@ -5,7 +5,6 @@
 // and time moves only when a test advances it.
 #include <atomic>
 #include <chrono>
-#include <tuple>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -510,11 +509,10 @@ namespace {
 
 /// Two connections hold 40 KiB each of a 100 KiB budget while a third waits
 /// for `wanted`. The read timeout is 10 s: a share is judged after 1.67 s.
-/// Each tick (100 ms) both send some of their payload (never quiet for the
-/// stall time): the `slow` one 82 bytes, a fifth of the pace that brings
-/// 40 KiB in 10 s (a peer pacing itself to keep the memory); the one
-/// `ahead` 10 bytes, but it sent 39 KiB with its header, before its share
-/// was granted, so that pace brings the rest in time.
+/// Each tick (100 ms) both send 10 bytes of their payload (never quiet for
+/// the stall time): a fortieth of the pace that brings 40 KiB in 10 s; but
+/// the one `ahead` sent 39 KiB with its header, before its share was
+/// granted, so that pace brings the rest in time.
 struct slow_and_ahead {
   std::shared_ptr<frame_budget> budget = std::make_shared<frame_budget>(100 * 1024);
   connection_settings s = [this] {
@@ -537,8 +535,8 @@ struct slow_and_ahead {
   }
   void tick() {
     for (harness* h : {&slow, &ahead, &waiter}) h->advance(std::chrono::milliseconds(100));
-    for (auto [h, sent, pace] : {std::tuple{&slow, &slow_sent, 82}, std::tuple{&ahead, &ahead_sent, 10}}) {
-      const std::size_t to = std::min(part.size(), *sent + pace);
+    for (auto [h, sent] : {std::pair{&slow, &slow_sent}, std::pair{&ahead, &ahead_sent}}) {
+      const std::size_t to = std::min(part.size(), *sent + 10);
       if (!h->socket->closed)
         h->send(byte_buffer(part.begin() + static_cast<std::ptrdiff_t>(*sent), part.begin() + static_cast<std::ptrdiff_t>(to)));
       *sent = to;

@@ -10,7 +10,7 @@
 
 using namespace std::chrono_literals;
 
-TEST_CASE("a TCP connection's loss recovery time is at least twice its retransmission timeout", "[socket]") {
+TEST_CASE("a TCP connection's loss recovery time is three of its retransmission timeouts at least", "[socket]") {
   const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(listener >= 0);
   sockaddr_in addr{};
@@ -26,8 +26,8 @@ TEST_CASE("a TCP connection's loss recovery time is at least twice its retransmi
   REQUIRE(server >= 0);
   // Linux's least retransmission timeout is 200 ms, its first one 1 s.
   const auto t = weir::tcp_loss_recovery_time(server);
-  CHECK(t >= 400ms);
-  CHECK(t <= 4s);
+  CHECK(t >= 600ms);
+  CHECK(t <= 6s);
   for (int fd : {client, server, listener}) ::close(fd);
 }
 
