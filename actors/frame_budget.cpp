@@ -108,8 +108,12 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
   const std::uint64_t used = used_.load(std::memory_order_relaxed);
   std::uint64_t available = used < capacity_ ? capacity_ - used : 0;
   // Stamps move while this runs: ordered on values read once.
-  std::vector<std::pair<std::int64_t, std::shared_ptr<frame_hold>>> stalled;  // by last bytes
-  std::vector<std::pair<double, std::shared_ptr<frame_hold>>> slow;          // by the part received
+  struct quiet_share {
+    std::int64_t last_bytes_ns, allowed_ns;
+    std::shared_ptr<frame_hold> hold;
+  };
+  std::vector<quiet_share> stalled;                                  // by last bytes
+  std::vector<std::pair<double, std::shared_ptr<frame_hold>>> slow;  // by the part received
   for (const auto& weak : holds_) {
     auto h = weak.lock();
     if (!h) continue;
@@ -120,21 +124,26 @@ void frame_budget::reclaim_stalled(std::uint64_t n, std::uint64_t ticket, const 
     }
     const auto p = h->read();
     const std::int64_t quiet = rule.now_ns - p.last_bytes_ns;
-    if (quiet > rule.stall_ns && quiet > loss_recovery_ns(*h, rule))
-      stalled.emplace_back(p.last_bytes_ns, std::move(h));
-    else if (hopelessly_slow(*h, p, rule))
+    if (quiet > rule.stall_ns) {
+      // Asked of the quiet ones only: a system call each.
+      const std::int64_t allowed = std::max(rule.stall_ns, loss_recovery_ns(*h, rule));
+      if (quiet > allowed) {
+        stalled.push_back({p.last_bytes_ns, allowed, std::move(h)});
+        continue;
+      }
+    }
+    if (hopelessly_slow(*h, p, rule))
       slow.emplace_back(static_cast<double>(p.received) / static_cast<double>(h->bytes), std::move(h));
   }
   // A stalled peer goes whether or not that is enough: it does nothing with the memory.
-  std::sort(stalled.begin(), stalled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& [stamp, h] : stalled) {
+  std::sort(stalled.begin(), stalled.end(),
+            [](const quiet_share& a, const quiet_share& b) { return a.last_bytes_ns < b.last_bytes_ns; });
+  for (auto& q : stalled) {
     if (available >= n) return;
-    if (auto io = peer_to_blame(*h)) {
-      available += h->bytes;
-      take_back(*h, *io, stalled_lines_, "stalled",
-                {{"quiet_ms", ms(rule.now_ns - stamp)},
-                 {"quiet_allowed_ms", ms(std::max(rule.stall_ns, loss_recovery_ns(*h, rule)))}},
-                rule.now_ns);
+    if (auto io = peer_to_blame(*q.hold)) {
+      available += q.hold->bytes;
+      take_back(*q.hold, *io, stalled_lines_, "stalled",
+                {{"quiet_ms", ms(rule.now_ns - q.last_bytes_ns)}, {"quiet_allowed_ms", ms(q.allowed_ns)}}, rule.now_ns);
     }
   }
   // A slow one still makes progress: it goes only if the slow ones together make room.

@@ -13,6 +13,7 @@
 #include <boost/system/error_code.hpp>
 
 #include "observability/listener_stats.hpp"
+#include "observability/log_throttle.hpp"
 
 namespace weir {
 
@@ -27,8 +28,7 @@ class accept_backoff {
 
  private:
   std::chrono::milliseconds delay_{0};
-  std::chrono::steady_clock::time_point next_log_{};
-  std::uint64_t unlogged_ = 0;
+  log_throttle lines_;
 };
 
 /// The accept loop of a listener: every handler on `strand`; each

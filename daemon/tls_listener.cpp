@@ -203,14 +203,8 @@ void tls_listener::count_failure(handshake& h, const boost::system::error_code& 
   SSL* ssl = h.stream.native_handle();
   const tls_failure why = h.cut ? *h.cut : classify(ec, ssl);
   stats_.count(why);
-  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  auto next = next_failure_log_ns_.load();
-  if (now < next || !next_failure_log_ns_.compare_exchange_strong(
-                        next, now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                        std::chrono::seconds(1)).count())) {
-    ++failures_unlogged_;
-    return;
-  }
+  const std::uint64_t failures = failure_lines_.admit();
+  if (failures == 0) return;
   std::string detail = why == tls_failure::timeout   ? "no handshake within listen.tls.handshake_timeout_ms"
                        : why == tls_failure::crowded ? "closed unfinished for a newer handshake: too many at once"
                                                      : ec.message();
@@ -228,7 +222,7 @@ void tls_listener::count_failure(handshake& h, const boost::system::error_code& 
             {{"peer", h.peer},
              {"reason", name_of(why)},
              {"error", detail},
-             {"failures_since_last_log", std::to_string(failures_unlogged_.exchange(0) + 1)},
+             {"failures_since_last_log", std::to_string(failures)},
              {"by_reason", by_reason}});
 }
 

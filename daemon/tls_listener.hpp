@@ -29,6 +29,7 @@
 #include "daemon/tls_context.hpp"
 #include "messages/connection_protocol.hpp"
 #include "observability/listener_stats.hpp"
+#include "observability/log_throttle.hpp"
 
 namespace weir {
 
@@ -86,8 +87,7 @@ class tls_listener {
   std::uint64_t next_handshake_ = 0;
   std::map<std::uint64_t, std::weak_ptr<handshake>> pending_;
   // Failure log lines: at most one a second, the rest counted into the next.
-  std::atomic<std::int64_t> next_failure_log_ns_{0};
-  std::atomic<std::uint64_t> failures_unlogged_{0};
+  log_throttle failure_lines_{std::chrono::seconds(1)};
   std::array<std::atomic<std::uint64_t>, tls_failure_count> failures_at_last_log_{};  // per reason
 };
 

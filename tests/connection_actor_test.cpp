@@ -174,6 +174,22 @@ connection_settings budgeted(const std::shared_ptr<frame_budget>& budget, std::u
   return s;
 }
 
+/// An 80 KiB Durable push, which draws on the budget.
+byte_buffer big_push() { return encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b')); }
+
+/// Sends `frame` to `h`, whose writer holds its request and so its share
+/// of the budget until the writer is flushed.
+void held_by_writer(harness& h, const byte_buffer& frame) {
+  h.send(frame);
+  REQUIRE(h.writer_load().first == 1);
+}
+
+/// Moves the harnesses' clocks on together, `times` steps of `step`.
+void advance_together(std::initializer_list<harness*> hs, std::chrono::milliseconds step, int times = 1) {
+  for (int i = 0; i < times; ++i)
+    for (harness* h : hs) h->advance(step);
+}
+
 }  // namespace
 
 TEST_CASE("connection asks for the first read and answers a HealthCheck", "[actor][connection]") {
@@ -419,9 +435,8 @@ TEST_CASE("large frames share a memory budget: one waits until another's reply i
   const auto s = budgeted(budget, 7);
   harness holder(s, true);  // its writer holds the request, and so the memory
   harness waiter(s);
-  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
-  holder.send(big);
-  REQUIRE(holder.writer_load().first == 1);
+  const auto big = big_push();
+  held_by_writer(holder, big);
   CHECK(budget->in_use() == 80 * 1024);
 
   waiter.send(big);
@@ -463,7 +478,7 @@ TEST_CASE("a share whose peer stopped sending is taken back for a connection tha
   s.budget_read_timeout_ms = 3600000;  // slow as they are, its bytes would be in time
   harness holder(s);
   harness waiter(s);
-  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
+  const auto big = big_push();
   // The holder announces 80 KiB and sends a part of it.
   holder.send(byte_buffer(big.begin(), big.begin() + 1000));
   holder.run();
@@ -471,19 +486,16 @@ TEST_CASE("a share whose peer stopped sending is taken back for a connection tha
   wait_in_line(waiter, big);
 
   // Bytes keep coming to the holder: it is not stalled, whoever waits.
-  holder.advance(std::chrono::milliseconds(900));
-  waiter.advance(std::chrono::milliseconds(900));
+  advance_together({&holder, &waiter}, std::chrono::milliseconds(900));
   holder.send(byte_buffer(big.begin() + 1000, big.begin() + 2000));
   holder.run();
-  holder.advance(std::chrono::milliseconds(900));
-  waiter.advance(std::chrono::milliseconds(900));
+  advance_together({&holder, &waiter}, std::chrono::milliseconds(900));
   CHECK_FALSE(holder.socket->closed);
   CHECK(budget->reclaims() == 0);
 
   // Bytes of its that wait unread mean the daemon is behind, not the peer.
   holder.socket->unread = true;
-  holder.advance(std::chrono::milliseconds(200));
-  waiter.advance(std::chrono::milliseconds(200));
+  advance_together({&holder, &waiter}, std::chrono::milliseconds(200));
   CHECK_FALSE(holder.socket->closed);
   // Unless the daemon stopped reading because the peer does not read its
   // replies: then the waiter's next ask closes it at once, replies or not.
@@ -534,7 +546,7 @@ struct slow_and_ahead {
     wait_in_line(waiter, encode_frame(message_type::push, durability::durable, byte_buffer(wanted, 'b')));
   }
   void tick() {
-    for (harness* h : {&slow, &ahead, &waiter}) h->advance(std::chrono::milliseconds(100));
+    advance_together({&slow, &ahead, &waiter}, std::chrono::milliseconds(100));
     for (auto [h, sent] : {std::pair{&slow, &slow_sent}, std::pair{&ahead, &ahead_sent}}) {
       const std::size_t to = std::min(part.size(), *sent + 10);
       if (!h->socket->closed)
@@ -591,21 +603,15 @@ TEST_CASE("a share quiet while its TCP connection recovers a lost packet is not 
   s.budget_stall_ms = 1000;
   harness holder(s);
   harness waiter(s);
-  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
+  const auto big = big_push();
   holder.send(byte_buffer(big.begin(), big.begin() + 60 * 1024));
   holder.run();
   REQUIRE(budget->in_use() == 80 * 1024);
   holder.socket->recovery = std::chrono::seconds(3);  // a long, congested link: retransmissions take seconds
   wait_in_line(waiter, big);
-  for (int i = 0; i < 29; ++i) {
-    holder.advance(std::chrono::milliseconds(100));
-    waiter.advance(std::chrono::milliseconds(100));
-  }
+  advance_together({&holder, &waiter}, std::chrono::milliseconds(100), 29);
   CHECK_FALSE(holder.socket->closed);  // quiet 2.9 s: within its recovery time
-  for (int i = 0; i < 2; ++i) {
-    holder.advance(std::chrono::milliseconds(100));
-    waiter.advance(std::chrono::milliseconds(100));
-  }
+  advance_together({&holder, &waiter}, std::chrono::milliseconds(100), 2);
   CHECK(holder.socket->aborted);  // quiet past it: stalled after all
   CHECK(budget->reclaims() == 1);
 }
@@ -617,9 +623,8 @@ TEST_CASE("a waiter that sent only a header cannot hold up the line", "[actor][c
   harness holder(s, true);  // its writer holds the request, and so the memory
   harness silent(s);
   harness honest(s);
-  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
-  holder.send(big);
-  REQUIRE(holder.writer_load().first == 1);
+  const auto big = big_push();
+  held_by_writer(holder, big);
   wait_in_line(silent, byte_buffer(big.begin(), big.begin() + header_size));  // first in line, then nothing
   wait_in_line(honest, big);
 
@@ -648,9 +653,8 @@ TEST_CASE("frame memory goes to the connection that waited first", "[actor][conn
   harness holder(s, true);  // its writer holds the request, and so the memory
   harness first(s);
   harness second(s);
-  const auto big = encode_frame(message_type::push, durability::durable, byte_buffer(80 * 1024, 'b'));
-  holder.send(big);
-  REQUIRE(holder.writer_load().first == 1);
+  const auto big = big_push();
+  held_by_writer(holder, big);
   wait_in_line(first, big);
   wait_in_line(second, big);
   CHECK(budget->waits() == 2);
@@ -672,8 +676,7 @@ TEST_CASE("frame memory goes to the connection that waited first", "[actor][conn
     harness third(s);
     harness fourth(s);
     harness blocker(s, true);
-    blocker.send(big);
-    REQUIRE(blocker.writer_load().first == 1);
+    held_by_writer(blocker, big);
     third.send(big);
     REQUIRE(third.settled([&] { return !third.socket->holds.empty(); }));
     fourth.send(big);
