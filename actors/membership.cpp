@@ -8,6 +8,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/atom.hpp>
+#include <caf/node_id.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -84,9 +85,10 @@ class membership_state {
     return false;
   }
 
-  /// A peer that connects here: its hello's sender is the handle to it.
-  /// The answer always names this node and its protocol, so that a caller
-  /// of another version can say why it was not taken.
+  /// A peer that connects here: its hello's sender is the handle to it,
+  /// once its link proved the node id the hello claims. The answer always
+  /// names this node and its protocol, so that a caller of another version
+  /// can say why it was not taken.
   caf::result<std::uint16_t, std::uint16_t> on_hello(std::uint16_t from, const std::string& address,
                                                      std::uint16_t protocol) {
     const caf::result<std::uint16_t, std::uint16_t> answer{s_.node, cluster_protocol_version};
@@ -104,35 +106,76 @@ class membership_state {
       log_protocol_mismatch(*it, protocol);
       return answer;
     }
-    for (const auto& other : peers_)
-      if (&other != &*it && other.connected && other.node == from) {
-        log::error("two cluster peers claim the same cluster.node_id; the second is not taken",
-                   {{"node", std::to_string(from)}, {"first", other.address}, {"second", address}});
-        return answer;
-      }
     auto handle = caf::actor_cast<cluster_node_actor>(self_->current_sender());
     if (!handle) return answer;
-    if (it->connected && it->handle != handle) {
+    auto promise = self_->make_response_promise<std::uint16_t, std::uint16_t>();
+    const auto index = static_cast<std::size_t>(it - peers_.begin());
+    self_->request(s_.identity, std::chrono::seconds(10), caf::get_atom::value, handle.node())
+        .then(
+            [this, promise, index, from, handle](const caf::node_id&, const std::string&, std::uint16_t proven) mutable {
+              take_caller(index, from, proven, std::move(handle));
+              promise.deliver(s_.node, cluster_protocol_version);
+            },
+            [this, promise, from](caf::error& e) mutable {
+              log::error("cannot tell which node a hello came from; not taken",
+                         {{"node", std::to_string(from)}, {"error", caf::to_string(e)}});
+              promise.deliver(s_.node, cluster_protocol_version);
+            });
+    return promise;
+  }
+
+  /// A hello claiming `from` from `handle`, whose link proved `proven`.
+  void take_caller(std::size_t index, std::uint16_t from, std::uint16_t proven, cluster_node_actor handle) {
+    auto& p = peers_[index];
+    if (proven != from) {
+      log::error("a cluster peer said hello as another node than its certificate names; not taken",
+                 {{"claimed", std::to_string(from)}, {"certificate", proven == 0 ? "none" : node_certificate(proven)},
+                  {"listen", p.address}});
+      return;
+    }
+    if (p.node != 0 && p.node != from) {
+      log::error("a cluster peer said hello from another node's cluster.listen; not taken",
+                 {{"node", std::to_string(from)}, {"listen", p.address}, {"that_listen_is_node", std::to_string(p.node)}});
+      return;
+    }
+    for (const auto& other : peers_)
+      if (&other != &p && other.connected && other.node == from) {
+        log::error("two cluster peers claim the same cluster.node_id; the second is not taken",
+                   {{"node", std::to_string(from)}, {"first", other.address}, {"second", p.address}});
+        return;
+      }
+    if (p.connected && p.handle != handle) {
       // The peer restarted before its old connection was seen to end: the
       // replicators must let go of the old handle before they take the new.
-      self_->demonitor(it->handle.address());
-      it->connected = false;
-      refresh(*it);
+      self_->demonitor(p.handle.address());
+      p.connected = false;
+      refresh(p);
     }
-    it->handle = std::move(handle);
-    self_->monitor(it->handle);
-    it->node = from;
-    it->connected = true;
-    it->mismatch_logged.reset();
-    it->last_heard = clock::now();
-    log::info("cluster peer connected", {{"peer", it->address}, {"node", std::to_string(from)}});
-    refresh(*it);
-    return answer;
+    p.handle = std::move(handle);
+    self_->monitor(p.handle);
+    p.node = from;
+    p.connected = true;
+    p.mismatch_logged.reset();
+    p.last_heard = clock::now();
+    log::info("cluster peer connected", {{"peer", p.address}, {"node", std::to_string(from)}});
+    refresh(p);
+  }
+
+  static std::string node_certificate(std::uint16_t node) { return "weir-node-" + std::to_string(node); }
+
+  /// Whether the message being handled comes from a peer taken as a member.
+  bool from_member() {
+    const auto sender = self_->current_sender();
+    if (!sender) return false;
+    for (const auto& p : peers_)
+      if (p.connected && p.handle.node() == sender->node()) return true;
+    return false;
   }
 
   void on_heartbeat(peer_heartbeat& h) {
     for (auto& p : peers_) {
       if (p.node != h.from) continue;
+      if (!sent_by(h.from)) return;  // only a node speaks for itself
       p.last_heard = clock::now();
       p.held = std::move(h.held);
       p.held_known = h.held_known;
@@ -234,6 +277,35 @@ class membership_state {
                  {{"peer", p.address}, {"node", std::to_string(node)}});
       return retry(i, "same node id");
     }
+    self_->request(s_.identity, std::chrono::seconds(10), caf::get_atom::value, p.handle.node())
+        .then(
+            [this, i, node](const caf::node_id&, const std::string&, std::uint16_t proven) {
+              take_called(i, node, proven);
+            },
+            [this, i](caf::error& e) { retry(i, "cannot tell which node answered: " + caf::to_string(e)); });
+  }
+
+  /// The peer called at index `i` answered as `node`; its link proved `proven`.
+  void take_called(std::uint32_t i, std::uint16_t node, std::uint16_t proven) {
+    auto& p = peers_[i];
+    if (!p.handle) return;  // lost meanwhile
+    if (proven != node || (p.node != 0 && p.node != node)) {
+      log::error("the node at a cluster peer's address is not the one expected; not joined",
+                 {{"peer", p.address}, {"answered_as", std::to_string(node)},
+                  {"certificate", proven == 0 ? "none" : node_certificate(proven)},
+                  {"expected", p.node == 0 ? "any" : std::to_string(p.node)}});
+      self_->demonitor(p.handle.address());
+      p.handle = nullptr;
+      return retry(i, "wrong node");
+    }
+    for (const auto& other : peers_)
+      if (&other != &p && other.connected && other.node == node) {
+        log::error("two cluster peers claim the same cluster.node_id; the second is not taken",
+                   {{"node", std::to_string(node)}, {"first", other.address}, {"second", p.address}});
+        self_->demonitor(p.handle.address());
+        p.handle = nullptr;
+        return retry(i, "duplicate node id");
+      }
     p.node = node;
     p.connected = true;
     p.mismatch_logged.reset();
@@ -267,12 +339,8 @@ class membership_state {
 
   void retry(std::uint32_t i, const std::string& why) {
     auto& p = peers_[i];
-    // A TLS handshake that failed (a certificate this cluster's CA did not
-    // sign) is retried at the longest interval: with CAF 0.17's TLS module
-    // each failed attempt also drops this node's other connections for a moment.
     if (p.backoff == std::chrono::milliseconds(100))
       log::warn("cannot reach a cluster peer; retrying", {{"peer", p.address}, {"error", why}});
-    if (why.find("handshake") != std::string::npos) p.backoff = s_.reconnect_max;
     self_->delayed_send(self_, p.backoff, connect_to_atom::value, i);
     p.backoff = std::min(p.backoff * 2, s_.reconnect_max);
   }
@@ -558,10 +626,13 @@ membership_actor::behavior_type membership_behavior(membership_state::pointer se
         if (!self->state.sent_by(c.origin)) return caf::make_error(caf::sec::request_receiver_down);
         return self->delegate(self->state.store(), std::move(c));
       },
-      [=](position_atom, std::uint16_t origin, std::uint16_t shard) {
+      [=](position_atom, std::uint16_t origin, std::uint16_t shard) -> caf::result<replica_position> {
+        if (!self->state.from_member()) return caf::make_error(caf::sec::request_receiver_down);
         return self->delegate(self->state.store(), position_atom::value, origin, shard);
       },
-      [=](replica_trim& t) { self->send(self->state.store(), std::move(t)); },
+      [=](replica_trim& t) {
+        if (self->state.sent_by(t.origin)) self->send(self->state.store(), std::move(t));
+      },
       [=](tick_atom) { self->state.on_tick(); },
       [=](connect_to_atom, std::uint32_t i) { self->state.on_connect_to(i); },
       [=](kill_drain_atom, const caf::actor& d) { self->state.kill_drain(d); },

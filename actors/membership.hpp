@@ -24,6 +24,12 @@
 // drain's cursor, past records the origin adds later, on the copy. Every
 // ownership decision is logged with node ids.
 //
+// Who a peer is comes from its link, not its words: a hello is taken only
+// when the node id it claims is the one the sender's link proved
+// (settings.identity), a called peer only when its answer names the node its
+// link proved; heartbeats and replica traffic count only from the handle
+// taken so, and a node ships or trims only its own records.
+//
 // Interface:    cluster_node_actor (messages/cluster_protocol.hpp), published;
 //               locally also (tick_atom), (connect_to_atom, address index)
 //               and (kill_drain_atom, drain)
@@ -64,7 +70,11 @@ struct membership_settings {
   std::chrono::milliseconds heartbeat{500};
   std::chrono::milliseconds failover_after{10000};
   std::chrono::milliseconds reconnect_max{5000};
-  caf::io::middleman_actor middleman;  // plain or TLS: whichever connects
+  caf::io::middleman_actor middleman;  // answers (connect_atom, host, port): the cluster dialer
+  // Answers (get_atom, caf::node_id) with (node_id, name, node): the node id
+  // the link a CAF node is on proved by its certificate (0: no such link).
+  // A peer is whom its link proves, never whom its hello claims.
+  caf::actor identity;
   replica_store_actor store;
   std::vector<replicator_actor> replicators;  // this node's shards
   failover_hooks failover;

@@ -119,6 +119,9 @@ struct config {
     std::int64_t heartbeat_ms;
     std::int64_t failover_after_ms;
     std::int64_t replication_timeout_ms;
+    std::int64_t handshake_timeout_ms;    // a connection not authenticated by then is closed
+    std::int64_t max_pending_handshakes;  // connections not yet authenticated, at most
+    std::int64_t max_message_bytes;       // the largest message a peer may send
     struct { std::string cert, key, ca; } tls;
   } cluster;
 

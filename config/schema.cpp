@@ -392,10 +392,16 @@ std::vector<setting> make_settings() {
                       3600000, "10000", "A peer unreachable this long has its replica drained."));
   s.push_back(integer("cluster.replication_timeout_ms", WEIR_FIELD(cluster.replication_timeout_ms), 10,
                       600000, "5000", "A Replicated push not confirmed by enough peers by then is refused."));
+  s.push_back(integer("cluster.handshake_timeout_ms", WEIR_FIELD(cluster.handshake_timeout_ms), 100, 300000,
+                      "5000", "A connection to cluster.listen not authenticated by then is closed."));
+  s.push_back(integer("cluster.max_pending_handshakes", WEIR_FIELD(cluster.max_pending_handshakes), 1, 4096, "64",
+                      "Connections to cluster.listen not yet authenticated, at most; past it the oldest is closed."));
+  s.push_back(byte_size("cluster.max_message_bytes", WEIR_FIELD(cluster.max_message_bytes), 2 * MiB, 1024 * MiB,
+                        "64MiB", "Largest message a peer may send; a link announcing more is closed."));
   s.push_back(text("cluster.tls.cert", WEIR_FIELD(cluster.tls.cert), tr::path, "\"\"",
-                   "Node certificate for cluster TLS."));
+                   "This node's certificate (PEM), naming it weir-node-<node_id> (CN or DNS subjectAltName)."));
   s.push_back(text("cluster.tls.key", WEIR_FIELD(cluster.tls.key), tr::path, "\"\"",
-                   "Node private key for cluster TLS."));
+                   "Private key (PEM) of cluster.tls.cert."));
   s.push_back(text("cluster.tls.ca", WEIR_FIELD(cluster.tls.ca), tr::path, "\"\"",
                    "Private CA every cluster node's certificate is signed by."));
 

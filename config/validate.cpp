@@ -48,21 +48,23 @@ void require_all_or_none(const std::string& section,
        "authentication)");
 }
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 /// A node that joins a cluster: who it is, who its peers are, and that the
 /// cluster port is not open to a network unauthenticated.
 void validate_cluster(const config& c) {
   if (c.cluster.node_id < 1)
     fail("cluster.node_id = " + std::to_string(c.cluster.node_id) +
          ": expected this node's number, 1 to 65535, unique in the cluster, when cluster.listen is set");
-  const auto self = parse_address(c.cluster.listen);
-  if (c.cluster.tls.cert.empty() && self && !is_loopback(self->host))
+  if (c.cluster.tls.cert.empty())
     fail("cluster.listen = " + c.cluster.listen +
-         ": a cluster port on a network address needs cluster.tls.cert, cluster.tls.key and cluster.tls.ca "
-         "(without TLS any host that reaches it could join); use 127.0.0.1 or set cluster.tls");
+         ": a cluster needs cluster.tls.cert, cluster.tls.key and cluster.tls.ca, on any address (a node is "
+         "a member only by a certificate the cluster's CA signed for weir-node-<id>); make them with "
+         "`weir-ctl cluster certs --out DIR --nodes 1,2,3`");
+  const auto biggest_chunk = std::max<std::int64_t>(c.limits.max_payload_bytes, 1 << 20) + (1 << 20);
+  if (c.cluster.max_message_bytes < biggest_chunk)
+    fail("cluster.max_message_bytes = " + std::to_string(c.cluster.max_message_bytes) + ": expected at least " +
+         std::to_string(biggest_chunk) +
+         " (limits.max_payload_bytes or 1 MiB, whichever is larger, plus 1 MiB: a replica chunk carries a whole "
+         "record)");
   for (const auto& p : c.cluster.peers)
     if (p == c.cluster.listen)
       fail("cluster.peers lists " + p + ", which is this node's own cluster.listen: expected the other nodes only");

@@ -7,8 +7,8 @@
 namespace weir {
 
 std::chrono::milliseconds accept_backoff::failed(const boost::system::error_code& ec, const std::string& listener,
-                                                 listener_stats& stats) {
-  ++stats.accept_errors;
+                                                 std::atomic<std::uint64_t>& errors) {
+  ++errors;
   delay_ = std::clamp(delay_ * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
   if (const auto failures = lines_.admit())
     log::warn("accept failed; backing off", {{"listener", listener},

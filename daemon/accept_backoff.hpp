@@ -3,6 +3,7 @@
 // clear by trying again at once: the pending connection stays queued and
 // accept fails again, a busy loop. So it waits, longer each time up to a
 // second, and says so once in a while rather than every time.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -19,10 +20,10 @@ namespace weir {
 
 class accept_backoff {
  public:
-  /// Counts and (at most every 10 s) logs the failure `ec` of `listener`;
-  /// returns how long to wait before accepting again.
+  /// Counts (in `errors`) and (at most every 10 s) logs the failure `ec`
+  /// of `listener`; returns how long to wait before accepting again.
   std::chrono::milliseconds failed(const boost::system::error_code& ec, const std::string& listener,
-                                   listener_stats& stats);
+                                   std::atomic<std::uint64_t>& errors);
   /// An accept worked: the next failure waits the least again.
   void succeeded() { delay_ = std::chrono::milliseconds(0); }
 
@@ -33,10 +34,11 @@ class accept_backoff {
 
 /// The accept loop of a listener: every handler on `strand`; each
 /// connection to `on_accepted`; after a failure, the backoff waited out on
-/// `timer`. It ends when the acceptor is closed (on the strand).
+/// `timer` (failures counted in `errors`). It ends when the acceptor is
+/// closed (on the strand).
 template <class Acceptor, class Strand, class OnAccepted>
 void accept_forever(Acceptor& acceptor, Strand& strand, boost::asio::steady_timer& timer, accept_backoff& backoff,
-                    const char* listener, listener_stats& stats, OnAccepted on_accepted) {
+                    const char* listener, std::atomic<std::uint64_t>& stats, OnAccepted on_accepted) {
   auto again = [a = &acceptor, s = &strand, t = &timer, b = &backoff, listener, st = &stats, on_accepted] {
     accept_forever(*a, *s, *t, *b, listener, *st, on_accepted);
   };

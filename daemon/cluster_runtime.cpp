@@ -3,42 +3,36 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
-#include <caf/io/publish.hpp>
-#include <caf/openssl/manager.hpp>
-#include <caf/openssl/publish.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/cluster_dialer.hpp"
 #include "actors/replica_store.hpp"
 #include "config/value_parsing.hpp"
 #include "daemon/actor_settings.hpp"
+#include "daemon/cluster_bridge.hpp"
+#include "daemon/cluster_gate.hpp"
+#include "daemon/cluster_tls.hpp"
 #include "daemon/data_dir.hpp"
 #include "daemon/startup_error.hpp"
 #include "observability/log.hpp"
 
 namespace weir {
 
-namespace {
-
-bool with_tls(const config& cfg) { return !cfg.cluster.tls.cert.empty(); }
-
-}  // namespace
-
 void prepare_cluster_config(caf::actor_system_config& caf_cfg, const config& cfg) {
   if (cluster_node(cfg) == 0) return;
   caf_cfg.load<caf::io::middleman>();
   caf_cfg.add_message_types<caf::id_block::weir_cluster>();
-  if (!with_tls(cfg)) return;
-  // All three or none (config validation): CAF falls back to anonymous TLS
-  // without a certificate, which would let any node join.
-  caf_cfg.load<caf::openssl::manager>();
-  caf_cfg.openssl_certificate = cfg.cluster.tls.cert;
-  caf_cfg.openssl_key = cfg.cluster.tls.key;
-  caf_cfg.openssl_cafile = cfg.cluster.tls.ca;
 }
 
 cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipeline& shards, cluster_metrics& stats)
     : sys_(sys) {
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  try {
+    tls = make_cluster_tls_context(cfg);
+  } catch (const std::exception& e) {
+    throw startup_error(e.what());
+  }
   const std::string root = cfg.data_dir + "/replica";
   ensure_private_directory(root, "data_dir");
   store_ = spawn_replica_store(sys, {cluster_node(cfg), root, wab::default_file_io(), cfg.data_dir + "/quarantine"});
@@ -49,7 +43,6 @@ cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipe
   ms.peers = cfg.cluster.peers;
   ms.heartbeat = std::chrono::milliseconds(cfg.cluster.heartbeat_ms);
   ms.failover_after = std::chrono::milliseconds(cfg.cluster.failover_after_ms);
-  ms.middleman = with_tls(cfg) ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
   ms.store = store_;
   ms.replicators = shards.replicators();
   ms.stats = &stats;
@@ -59,28 +52,66 @@ cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipe
   ms.failover.stop = [&shards](std::uint16_t origin, std::optional<std::uint16_t> shard) {
     return shards.take_failover_drains(origin, shard);
   };
-  membership_ = spawn_membership(sys, ms);
+  try {
+    join(sys, cfg, std::move(tls), ms, stats);
+  } catch (...) {
+    stop();
+    caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
+    throw;
+  }
+}
 
-  const auto at = parse_address(cfg.cluster.listen);
-  if (!at) throw startup_error("cluster.listen = " + cfg.cluster.listen + ": expected host:port");
-  auto published = with_tls(cfg) ? caf::openssl::publish(membership_, at->port, at->host.c_str(), true)
-                                 : caf::io::publish(membership_, at->port, at->host.c_str(), true);
-  if (!published)
-    throw startup_error("cluster.listen = " + cfg.cluster.listen + ": cannot listen there: " +
-                        sys.render(published.error()));
+void cluster_runtime::join(caf::actor_system& sys, const config& cfg, std::shared_ptr<boost::asio::ssl::context> tls,
+                           membership_settings ms, cluster_metrics& stats) {
+  bridge_ = std::make_unique<cluster_bridge>(sys);
+  cluster_gate_options go;
+  go.node = ms.node;
+  go.listen = cfg.cluster.listen;
+  go.handshake_timeout = std::chrono::milliseconds(cfg.cluster.handshake_timeout_ms);
+  go.max_pending = static_cast<std::size_t>(cfg.cluster.max_pending_handshakes);
+  go.max_message_bytes = static_cast<std::uint32_t>(cfg.cluster.max_message_bytes);
+  gate_ = std::make_unique<cluster_gate>(go, std::move(tls), *bridge_, stats.links);
+  gate_->open();
+  auto* gate = gate_.get();
+  dialer_ = spawn_cluster_dialer(
+      sys,
+      [gate](const std::string& host, std::uint16_t port, std::function<void(std::string, std::string)> done) {
+        gate->dial(host, port, std::move(done));
+      },
+      bridge_->middleman());
+  ms.middleman = caf::actor_cast<caf::io::middleman_actor>(dialer_);
+  ms.identity = bridge_->broker();
+  membership_ = spawn_membership(sys, ms);
+  if (auto why = bridge_->publish(caf::actor_cast<caf::actor>(membership_)); !why.empty())
+    throw startup_error("cluster.listen = " + cfg.cluster.listen + ": cannot publish the cluster actor: " + why);
+  gate_->start();
   log::info("cluster node listening", {{"node", std::to_string(ms.node)},
                                        {"listen", cfg.cluster.listen},
-                                       {"tls", with_tls(cfg) ? "on" : "off"},
+                                       {"certificate", node_certificate_name(ms.node)},
                                        {"peers", std::to_string(cfg.cluster.peers.size())},
                                        {"replicas", std::to_string(cfg.cluster.replicas)}});
 }
 
+std::string cluster_runtime::reload_tls(const config& cfg) {
+  try {
+    gate_->use(make_cluster_tls_context(cfg));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 void cluster_runtime::stop() {
-  if (!membership_) return;
-  caf::scoped_actor self{sys_};
-  self->send_exit(membership_, caf::exit_reason::user_shutdown);
-  self->wait_for(membership_);
-  membership_ = nullptr;
+  if (membership_) {
+    caf::scoped_actor self{sys_};
+    self->send_exit(membership_, caf::exit_reason::user_shutdown);
+    self->wait_for(membership_);
+    membership_ = nullptr;
+  }
+  if (dialer_) caf::anon_send_exit(dialer_, caf::exit_reason::user_shutdown);
+  dialer_ = nullptr;
+  if (gate_) gate_->stop();
+  if (bridge_) bridge_->stop();
 }
 
 cluster_runtime::~cluster_runtime() {

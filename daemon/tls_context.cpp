@@ -66,35 +66,39 @@ std::string utc(std::int64_t at) {
 
 }  // namespace
 
-std::shared_ptr<ssl::context> make_server_tls_context(const config::tls_files& files) {
-  require_readable("listen.tls.cert", files.cert);
-  require_readable("listen.tls.key", files.key);
-  require_readable("listen.tls.client_ca", files.client_ca);
-  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
-  SSL_CTX* native = ctx->native_handle();
+void load_mutual_tls(ssl::context& ctx, const tls_file_keys& keys, const std::string& cert, const std::string& key,
+                     const std::string& ca) {
+  require_readable(keys.cert, cert);
+  require_readable(keys.key, key);
+  require_readable(keys.ca, ca);
+  SSL_CTX* native = ctx.native_handle();
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
-  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression | ssl::context::single_dh_use);
+  ctx.set_options(ssl::context::default_workarounds | ssl::context::no_compression | ssl::context::single_dh_use);
   ERR_clear_error();
-  if (SSL_CTX_use_certificate_chain_file(native, files.cert.c_str()) != 1)
-    refuse("listen.tls.cert", files.cert, "not a PEM certificate chain (" + openssl_reason() + ")");
-  if (SSL_CTX_use_PrivateKey_file(native, files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
-    if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH)
-      refuse("listen.tls.key", files.key, "does not match the certificate in listen.tls.cert");
-    refuse("listen.tls.key", files.key, "not a PEM private key, or one with a passphrase (" + openssl_reason() + ")");
+  const std::string mismatch = std::string("does not match the certificate in ") + keys.cert;
+  if (SSL_CTX_use_certificate_chain_file(native, cert.c_str()) != 1)
+    refuse(keys.cert, cert, "not a PEM certificate chain (" + openssl_reason() + ")");
+  if (SSL_CTX_use_PrivateKey_file(native, key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) refuse(keys.key, key, mismatch);
+    refuse(keys.key, key, "not a PEM private key, or one with a passphrase (" + openssl_reason() + ")");
   }
-  if (SSL_CTX_check_private_key(native) != 1)
-    refuse("listen.tls.key", files.key, "does not match the certificate in listen.tls.cert");
-  if (SSL_CTX_load_verify_locations(native, files.client_ca.c_str(), nullptr) != 1)
-    refuse("listen.tls.client_ca", files.client_ca, "not a PEM CA certificate (" + openssl_reason() + ")");
-  // The CA names a client is told to choose its certificate by.
-  if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(files.client_ca.c_str()))
-    SSL_CTX_set_client_CA_list(native, names);
+  if (SSL_CTX_check_private_key(native) != 1) refuse(keys.key, key, mismatch);
+  if (SSL_CTX_load_verify_locations(native, ca.c_str(), nullptr) != 1)
+    refuse(keys.ca, ca, "not a PEM CA certificate (" + openssl_reason() + ")");
+  // The CA names a peer is told to choose its certificate by.
+  if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(ca.c_str())) SSL_CTX_set_client_CA_list(native, names);
   ERR_clear_error();
-  // A client certificate is required, not merely checked when sent.
+  // A peer certificate is required, not merely checked when sent.
   SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+}
+
+std::shared_ptr<ssl::context> make_server_tls_context(const config::tls_files& files) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  load_mutual_tls(*ctx, {"listen.tls.cert", "listen.tls.key", "listen.tls.client_ca"}, files.cert, files.key,
+                  files.client_ca);
   // Session resumption with client verification needs an id context.
   static const unsigned char id_context[] = "weir-listen-tcp";
-  SSL_CTX_set_session_id_context(native, id_context, sizeof id_context - 1);
+  SSL_CTX_set_session_id_context(ctx->native_handle(), id_context, sizeof id_context - 1);
   return ctx;
 }
 

@@ -16,6 +16,20 @@
 
 namespace weir {
 
+/// The configuration keys that name a certificate, its key and the CA a
+/// peer's certificate must chain to (for the messages).
+struct tls_file_keys {
+  const char* cert;
+  const char* key;
+  const char* ca;
+};
+
+/// Loads `cert` (a chain), `key` and `ca` into `ctx`, and requires of every
+/// peer a certificate that chains to `ca`, over TLS 1.2 or later. Throws
+/// std::runtime_error naming the key, the file and what is wrong with it.
+void load_mutual_tls(boost::asio::ssl::context& ctx, const tls_file_keys& keys, const std::string& cert,
+                     const std::string& key, const std::string& ca);
+
 /// The context for `files`; throws std::runtime_error naming the key, the
 /// file and what is wrong with it.
 std::shared_ptr<boost::asio::ssl::context> make_server_tls_context(const config::tls_files& files);

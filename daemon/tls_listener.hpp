@@ -27,6 +27,7 @@
 #include "daemon/accept_backoff.hpp"
 #include "daemon/session_registry.hpp"
 #include "daemon/tls_context.hpp"
+#include "daemon/tls_handshakes.hpp"
 #include "messages/connection_protocol.hpp"
 #include "observability/listener_stats.hpp"
 #include "observability/log_throttle.hpp"
@@ -63,13 +64,9 @@ class tls_listener {
   std::uint16_t port() const;
 
  private:
-  struct handshake;
   void accept_next();
   void on_accepted(boost::asio::ip::tcp::socket socket);
-  void on_handshake(const std::shared_ptr<handshake>& h, const boost::system::error_code& ec);
-  void count_failure(handshake& h, const boost::system::error_code& ec);
-  /// Ends a handshake in progress on its strand, as `why`.
-  static void cut(const std::shared_ptr<handshake>& h, tls_failure why);
+  void on_handshake(const std::shared_ptr<tls_handshakes::handshake>& h);
 
   boost::asio::io_context& io_;
   tls_listener_options options_;
@@ -82,13 +79,7 @@ class tls_listener {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_timer_;
   accept_backoff backoff_;
-  // Handshakes in progress, oldest first (ids rise with accept order).
-  std::mutex pending_mutex_;
-  std::uint64_t next_handshake_ = 0;
-  std::map<std::uint64_t, std::weak_ptr<handshake>> pending_;
-  // Failure log lines: at most one a second, the rest counted into the next.
-  log_throttle failure_lines_{std::chrono::seconds(1)};
-  std::array<std::atomic<std::uint64_t>, tls_failure_count> failures_at_last_log_{};  // per reason
+  tls_handshakes handshakes_;
 };
 
 }  // namespace weir

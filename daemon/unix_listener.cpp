@@ -129,7 +129,7 @@ void unix_listener::start() {
 }
 
 void unix_listener::accept_next() {
-  accept_forever(acceptor_, strand_, accept_timer_, backoff_, "unix", stats_,
+  accept_forever(acceptor_, strand_, accept_timer_, backoff_, "unix", stats_.accept_errors,
                  [this](stream::socket socket) { on_accepted(std::move(socket)); });
 }
 

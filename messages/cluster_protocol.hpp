@@ -55,6 +55,8 @@ using connect_to_atom = caf::atom_constant<caf::atom("connectto")>;
 /// membership to itself: a failover drain it is shutting down has not ended in time.
 using kill_drain_atom = caf::atom_constant<caf::atom("killdrain")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
+/// cluster dialer to itself: a link it asked for is made (or not).
+using dialed_atom = caf::atom_constant<caf::atom("dialed")>;
 
 /// Whole records of one origin segment, in their on-disk form, starting at
 /// byte `offset` of the segment (and record `first_index`).
@@ -129,7 +131,9 @@ typename Inspector::result_type inspect(Inspector& f, replica_trim& x) {
 /// different versions do not join each other (each says so in its log)
 /// rather than misread each other's heartbeats. Version 2: heartbeats carry
 /// `held_known` and `delivering`; weir before it had no version in its hello.
-constexpr std::uint16_t cluster_protocol_version = 2;
+/// Version 3: links are weir's own TLS (a certificate naming weir-node-<id>),
+/// and a hello is taken only from the node its link proved.
+constexpr std::uint16_t cluster_protocol_version = 3;
 
 /// The actor each node publishes on cluster.listen.
 using cluster_node_actor =

@@ -4,13 +4,26 @@
 // Replicated acks given and refused, and which failed peers this node
 // delivers for. Written by the membership and replicator actors, read from
 // the admin server's thread: one mutex, nothing on a per-record path.
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "observability/listener_stats.hpp"
+
 namespace weir {
+
+/// The cluster's links (daemon/cluster_gate.hpp): TLS handshakes both ways,
+/// links open, and links closed for what the peer sent.
+struct cluster_link_stats {
+  tls_handshake_stats handshakes;
+  std::atomic<std::int64_t> open{0};
+  std::atomic<std::uint64_t> cut_too_large{0};  // a message over cluster.max_message_bytes announced
+  std::atomic<std::uint64_t> cut_forbidden{0};  // traffic a node may not send on its own link
+  std::atomic<std::uint64_t> accept_errors{0};
+};
 
 enum class peer_state_label : std::uint8_t { up, suspect, down };
 const char* name_of(peer_state_label s);
@@ -48,6 +61,8 @@ struct cluster_metrics {
   void set_failover(std::uint16_t origin, bool active);
 
   snapshot read() const;
+
+  cluster_link_stats links;
 
  private:
   mutable std::mutex mutex_;

@@ -19,13 +19,22 @@ enum class tls_failure : std::uint8_t {
   aborted,         // the client hung up or ended the handshake (it refused the daemon's certificate)
   crowded,         // closed unfinished: the oldest of too many handshakes at once, for a newer one
   other,
+  wrong_name,      // cluster links: a certificate that names no weir-node-<id>, or this node's own
 };
-inline constexpr std::size_t tls_failure_count = 8;
+inline constexpr std::size_t tls_failure_count = 9;
 constexpr const char* name_of(tls_failure f) {
   constexpr const char* names[tls_failure_count] = {"no_client_cert", "bad_cert", "expired_cert", "protocol",
-                                                    "timeout",        "aborted",  "crowded",      "other"};
+                                                    "timeout",        "aborted",  "crowded",      "other",
+                                                    "wrong_name"};
   return names[static_cast<std::size_t>(f)];
 }
+
+/// The handshakes of one TLS port: completed, and failed by reason.
+struct tls_handshake_stats {
+  std::atomic<std::uint64_t> completed{0};  // a peer certificate verified
+  std::array<std::atomic<std::uint64_t>, tls_failure_count> failures{};
+  void count(tls_failure f) { ++failures[static_cast<std::size_t>(f)]; }
+};
 
 struct listener_stats {
   std::atomic<std::uint64_t> accepted{0};
@@ -40,13 +49,11 @@ struct listener_stats {
 
   // listen.tcp: set once at start when the TLS listener runs.
   std::atomic<bool> tls_enabled{false};
-  std::atomic<std::uint64_t> tls_handshakes{0};  // completed: a client certificate verified
-  std::array<std::atomic<std::uint64_t>, tls_failure_count> tls_failures{};
+  tls_handshake_stats tls;
   std::atomic<std::uint64_t> tls_reloads_ok{0}, tls_reloads_failed{0};
   std::atomic<std::int64_t> tls_cert_not_after{0};  // the server certificate's, Unix seconds
   std::atomic<std::int64_t> tls_ca_not_after{0};    // listen.tls.client_ca's first certificate's
 
-  void count(tls_failure f) { ++tls_failures[static_cast<std::size_t>(f)]; }
 };
 
 }  // namespace weir

@@ -225,12 +225,13 @@ void render_cluster(const cluster_metrics& c, std::vector<MetricFamily>& familie
 /// listen.tcp's mutual TLS (docs/tls.md).
 void add_tls_families(const listener_stats& l, std::vector<MetricFamily>& families) {
   families.push_back(single("weir_tls_handshakes_total", "TLS handshakes on listen.tcp that verified a client certificate",
-                            MetricType::Counter, static_cast<double>(l.tls_handshakes.load())));
+                            MetricType::Counter, static_cast<double>(l.tls.completed.load())));
   auto failures = family("weir_tls_handshake_failures_total", "TLS handshakes on listen.tcp that failed, by reason",
                          MetricType::Counter);
   for (std::size_t i = 0; i < tls_failure_count; ++i)
-    failures.metric.push_back(value(static_cast<double>(l.tls_failures[i].load()), MetricType::Counter,
-                                    {{"reason", name_of(static_cast<tls_failure>(i))}}));
+    if (static_cast<tls_failure>(i) != tls_failure::wrong_name)  // node names: cluster links only
+      failures.metric.push_back(value(static_cast<double>(l.tls.failures[i].load()), MetricType::Counter,
+                                      {{"reason", name_of(static_cast<tls_failure>(i))}}));
   families.push_back(std::move(failures));
   auto reloads = family("weir_tls_config_reloads_total", "Reloads of the TLS certificate, key and CA (SIGHUP)",
                         MetricType::Counter);

@@ -48,6 +48,10 @@ int admin_metrics(const std::string& admin, bool json);
 /// The samples of a Prometheus text exposition as JSON (comments skipped).
 nlohmann::json exposition_json(const std::string& text);
 
+/// `weir-ctl cluster certs ARGS`: a private CA and node certificates.
+int cluster_certs(const std::vector<std::string>& args);
+extern const char* cluster_certs_help;
+
 /// Lists each shard's segments (records, bytes) and its confirm cursor.
 int wab_list(const std::string& data_dir, bool json);
 

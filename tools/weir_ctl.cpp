@@ -26,6 +26,7 @@ Commands:
   push          push a record, or one record per line of standard input
   status        what the daemon is doing, from its admin server
   cluster status  the cluster's members, replication lag and failover
+  cluster certs   make a private CA and a certificate for each node
   top           the same, redrawn live
   metrics       the Prometheus exposition (/metrics)
   wab           each shard's segments and confirm cursor, read from the data dir
@@ -80,9 +81,10 @@ int status(const options& o, const std::vector<std::string>& args) {
 }
 
 int cluster(const options& o, const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "certs") return cluster_certs({args.begin() + 1, args.end()});
   if (args.empty() || args[0] != "status")
-    return usage_error("cluster", args.empty() ? "needs a subcommand: status" : "unknown subcommand " + args[0] +
-                                                                                      " (expected status)");
+    return usage_error("cluster", args.empty() ? "needs a subcommand: status or certs"
+                                               : "unknown subcommand " + args[0] + " (expected status or certs)");
   if (args.size() > 1) return usage_error("cluster", "status takes no arguments, got " + args[1]);
   return admin_get(o.admin, "/api/v1/status", render_cluster, o.json);
 }
@@ -244,6 +246,7 @@ Example:
     {"top", top_help, top_command},
     {"tail", tail_help, tail_command},
     {"cluster", R"(Usage: weir-ctl cluster status
+       weir-ctl cluster certs --out DIR --nodes LIST [--days N]
 
 This node's cluster, from its admin server: each peer's node id, address,
 state (up, suspect: connected but silent for three heartbeats, down) and
@@ -251,8 +254,12 @@ when it was last heard, how many records of this node's WAB it has not synced
 yet, and which failed peers' replicas this node delivers. --json prints the
 whole status document.
 
-Example:
+`cluster certs` makes a private CA and each node's certificate (weir-ctl
+cluster certs --help).
+
+Examples:
   weir-ctl --admin 127.0.0.1:9185 cluster status
+  weir-ctl cluster certs --out /etc/weir/cluster --nodes 1,2,3
 )", cluster},
     {"metrics", R"(Usage: weir-ctl metrics
 

@@ -1,0 +1,61 @@
+#pragma once
+// One authenticated cluster link: bytes relayed between the peer's TLS
+// stream and this node's CAF middleman (one end of a socket pair, see
+// cluster_bridge.hpp). What the peer sends is judged before CAF reads it
+// (basp_frame_guard.hpp); a link that breaks a rule is closed and logged.
+// Either side closing closes both: CAF then sees its connection end and
+// membership the peer go, as for a lost TCP connection.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/stream.hpp>
+
+#include "daemon/basp_frame_guard.hpp"
+#include "observability/cluster_metrics.hpp"
+#include "observability/log_throttle.hpp"
+
+namespace weir {
+
+class cluster_link : public std::enable_shared_from_this<cluster_link> {
+ public:
+  using tls_stream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
+
+  struct identity {
+    std::uint16_t node = 0;  // as its certificate names it
+    std::string peer;        // host:port
+    bool peer_answers = false;  // this node called it
+  };
+
+  /// `claim`: whether the link may go on as the CAF node its handshake names.
+  cluster_link(tls_stream tls, boost::asio::local::stream_protocol::socket caf_side, identity who,
+               std::uint32_t max_message_bytes, basp_frame_guard::claim_fn claim, cluster_link_stats& stats,
+               log_throttle& cut_lines);
+  ~cluster_link();
+
+  /// Relays both ways until either side ends (on the io_context's one thread).
+  void start();
+  /// Closes both sides; from the io_context's thread.
+  void close();
+  bool closed() const { return closed_; }
+
+ private:
+  void read_peer();
+  void read_caf();
+
+  tls_stream tls_;
+  boost::asio::local::stream_protocol::socket caf_;
+  identity who_;
+  basp_frame_guard guard_;
+  cluster_link_stats& stats_;
+  log_throttle& cut_lines_;
+  bool closed_ = false;
+  std::array<std::uint8_t, 64 * 1024> from_peer_{};
+  std::array<std::uint8_t, 64 * 1024> from_caf_{};
+};
+
+}  // namespace weir
