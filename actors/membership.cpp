@@ -18,6 +18,7 @@
 #include "config/value_parsing.hpp"
 #include "observability/cluster_metrics.hpp"
 #include "observability/log.hpp"
+#include "observability/log_throttle.hpp"
 
 namespace weir {
 
@@ -44,6 +45,7 @@ struct peer {
   // The other protocol it was last refused for (0: an unversioned hello),
   // while it stays refused: each refusal is logged once.
   std::optional<std::uint16_t> mismatch_logged;
+  bool wrong_node_logged = false;  // its link proved another node than it answered as
 };
 
 class membership_state {
@@ -128,13 +130,15 @@ class membership_state {
   void take_caller(std::size_t index, std::uint16_t from, std::uint16_t proven, cluster_node_actor handle) {
     auto& p = peers_[index];
     if (proven != from) {
-      log::error("a cluster peer said hello as another node than its certificate names; not taken",
+      if (refused_lines_.admit() > 0)
+        log::error("a cluster peer said hello as another node than its certificate names; not taken",
                  {{"claimed", std::to_string(from)}, {"certificate", proven == 0 ? "none" : node_certificate(proven)},
                   {"listen", p.address}});
       return;
     }
     if (p.node != 0 && p.node != from) {
-      log::error("a cluster peer said hello from another node's cluster.listen; not taken",
+      if (refused_lines_.admit() > 0)
+        log::error("a cluster peer said hello from another node's cluster.listen; not taken",
                  {{"node", std::to_string(from)}, {"listen", p.address}, {"that_listen_is_node", std::to_string(p.node)}});
       return;
     }
@@ -290,13 +294,18 @@ class membership_state {
     auto& p = peers_[i];
     if (!p.handle) return;  // lost meanwhile
     if (proven != node || (p.node != 0 && p.node != node)) {
-      log::error("the node at a cluster peer's address is not the one expected; not joined",
-                 {{"peer", p.address}, {"answered_as", std::to_string(node)},
-                  {"certificate", proven == 0 ? "none" : node_certificate(proven)},
-                  {"expected", p.node == 0 ? "any" : std::to_string(p.node)}});
+      // Said once while it lasts, and asked again at the longest interval.
+      if (!p.wrong_node_logged)
+        log::error("the node at a cluster peer's address is not the one expected; not joined",
+                   {{"peer", p.address}, {"answered_as", std::to_string(node)},
+                    {"certificate", proven == 0 ? "none" : node_certificate(proven)},
+                    {"expected", p.node == 0 ? "any" : std::to_string(p.node)}});
+      p.wrong_node_logged = true;
       self_->demonitor(p.handle.address());
       p.handle = nullptr;
-      return retry(i, "wrong node");
+      p.backoff = std::chrono::milliseconds(100);
+      self_->delayed_send(self_, s_.reconnect_max, connect_to_atom::value, i);
+      return;
     }
     for (const auto& other : peers_)
       if (&other != &p && other.connected && other.node == node) {
@@ -309,6 +318,7 @@ class membership_state {
     p.node = node;
     p.connected = true;
     p.mismatch_logged.reset();
+    p.wrong_node_logged = false;
     p.backoff = std::chrono::milliseconds(100);
     p.last_heard = clock::now();
     log::info("cluster peer connected", {{"peer", p.address}, {"node", std::to_string(node)}});
@@ -606,6 +616,7 @@ class membership_state {
   clock::time_point started_ = clock::now();
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
   std::optional<clock::time_point> unknown_logged_;
+  log_throttle refused_lines_;  // hellos not taken for who their link proved
 };
 
 membership_actor::behavior_type membership_behavior(membership_state::pointer self, membership_settings s) {

@@ -18,6 +18,12 @@ using tcp = asio::ip::tcp;
 tls_failure classify_tls_failure(const boost::system::error_code& ec, SSL* ssl) {
   if (ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::ssl::error::stream_truncated)
     return tls_failure::aborted;
+  // A peer certificate that did not verify, whatever error the handshake
+  // ended with (a chain to a CA of the same name but another key fails in
+  // the signature check, an EVP error).
+  if (const long v = SSL_get_verify_result(ssl); v != X509_V_OK)
+    return v == X509_V_ERR_CERT_HAS_EXPIRED || v == X509_V_ERR_CERT_NOT_YET_VALID ? tls_failure::expired_cert
+                                                                                  : tls_failure::bad_cert;
   if (ec.category() != asio::error::get_ssl_category()) return tls_failure::other;
   const auto code = static_cast<unsigned long>(ec.value());
   if (ERR_GET_LIB(code) != ERR_LIB_SSL) return tls_failure::other;
@@ -28,11 +34,8 @@ tls_failure classify_tls_failure(const boost::system::error_code& ec, SSL* ssl) 
   switch (reason) {
     case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
       return tls_failure::no_client_cert;
-    case SSL_R_CERTIFICATE_VERIFY_FAILED: {
-      const long v = SSL_get_verify_result(ssl);
-      return v == X509_V_ERR_CERT_HAS_EXPIRED || v == X509_V_ERR_CERT_NOT_YET_VALID ? tls_failure::expired_cert
-                                                                                    : tls_failure::bad_cert;
-    }
+    case SSL_R_CERTIFICATE_VERIFY_FAILED:
+      return tls_failure::bad_cert;
     case SSL_R_WRONG_VERSION_NUMBER:
     case SSL_R_HTTP_REQUEST:
     case SSL_R_HTTPS_PROXY_REQUEST:

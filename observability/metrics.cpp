@@ -184,6 +184,29 @@ void metrics::recovered(std::uint64_t records, std::uint64_t quarantined_segment
 
 namespace {
 
+/// The cluster's links: who got one, who did not and why (docs/cluster.md).
+void render_cluster_links(const cluster_link_stats& l, std::vector<MetricFamily>& families) {
+  families.push_back(single("weir_cluster_tls_handshakes_total",
+                            "Cluster TLS handshakes, both ways, that verified a node certificate",
+                            MetricType::Counter, static_cast<double>(l.handshakes.completed.load())));
+  auto failures = family("weir_cluster_tls_handshake_failures_total",
+                         "Connections to or from the cluster port refused before they became a link, by reason",
+                         MetricType::Counter);
+  for (std::size_t i = 0; i < tls_failure_count; ++i)
+    failures.metric.push_back(value(static_cast<double>(l.handshakes.failures[i].load()), MetricType::Counter,
+                                    {{"reason", name_of(static_cast<tls_failure>(i))}}));
+  families.push_back(std::move(failures));
+  families.push_back(single("weir_cluster_links", "Authenticated cluster links open", MetricType::Gauge,
+                            static_cast<double>(l.open.load())));
+  auto cut = family("weir_cluster_links_cut_total", "Cluster links closed for what the peer sent, by reason",
+                    MetricType::Counter);
+  cut.metric.push_back(value(static_cast<double>(l.cut_too_large.load()), MetricType::Counter, {{"reason", "too_large"}}));
+  cut.metric.push_back(value(static_cast<double>(l.cut_forbidden.load()), MetricType::Counter, {{"reason", "forbidden"}}));
+  families.push_back(std::move(cut));
+  families.push_back(single("weir_cluster_accept_errors_total", "Failed accepts on cluster.listen (EMFILE and the like)",
+                            MetricType::Counter, static_cast<double>(l.accept_errors.load())));
+}
+
 /// Membership, replication and failover (docs/cluster.md).
 void render_cluster(const cluster_metrics& c, std::vector<MetricFamily>& families) {
   const auto now = c.read();
@@ -220,6 +243,7 @@ void render_cluster(const cluster_metrics& c, std::vector<MetricFamily>& familie
     failover.metric.push_back(value(active ? 1 : 0, MetricType::Gauge, {{"origin", std::to_string(origin)}}));
   }
   families.push_back(std::move(failover));
+  render_cluster_links(c.links, families);
 }
 
 /// listen.tcp's mutual TLS (docs/tls.md).

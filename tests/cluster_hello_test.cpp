@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/membership.hpp"
+#include "support/fake_identity.hpp"
 #include "support/stderr_capture.hpp"
 #include "support/test_scheduler.hpp"
 
@@ -26,11 +27,14 @@ const std::string unknown_line = "the cluster actor got a message it does not un
 /// A node that calls this one: its listen address sorts first.
 struct answering_harness : test::test_scheduler {
   const std::string peer_listen = "127.0.0.1:9000";
+  std::shared_ptr<std::uint16_t> proven = std::make_shared<std::uint16_t>(peer_node);  // what the link proved
+  caf::actor identity = test::spawn_fake_identity(sys(), proven);
   membership_actor membership;
   caf::scoped_actor peer{sys()};
 
   answering_harness() {
     membership_settings ms;
+    ms.identity = identity;
     ms.node = this_node;
     ms.listen = "127.0.0.1:9001";
     ms.peers = {peer_listen};
@@ -40,12 +44,15 @@ struct answering_harness : test::test_scheduler {
   }
   ~answering_harness() {
     peer->send_exit(membership, caf::exit_reason::user_shutdown);
+    peer->send_exit(identity, caf::exit_reason::user_shutdown);
     run();
   }
 
-  /// The answer to a hello in `protocol`: this node's id and protocol.
-  std::pair<std::uint16_t, std::uint16_t> hello(std::uint16_t protocol) {
-    auto answer = peer->request(membership, caf::infinite, hello_atom::value, peer_node, peer_listen, protocol);
+  /// The answer to a hello in `protocol` from `from` at `listen`: this node's id and protocol.
+  std::pair<std::uint16_t, std::uint16_t> hello(std::uint16_t protocol, std::uint16_t from = peer_node,
+                                                std::string listen = "") {
+    if (listen.empty()) listen = peer_listen;
+    auto answer = peer->request(membership, caf::infinite, hello_atom::value, from, listen, protocol);
     run();
     std::pair<std::uint16_t, std::uint16_t> got{0, 0};
     answer.receive([&](std::uint16_t node, std::uint16_t version) { got = {node, version}; },
@@ -96,6 +103,8 @@ caf::behavior fake_middleman(caf::event_based_actor*, caf::actor peer) {
 /// This node calls the peer: its listen address sorts first.
 struct calling_harness : test::test_scheduler {
   std::shared_ptr<called_peer> peer = std::make_shared<called_peer>();
+  std::shared_ptr<std::uint16_t> proven = std::make_shared<std::uint16_t>(peer_node);  // what the link proved
+  caf::actor identity;
   caf::actor peer_actor;
   caf::actor middleman;
   membership_actor membership;
@@ -104,7 +113,9 @@ struct calling_harness : test::test_scheduler {
   void start() {
     peer_actor = sys().spawn(fake_peer, peer);
     middleman = sys().spawn(fake_middleman, peer_actor);
+    identity = test::spawn_fake_identity(sys(), proven);
     membership_settings ms;
+    ms.identity = identity;
     ms.node = this_node;
     ms.listen = "127.0.0.1:9000";
     ms.peers = {"127.0.0.1:9009"};
@@ -115,7 +126,7 @@ struct calling_harness : test::test_scheduler {
     run();
   }
   ~calling_harness() {
-    for (const auto& a : {caf::actor_cast<caf::actor>(membership), middleman, peer_actor})
+    for (const auto& a : {caf::actor_cast<caf::actor>(membership), middleman, peer_actor, identity})
       self->send_exit(a, caf::exit_reason::user_shutdown);
     run();
   }
@@ -184,4 +195,49 @@ TEST_CASE("a called peer that does not understand a versioned hello is logged as
   for (int i = 0; i < 3; ++i) h.advance(heartbeat);
   CHECK(h.peer->heartbeats == 0);
   CHECK(log.count("peer_protocol=\"none (its hello has no version)\"") == 1);
+}
+
+TEST_CASE("a hello is taken only from the node its link proved", "[actor]") {
+  test::stderr_capture log;
+  answering_harness h;
+  *h.proven = 4;  // a certificate of the cluster's CA, but node 4's
+  h.hello(cluster_protocol_version);
+  CHECK(h.heartbeats_in_three_beats() == 0);
+  CHECK(log.count("a cluster peer said hello as another node than its certificate names; not taken") == 1);
+  CHECK(log.count("certificate=weir-node-4") == 1);
+
+  *h.proven = peer_node;  // the node itself
+  h.hello(cluster_protocol_version);
+  CHECK(h.heartbeats_in_three_beats() >= 2);
+}
+
+TEST_CASE("a proven node cannot take the place of the node at another cluster.listen", "[actor]") {
+  test::stderr_capture log;
+  answering_harness h;
+  h.hello(cluster_protocol_version);  // node 2 at its own address
+  CHECK(h.heartbeats_in_three_beats() >= 2);
+  // Node 5, proven, says it is at node 2's address (before, a hello naming
+  // an address replaced the live node there).
+  *h.proven = 5;
+  h.hello(cluster_protocol_version, 5);
+  CHECK(log.count("a cluster peer said hello from another node's cluster.listen; not taken") == 1);
+  // Node 2 is still the member there: the heartbeats still go to it.
+  CHECK(h.heartbeats_in_three_beats() >= 2);
+}
+
+TEST_CASE("a called peer whose answer names another node than its link proved is not joined", "[actor]") {
+  test::stderr_capture log;
+  calling_harness h;
+  h.peer->protocol = cluster_protocol_version;
+  *h.proven = 7;
+  h.start();
+  CHECK(h.peer->hellos == 1);
+  for (int i = 0; i < 3; ++i) h.advance(heartbeat);
+  CHECK(h.peer->heartbeats == 0);
+  CHECK(log.count("the node at a cluster peer's address is not the one expected; not joined") == 1);
+
+  *h.proven = peer_node;
+  h.advance(reconnect);  // called again
+  for (int i = 0; i < 3; ++i) h.advance(heartbeat);
+  CHECK(h.peer->heartbeats >= 2);
 }

@@ -25,6 +25,7 @@
 
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
+#include "support/test_cluster.hpp"
 #include "support/test_pki.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
@@ -35,139 +36,30 @@ using namespace weir::test;
 
 namespace {
 
-struct cluster3 {
-  temp_dir root;
-  std::array<std::uint16_t, 3> ports{free_tcp_port(), free_tcp_port(), free_tcp_port()};
-  std::array<std::uint16_t, 3> admin{free_tcp_port(), free_tcp_port(), free_tcp_port()};
-  std::array<std::unique_ptr<daemon_process>, 3> nodes;
-  int replicas;
-
-  explicit cluster3(int replicas_ = 2) : replicas(replicas_) {}
-
-  std::string listen(int i) const { return "127.0.0.1:" + std::to_string(ports[i]); }
-  std::filesystem::path dir(int i) const { return root / ("n" + std::to_string(i + 1)); }
-  std::string sink() const { return (root / "sink.db").string(); }
-
-  /// Starts node i (0-based; node id i + 1); `extra` overrides.
-  void start(int i, std::vector<std::string> extra = {}) {
-    launch(i, std::move(extra));
-    REQUIRE(nodes[i]->wait_ready());
-  }
-
-  /// Starts node i without waiting for it to be ready.
-  void launch(int i, std::vector<std::string> extra = {}) {
-    std::filesystem::create_directories(dir(i));
-    std::string peers;
-    for (int j = 0; j < 3; ++j)
-      if (j != i) peers += (peers.empty() ? "" : ",") + listen(j);
-    std::vector<std::string> args{"--set", "sink.type=sqlite", "--set", "sink.sqlite.path=" + sink(),
-                                  "--set", "cluster.node_id=" + std::to_string(i + 1),
-                                  "--set", "cluster.listen=" + listen(i),
-                                  "--set", "cluster.peers=[" + peers + "]",
-                                  "--set", "cluster.replicas=" + std::to_string(replicas),
-                                  "--set", "cluster.heartbeat_ms=100",
-                                  "--set", "cluster.failover_after_ms=1000",
-                                  "--set", "cluster.replication_timeout_ms=1500",
-                                  // three nodes share one SQLite file: a busy database is retried
-                                  // soon, not after a backoff grown to half a minute
-                                  "--set", "drain.retry.max_ms=1000",
-                                  "--set", "admin.listen=127.0.0.1:" + std::to_string(admin[i])};
-    args.insert(args.end(), extra.begin(), extra.end());
-    nodes[i].reset();
-    nodes[i] = std::make_unique<daemon_process>(dir(i), args);
-  }
-
-  void start_all(std::vector<std::string> first_extra = {}) {
-    for (int i = 0; i < 3; ++i) start(i, i == 0 ? first_extra : std::vector<std::string>{});
-    // Every node sees both peers up (its log says so once per peer).
-    REQUIRE(eventually([&] {
-      for (const auto& n : nodes)
-        if (count(n->log(), "cluster peer connected") < 2) return false;
-      return true;
-    }));
-  }
-
-  client::connection connect(int i) { return client::connection::connect_unix(nodes[i]->socket_path()); }
-
-  std::string scrape(int i) const { return http_request(admin[i], "/metrics").body; }
-  double series(int i, const std::string& name) const { return scrape_series(scrape(i), name); }
-
-  /// `weir-ctl cluster status` against node i's admin server.
-  run_result ctl_cluster_status(int i) const {
-    return run_binary(binary("weir-ctl"), {"--admin", "127.0.0.1:" + std::to_string(admin[i]), "cluster", "status"},
-                      root.path());
-  }
-
-  static std::size_t count(const std::string& text, const std::string& needle) {
-    std::size_t n = 0;
-    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-    return n;
-  }
-};
-
-/// Payloads in the sink, with how often each appears (duplicates collapse on the key).
-std::map<std::string, int> sink_payloads(const std::string& path) {
-  std::map<std::string, int> out;
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(db);
-    return out;
-  }
-  sqlite3_busy_timeout(db, 2000);
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT payload FROM weir_records", -1, &st, nullptr) == SQLITE_OK)
-    while (sqlite3_step(st) == SQLITE_ROW)
-      ++out[std::string(static_cast<const char*>(sqlite3_column_blob(st, 0)), sqlite3_column_bytes(st, 0))];
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return out;
-}
-
-/// The acked payloads the sink lacks, the first few, for a failure's message.
-std::string missing(const std::string& path, const std::set<std::string>& acked) {
-  const auto rows = sink_payloads(path);
-  std::string out;
-  int n = 0;
-  for (const auto& p : acked)
-    if (!rows.count(p) && n++ < 20) out += p + " ";
-  return out + "(" + std::to_string(n) + " in all)";
-}
-
-bool sink_holds_all(const std::string& path, const std::set<std::string>& acked) {
-  const auto rows = sink_payloads(path);
-  for (const auto& p : acked)
-    if (!rows.count(p)) return false;
-  return true;
-}
-
-/// The --set arguments of a node whose certificate `ca` signed, trusting `ca`.
-std::vector<std::string> tls_node(test_pki& pki, const std::string& name, const std::string& ca) {
-  pki.make_cert(name, ca);
-  return {"--set", "cluster.tls.cert=" + pki.pem(name), "--set", "cluster.tls.key=" + pki.key(name), "--set",
-          "cluster.tls.ca=" + pki.pem(ca)};
-}
-
 }  // namespace
 
-TEST_CASE("cluster: with TLS only nodes whose certificate the cluster's CA signed can join", "[live][cluster][tls]") {
+TEST_CASE("cluster: only nodes whose certificate the cluster's CA signed can join", "[live][cluster][tls]") {
   cluster3 c;
-  test_pki pki(c.root / "pki");
-  pki.make_ca("cluster-ca");
-  pki.make_ca("other-ca");
-  c.start(0, tls_node(pki, "node1", "cluster-ca"));
-  c.start(1, tls_node(pki, "node2", "cluster-ca"));
-  c.start(2, tls_node(pki, "node3", "other-ca"));  // signed by a CA the others do not trust
+  // Node 3's certificate names it, but comes from a CA of its own.
+  const auto other = c.root / "other-ca";
+  REQUIRE(run_binary(binary("weir-ctl"), {"cluster", "certs", "--out", other.string(), "--nodes", "3"}, c.root.path())
+              .exit_code == 0);
+  c.start(0);
+  c.start(1);
+  c.start(2, {"--set", "cluster.tls.cert=" + (other / "node3.pem").string(), "--set",
+              "cluster.tls.key=" + (other / "node3.key").string(), "--set",
+              "cluster.tls.ca=" + (other / "ca.pem").string()});
   const bool joined = eventually([&] {
     return cluster3::count(c.nodes[0]->log(), "cluster peer connected peer=" + c.listen(1)) >= 1 &&
            cluster3::count(c.nodes[1]->log(), "cluster peer connected peer=" + c.listen(0)) >= 1;
   });
   INFO(c.nodes[0]->log() + "\n---\n" + c.nodes[1]->log());
   REQUIRE(joined);
-  CHECK(c.nodes[0]->log().find("tls=on") != std::string::npos);
+  CHECK(c.nodes[0]->log().find("certificate=weir-node-1") != std::string::npos);
   auto conn = c.connect(0);
   REQUIRE(eventually([&] { return conn.push(as_bytes("over TLS"), client::durability::replicated).acked; }));
   // The odd node never becomes a member, on either side; its Replicated
-  // pushes find no peer and are refused.
+  // pushes find no peer and are refused; the members say why.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
   while (std::chrono::steady_clock::now() < deadline) {
     CHECK(cluster3::count(c.nodes[2]->log(), "cluster peer connected") == 0);
@@ -175,6 +67,13 @@ TEST_CASE("cluster: with TLS only nodes whose certificate the cluster's CA signe
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   CHECK_FALSE(c.connect(2).push(as_bytes("outsider"), client::durability::replicated).acked);
+  CHECK(eventually([&] {
+    return c.series(0, "weir_cluster_tls_handshake_failures_total{reason=\"bad_cert\"}") +
+               c.series(1, "weir_cluster_tls_handshake_failures_total{reason=\"bad_cert\"}") +
+               c.series(0, "weir_cluster_tls_handshake_failures_total{reason=\"aborted\"}") +
+               c.series(1, "weir_cluster_tls_handshake_failures_total{reason=\"aborted\"}") >=
+           1;
+  }));
   for (auto& n : c.nodes) CHECK(n->stop() == 0);
 }
 
@@ -209,15 +108,22 @@ TEST_CASE("cluster: a node started with another's cluster.node_id is named as a 
   cluster3 c;
   c.start(0);
   c.start(1);
-  c.start(2, {"--set", "cluster.node_id=2"});  // node 3's address, node 2's id
+  // Node 3's address, node 2's id and certificate (a copied machine).
+  c.start(2, [&] {
+    auto args = c.certificate_of(2);
+    args.insert(args.end(), {"--set", "cluster.node_id=2"});
+    return args;
+  }());
   const auto said = [&](int i, const std::string& line) { return c.nodes[i]->log().find(line) != std::string::npos; };
-  // Whichever of the two dials the other (the order of their ports decides),
-  // the called one names the shared id in the hello, the caller in the answer.
-  const std::string called = "a node with this node's own cluster.node_id said hello; ignored";
-  const std::string caller = "cluster peer has this node's own cluster.node_id; not joined";
-  CHECK(eventually([&] { return (said(1, called) && said(2, caller)) || (said(2, called) && said(1, caller)); }));
-  CHECK_FALSE(said(1, "a node not in cluster.peers said hello"));
-  CHECK_FALSE(said(2, "a node not in cluster.peers said hello"));
+  // Whichever of the two dials the other, the link is refused: the
+  // certificate on the other end names the node itself.
+  CHECK(eventually([&] {
+    return said(1, "reason=wrong_name") || said(2, "reason=wrong_name");
+  }));
+  CHECK((said(1, "its certificate names this node, weir-node-2") || said(2, "its certificate names this node, weir-node-2")));
+  CHECK(eventually([&] { return cluster3::count(c.nodes[0]->log(), "cluster peer connected") >= 1; }));
+  CHECK_FALSE(said(1, "cluster peer connected peer=" + c.listen(2)));
+  CHECK_FALSE(said(2, "cluster peer connected peer=" + c.listen(1)));
   for (auto& n : c.nodes) CHECK(n->stop() == 0);
 }
 

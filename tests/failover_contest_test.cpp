@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/membership.hpp"
+#include "support/fake_identity.hpp"
 #include "support/test_scheduler.hpp"
 
 using namespace weir;
@@ -57,9 +58,12 @@ struct contest_harness : test::test_scheduler {
   membership_actor membership;
   caf::scoped_actor rival_node{sys()};
 
+  caf::actor identity = test::spawn_fake_identity(sys(), std::make_shared<std::uint16_t>(rival));
+
   contest_harness() {
     store = sys().spawn(fake_store, s);
     membership_settings ms;
+    ms.identity = identity;
     ms.node = this_node;
     ms.listen = "127.0.0.1:9009";  // sorts last: both peers call this node
     ms.peers = {"127.0.0.1:9000", rival_listen};
@@ -79,6 +83,7 @@ struct contest_harness : test::test_scheduler {
   ~contest_harness() {
     rival_node->send_exit(membership, caf::exit_reason::user_shutdown);
     rival_node->send_exit(store, caf::exit_reason::user_shutdown);
+    rival_node->send_exit(identity, caf::exit_reason::user_shutdown);
     run();
   }
 

@@ -100,7 +100,7 @@ struct tls_fixture {
   /// A handshake by `client` offering at most `max_version` (0: any), the
   /// daemon's certificate checked against server-ca.
   tls_probe_result probe(const std::string& client, int max_version = 0) const {
-    return probe_tls(tcp_port, {pki.pem("server-ca"), pki.pem(client), pki.key(client), max_version});
+    return probe_tls(tcp_port, {pki.pem("server-ca"), pki.pem(client), pki.key(client), max_version, ""});
   }
 };
 

@@ -233,7 +233,13 @@ int cluster_certs(const std::vector<std::string>& args) {
       std::printf("using the CA in %s\n", (dir / "ca.pem").c_str());
     } else {
       ca_key = new_key();
-      ca = make_cert(ca_key.get(), "weir cluster CA", nullptr, ca_key.get(), 3650, true);
+      // A name of its own: a chain is built by names, and two clusters' CAs
+      // of one name would fail as a bad signature instead of an unknown CA.
+      unsigned char tag[4];
+      if (RAND_bytes(tag, sizeof tag) != 1) openssl_failed("cannot make the CA's name");
+      char name[64];
+      std::snprintf(name, sizeof name, "weir cluster CA %02x%02x%02x%02x", tag[0], tag[1], tag[2], tag[3]);
+      ca = make_cert(ca_key.get(), name, nullptr, ca_key.get(), 3650, true);
       write_key(dir / "ca.key", ca_key.get());
       write_cert(dir / "ca.pem", ca.get());
       std::printf("made %s and %s (keep ca.key off the nodes)\n", (dir / "ca.pem").c_str(), (dir / "ca.key").c_str());

@@ -8,6 +8,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <memory>
 
 #include "support/raw_peer.hpp"
@@ -81,6 +82,16 @@ tls_probe_result probe_tls(std::uint16_t port, const tls_probe_options& options)
       out.server_subject = name;
       out.server_serial = serial_hex(cert);
       X509_free(cert);
+    }
+    if (!options.send.empty() &&
+        SSL_write(ssl.get(), options.send.data(), static_cast<int>(options.send.size())) > 0) {
+      char buf[4096];
+      int n = 0;
+      while ((n = SSL_read(ssl.get(), buf, sizeof buf)) > 0) {
+      }
+      // A clean close or a reset is the peer's; a read timeout is not.
+      out.closed_by_peer = SSL_get_error(ssl.get(), n) != SSL_ERROR_SYSCALL || (errno != EAGAIN && errno != EWOULDBLOCK);
+      ERR_clear_error();
     }
     SSL_shutdown(ssl.get());
   } else {

@@ -12,6 +12,7 @@ struct tls_probe_options {
   std::string cert_file;  // this client's certificate and key, when set
   std::string key_file;
   int max_version = 0;  // TLS1_1_VERSION etc.; 0: the newest OpenSSL has
+  std::string send;     // written after the handshake; then the probe reads until the peer closes
 };
 
 struct tls_probe_result {
@@ -20,6 +21,7 @@ struct tls_probe_result {
   std::string version;         // negotiated, e.g. "TLSv1.3"
   std::string server_subject;  // the daemon's certificate, e.g. "/CN=server"
   std::string server_serial;   // its serial number, hex
+  bool closed_by_peer = false;  // with `send`: the peer closed within 10 s of it
 };
 
 /// One handshake with 127.0.0.1:`port` (reads bounded at 10 s), then a

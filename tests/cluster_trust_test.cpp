@@ -1,0 +1,184 @@
+// Who can reach a cluster port and what it can do there: only a node whose
+// certificate the cluster's CA signed for its own id is a member, and a
+// stranger at the port (bare TCP, idle connections, no or a foreign
+// certificate, oversized or forbidden frames) costs the members nothing.
+// Real weir-server processes on loopback, certificates from weir-ctl.
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "support/raw_peer.hpp"
+#include "support/test_cluster.hpp"
+#include "support/tls_probe.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+/// The 32 bytes of a BASP frame header: `operation` and a payload length.
+std::string basp_header(std::uint8_t operation, std::uint32_t length) {
+  std::string h(32, '\0');
+  h[0] = static_cast<char>(operation);
+  for (int i = 0; i < 4; ++i) h[4 + i] = static_cast<char>((length >> (24 - 8 * i)) & 0xff);
+  return h;
+}
+
+/// Whether the node closed `fd` within `limit` (a read sees the end, or a reset).
+bool closed_within(int fd, std::chrono::seconds limit) {
+  timeval tv{static_cast<time_t>(limit.count()), 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[256];
+  for (;;) {
+    const auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0) return true;
+    if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
+  }
+}
+
+tls_probe_options as_node(const cluster3& c, int id, std::string send = "") {
+  const auto base = (c.certs() / ("node" + std::to_string(id))).string();
+  tls_probe_options o;
+  o.ca_file = (c.certs() / "ca.pem").string();
+  o.cert_file = base + ".pem";
+  o.key_file = base + ".key";
+  o.send = std::move(send);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("cluster: a node does not start without cluster.tls on any address", "[live][cluster][tls]") {
+  temp_dir dir;
+  const auto run = run_binary(binary("weir-server"),
+                              {"--check-config", "--set", "cluster.node_id=1", "--set", "cluster.listen=127.0.0.1:7101"},
+                              dir.path());
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("cluster.tls.cert") != std::string::npos);
+  CHECK(run.err.find("weir-ctl cluster certs") != std::string::npos);
+}
+
+TEST_CASE("cluster: a node's certificate must name its own cluster.node_id", "[live][cluster][tls]") {
+  cluster3 c;
+  auto args = c.certificate_of(2);  // node 1 with node 2's certificate
+  c.launch(0, args);
+  CHECK(c.nodes[0]->wait_exit() == 2);
+  INFO(c.nodes[0]->log());
+  CHECK(c.nodes[0]->log().find("names weir-node-2, expected weir-node-1") != std::string::npos);
+}
+
+TEST_CASE("cluster: strangers at the cluster port cost the members no link and no push", "[live][cluster][tls]") {
+  cluster3 c;
+  const std::vector<std::string> strict{"--set", "cluster.handshake_timeout_ms=1000"};
+  c.start(0, strict);
+  c.start(1, strict);
+  REQUIRE(eventually([&] { return cluster3::count(c.nodes[0]->log(), "cluster peer connected") >= 1; }));
+
+  // An honest producer of Replicated records on node 1 the whole time.
+  std::atomic<bool> stop{false};
+  std::atomic<int> acked{0}, refused{0};
+  std::thread producer([&] {
+    auto conn = c.connect(0);
+    for (int k = 0; !stop; ++k)
+      (conn.push(as_bytes("r" + std::to_string(k)), client::durability::replicated).acked ? acked : refused)++;
+  });
+  REQUIRE(eventually([&] { return acked.load() > 100; }));
+
+  // Idle connections to both nodes' cluster ports, held open.
+  std::vector<int> idle;
+  for (int i = 0; i < 150; ++i)
+    for (int n = 0; n < 2; ++n) idle.push_back(tcp_connect(c.ports[n]));
+  // Then, for 4 s, 20 strangers a second at node 1's port: bare connects,
+  // plaintext (a BASP header announcing 4 GiB), TLS without a certificate,
+  // and a certificate of another CA.
+  const auto other = c.root / "other-ca";
+  REQUIRE(run_binary(binary("weir-ctl"), {"cluster", "certs", "--out", other.string(), "--nodes", "2"}, c.root.path())
+              .exit_code == 0);
+  tls_probe_options foreign;
+  foreign.cert_file = (other / "node2.pem").string();
+  foreign.key_file = (other / "node2.key").string();
+  int strangers = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+  while (std::chrono::steady_clock::now() < until) {
+    switch (strangers++ % 4) {
+      case 0:
+        ::close(tcp_connect(c.ports[0]));
+        break;
+      case 1: {
+        const int fd = tcp_connect(c.ports[0]);
+        const auto h = basp_header(1, 0xffffffffu);
+        CHECK(::send(fd, h.data(), h.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(h.size()));
+        CHECK(closed_within(fd, std::chrono::seconds(5)));
+        ::close(fd);
+        break;
+      }
+      case 2:  // (TLS 1.3: the client may see its side finish; the node closes it)
+        probe_tls(c.ports[0], {});
+        break;
+      case 3:
+        probe_tls(c.ports[0], foreign);
+        break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Every idle connection was closed by its node, unauthenticated after 1 s.
+  int closed = 0;
+  for (int fd : idle) {
+    closed += closed_within(fd, std::chrono::seconds(5));
+    ::close(fd);
+  }
+  CHECK(closed == static_cast<int>(idle.size()));
+  const int acked_during = acked.load();
+  stop = true;
+  producer.join();
+
+  INFO(c.nodes[0]->log() + "\n---\n" + c.nodes[1]->log());
+  CHECK(strangers >= 40);
+  CHECK(refused.load() == 0);
+  CHECK(acked_during > 100);
+  for (int n = 0; n < 2; ++n) {
+    CHECK(cluster3::count(c.nodes[n]->log(), "cluster peer lost") == 0);
+    CHECK(cluster3::count(c.nodes[n]->log(), "cluster peer not up") == 0);
+    CHECK(cluster3::count(c.nodes[n]->log(), "cluster peer connected") == 1);
+  }
+  // The members said what happened, by reason.
+  const auto failures = [&](int n, const char* reason) {
+    return c.series(n, std::string("weir_cluster_tls_handshake_failures_total{reason=\"") + reason + "\"}");
+  };
+  CHECK(failures(0, "timeout") + failures(0, "crowded") + failures(1, "timeout") + failures(1, "crowded") >= 300);
+  CHECK(failures(0, "protocol") >= 1);
+  CHECK(failures(0, "no_client_cert") + failures(0, "aborted") >= 1);
+  CHECK(failures(0, "bad_cert") >= 1);
+  CHECK(c.series(0, "weir_cluster_links") == 1);
+  for (int n = 0; n < 2; ++n) CHECK(c.nodes[n]->stop() == 0);
+}
+
+TEST_CASE("cluster: a member's link that announces too large a message or speaks for others is closed",
+          "[live][cluster][tls]") {
+  cluster3 c;
+  c.start(0, {"--set", "cluster.max_message_bytes=32MiB"});
+  // Node 4 holds a certificate of the cluster's CA, so its handshake
+  // succeeds; what it then sends is judged before CAF reads it.
+  const auto huge = probe_tls(c.ports[0], as_node(c, 4, basp_header(1, 0xffffffffu)));
+  CHECK(huge.handshake_ok);
+  CHECK(huge.closed_by_peer);
+  const auto routed = probe_tls(c.ports[0], as_node(c, 4, basp_header(3, 64)));
+  CHECK(routed.handshake_ok);
+  CHECK(routed.closed_by_peer);
+  INFO(c.nodes[0]->log());
+  CHECK(c.series(0, "weir_cluster_links_cut_total{reason=\"too_large\"}") == 1);
+  CHECK(c.series(0, "weir_cluster_links_cut_total{reason=\"forbidden\"}") == 1);
+  // A line for the first; the second is counted into the next line (a burst is one line).
+  CHECK(c.nodes[0]->log().find("over cluster.max_message_bytes 33554432") != std::string::npos);
+  // The node is whole: it takes a Durable push and stops cleanly.
+  CHECK(c.connect(0).push(as_bytes("still here"), client::durability::durable).acked);
+  CHECK(c.nodes[0]->stop() == 0);
+}

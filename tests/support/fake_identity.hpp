@@ -1,0 +1,26 @@
+#pragma once
+// Stands in for CAF's BASP broker in actor tests: answers (get_atom,
+// node_id) with the node id a link "proved", which the test sets. In one
+// process every sender is on the local node, so one answer covers them all.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/node_id.hpp>
+
+namespace weir::test {
+
+inline caf::actor spawn_fake_identity(caf::actor_system& sys, std::shared_ptr<std::uint16_t> proven) {
+  return sys.spawn([proven](caf::event_based_actor*) -> caf::behavior {
+    return {
+        [proven](caf::get_atom, const caf::node_id& nid) {
+          return caf::make_message(nid, "weir-node-" + std::to_string(*proven), *proven);
+        },
+    };
+  });
+}
+
+}  // namespace weir::test
