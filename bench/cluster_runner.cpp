@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -23,6 +24,16 @@ int peers_up(const std::string& admin) {
   } catch (const std::exception&) {
     return 0;
   }
+}
+
+/// A private CA and nodes 1..n's certificates under `dir`, made by the
+/// weir-ctl beside `server_binary` (as docs/cluster.md says).
+void make_certificates(const std::string& server_binary, const std::string& dir, int nodes) {
+  const auto ctl = std::filesystem::path(server_binary).parent_path() / "weir-ctl";
+  const std::string command = "'" + ctl.string() + "' cluster certs --out '" + dir + "' --nodes 1-" +
+                              std::to_string(nodes) + " >/dev/null";
+  if (std::system(command.c_str()) != 0)
+    throw std::runtime_error("cannot make the cluster's certificates: " + command);
 }
 
 }  // namespace
@@ -49,6 +60,8 @@ void cluster_runner::start(const std::string& server_binary, const std::string& 
                            const std::map<std::string, std::string>& settings, int nodes, int replicas) {
   std::vector<std::string> listen;
   for (int i = 0; i < nodes; ++i) listen.push_back("127.0.0.1:" + std::to_string(unused_loopback_port()));
+  const std::string certs = workdir + "/certs";
+  make_certificates(server_binary, certs, nodes);
   for (int i = 0; i < nodes; ++i) {
     const std::string dir = workdir + "/node" + std::to_string(i + 1);
     std::filesystem::create_directories(dir);
@@ -60,6 +73,9 @@ void cluster_runner::start(const std::string& server_binary, const std::string& 
     s["cluster.listen"] = listen[static_cast<std::size_t>(i)];
     s["cluster.peers"] = "[" + peers + "]";
     s["cluster.replicas"] = std::to_string(replicas);
+    s["cluster.tls.cert"] = certs + "/node" + std::to_string(i + 1) + ".pem";
+    s["cluster.tls.key"] = certs + "/node" + std::to_string(i + 1) + ".key";
+    s["cluster.tls.ca"] = certs + "/ca.pem";
     nodes_.push_back(std::make_unique<daemon_runner>(server_binary, dir, s));
   }
   note_step("waiting for the cluster's first node to see its peers up (" + workdir + ")");

@@ -27,12 +27,14 @@ std::vector<std::string> changed_keys(const config& a, const config& b) {
 
 bool reloads_live(const std::string& key) {
   return key == "log.level" || key == "log.format" || key == "listen.tls.cert" || key == "listen.tls.key" ||
-         key == "listen.tls.client_ca";
+         key == "listen.tls.client_ca" || key == "cluster.tls.cert" || key == "cluster.tls.key" ||
+         key == "cluster.tls.ca";
 }
 
 void reload_config(config& running, const std::function<config()>& reread,
                    const std::function<sink_factory::secret_reload()>& reload_secrets,
-                   const std::function<std::string(const config::tls_files&)>& reload_tls) {
+                   const std::function<std::string(const config::tls_files&)>& reload_tls,
+                   const std::function<std::string(const config&)>& reload_cluster_tls) {
   config fresh;
   try {
     fresh = reread();
@@ -47,26 +49,41 @@ void reload_config(config& running, const std::function<config()>& reread,
   const auto secrets = reload_secrets ? reload_secrets() : sink_factory::secret_reload{};
   // Certificates are rotated in place as often as their paths change: the
   // files are read again on every reload, and a failure keeps what is in use.
-  std::string tls_failed;
   std::vector<std::string> not_applied;
+  auto keep_old = [&](const std::string& prefix) {
+    std::erase_if(applied, [&](const std::string& key) {
+      const bool ours = key.starts_with(prefix);
+      if (ours) not_applied.push_back(key);
+      return ours;
+    });
+  };
+  std::string tls_failed;
   if (reload_tls) {
     tls_failed = reload_tls(fresh.listen.tls);
     if (tls_failed.empty()) running.listen.tls = fresh.listen.tls;
-    else
-      std::erase_if(applied, [&](const std::string& key) {
-        const bool tls_key = key.starts_with("listen.tls.");
-        if (tls_key) not_applied.push_back(key);
-        return tls_key;
-      });
+    else keep_old("listen.tls.");
   }
+  std::string cluster_tls_failed;
+  if (reload_cluster_tls) {
+    config next = running;  // the node id stays what it is until a restart
+    next.cluster.tls = fresh.cluster.tls;
+    cluster_tls_failed = reload_cluster_tls(next);
+    if (cluster_tls_failed.empty()) running.cluster.tls = fresh.cluster.tls;
+    else keep_old("cluster.tls.");
+  }
+  const auto outcome = [](bool on, const std::string& failed) { return !on ? "off" : failed.empty() ? "reloaded" : "failed"; };
   log::info("configuration reloaded", {{"applied", joined(applied)},
                                        {"not_applied", joined(not_applied)},
                                        {"secret_files_read", joined(secrets.reloaded)},
-                                       {"tls", !reload_tls ? "off" : tls_failed.empty() ? "reloaded" : "failed"},
+                                       {"tls", outcome(bool(reload_tls), tls_failed)},
+                                       {"cluster_tls", outcome(bool(reload_cluster_tls), cluster_tls_failed)},
                                        {"needs_restart", joined(restart)}});
   if (!tls_failed.empty())
     log::error("reload: the TLS files could not be loaded; the previous certificate, key and CA stay in use",
                {{"error", tls_failed}});
+  if (!cluster_tls_failed.empty())
+    log::error("reload: the cluster's TLS files could not be loaded; new links use the previous ones",
+               {{"error", cluster_tls_failed}});
   for (const auto& why : secrets.failed)
     log::error("reload: a secret file could not be read; the previous secret stays in use", {{"error", why}});
   if (!restart.empty())

@@ -23,9 +23,11 @@ bool reloads_live(const std::string& key);
 /// `reload_secrets` read the sink's secret files again and `reload_tls`
 /// (when listen.tcp is served) the TLS certificate, key and client CA at
 /// the paths now configured ("" back when they are in use, else why not),
-/// and logs what it did and what needs a restart.
+/// `reload_cluster_tls` (in a cluster) cluster.tls the same way, and logs
+/// what it did and what needs a restart.
 void reload_config(config& running, const std::function<config()>& reread,
                    const std::function<sink_factory::secret_reload()>& reload_secrets,
-                   const std::function<std::string(const config::tls_files&)>& reload_tls = {});
+                   const std::function<std::string(const config::tls_files&)>& reload_tls = {},
+                   const std::function<std::string(const config&)>& reload_cluster_tls = {});
 
 }  // namespace weir

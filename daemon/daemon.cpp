@@ -336,11 +336,13 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   if (!reread) reread = [cfg] { return cfg; };
   std::function<std::string(const config::tls_files&)> reload_tls;
   if (tls_contexts) reload_tls = [&](const config::tls_files& files) { return tls_contexts->reload(files); };
+  std::function<std::string(const config&)> reload_cluster_tls;
+  if (cluster) reload_cluster_tls = [&](const config& next) { return cluster->reload_tls(next); };
   int sig = 0;
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
-    reload_config(running, reread, [&] { return shards.reload_sink_secrets(); }, reload_tls);
+    reload_config(running, reread, [&] { return shards.reload_sink_secrets(); }, reload_tls, reload_cluster_tls);
   }
   log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
 

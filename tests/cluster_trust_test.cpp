@@ -87,8 +87,10 @@ TEST_CASE("cluster: strangers at the cluster port cost the members no link and n
   std::atomic<int> acked{0}, refused{0};
   std::thread producer([&] {
     auto conn = c.connect(0);
-    for (int k = 0; !stop; ++k)
-      (conn.push(as_bytes("r" + std::to_string(k)), client::durability::replicated).acked ? acked : refused)++;
+    for (int k = 0; !stop; ++k) {
+      const std::string payload = std::to_string(k);
+      (conn.push(as_bytes(payload), client::durability::replicated).acked ? acked : refused)++;
+    }
   });
   REQUIRE(eventually([&] { return acked.load() > 100; }));
 
@@ -150,8 +152,10 @@ TEST_CASE("cluster: strangers at the cluster port cost the members no link and n
     CHECK(cluster3::count(c.nodes[n]->log(), "cluster peer connected") == 1);
   }
   // The members said what happened, by reason.
-  const auto failures = [&](int n, const char* reason) {
-    return c.series(n, std::string("weir_cluster_tls_handshake_failures_total{reason=\"") + reason + "\"}");
+  const auto failures = [&](int n, const std::string& reason) {
+    std::string series = "weir_cluster_tls_handshake_failures_total{reason=\"";
+    series.append(reason).append("\"}");
+    return c.series(n, series);
   };
   CHECK(failures(0, "timeout") + failures(0, "crowded") + failures(1, "timeout") + failures(1, "crowded") >= 300);
   CHECK(failures(0, "protocol") >= 1);

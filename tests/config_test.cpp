@@ -80,7 +80,8 @@ TEST_CASE("nested keys and sizes and booleans and lists and maps from every sour
       "sink:\n  http:\n    headers:\n      X-Team: storage\n");
   f.sources.env = {"WEIR_DRAIN__RETRY__MULTIPLIER=3", "WEIR_DATA_DIR=/srv/weir"};
   f.sources.overrides = {"cluster.node_id=1", "cluster.listen=127.0.0.1:7000",
-                         "cluster.peers=[\"127.0.0.1:7001\", \"[::1]:7002\"]"};
+                         "cluster.peers=[\"127.0.0.1:7001\", \"[::1]:7002\"]", "cluster.tls.cert=n1.pem",
+                         "cluster.tls.key=n1.key", "cluster.tls.ca=ca.pem"};
   auto c = f.load();
   CHECK(c.drain.retry.initial_ms == 250);
   CHECK(c.drain.retry.jitter == Approx(0.5));
@@ -296,21 +297,32 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   CHECK(f.error().find("cluster.tls.key, cluster.tls.ca") != std::string::npos);
 
   // A node that joins a cluster says who it is, names only others, and
-  // opens no unauthenticated port to a network.
+  // opens no unauthenticated port, on any address.
   const std::string joins = "cluster.listen=127.0.0.1:7000";
   f.sources.overrides = {joins, "cluster.peers=[\"127.0.0.1:7001\"]"};
   CHECK(f.error().find("cluster.node_id = 0: expected this node's number, 1 to 65535") != std::string::npos);
-  f.sources.overrides = {"cluster.node_id=1", "cluster.listen=0.0.0.0:7000"};
-  CHECK(f.error().find("cluster.listen = 0.0.0.0:7000: a cluster port on a network address needs cluster.tls") !=
-        std::string::npos);
-  f.sources.overrides = {"cluster.node_id=1", joins, "cluster.peers=[\"127.0.0.1:7000\"]"};
+  for (const char* listen : {"cluster.listen=0.0.0.0:7000", "cluster.listen=127.0.0.1:7000"}) {
+    f.sources.overrides = {"cluster.node_id=1", listen};
+    CHECK(f.error().find("a cluster needs cluster.tls.cert, cluster.tls.key and cluster.tls.ca, on any address") !=
+          std::string::npos);
+  }
+  const std::string cert = "cluster.tls.cert=n1.pem", key = "cluster.tls.key=n1.key", ca = "cluster.tls.ca=ca.pem";
+  f.sources.overrides = {"cluster.node_id=1", joins, cert, key, ca, "cluster.peers=[\"127.0.0.1:7000\"]"};
   CHECK(f.error().find("this node's own cluster.listen") != std::string::npos);
-  f.sources.overrides = {"cluster.node_id=1", joins, "cluster.peers=[\"127.0.0.1:7001\"]", "cluster.replicas=3"};
+  f.sources.overrides = {"cluster.node_id=1", joins, cert, key, ca, "cluster.peers=[\"127.0.0.1:7001\"]",
+                         "cluster.replicas=3"};
   CHECK(f.error().find("cluster.replicas = 3: expected at most 2") != std::string::npos);
-  f.sources.overrides = {"cluster.node_id=1", joins, "cluster.heartbeat_ms=500", "cluster.failover_after_ms=900",
-                         "cluster.replicas=1"};
+  f.sources.overrides = {"cluster.node_id=1", joins, cert, key, ca, "cluster.heartbeat_ms=500",
+                         "cluster.failover_after_ms=900", "cluster.replicas=1"};
   CHECK(f.error().find("cluster.failover_after_ms = 900: expected at least two cluster.heartbeat_ms") !=
         std::string::npos);
+  // A message bound that cannot carry the largest record.
+  f.sources.overrides = {"cluster.node_id=1", joins, cert, key, ca, "cluster.replicas=1",
+                         "cluster.max_message_bytes=8MiB"};
+  CHECK(f.error().find("cluster.max_message_bytes = 8388608: expected at least 17825792") != std::string::npos);
+  f.sources.overrides = {"cluster.node_id=1", joins, cert, key, ca, "cluster.replicas=1",
+                         "cluster.max_message_bytes=8MiB", "limits.max_payload_bytes=1MiB"};
+  CHECK(f.load().cluster.max_message_bytes == 8 * 1024 * 1024);
   f.sources.overrides = {"cluster.node_id=65536"};
   CHECK(f.error().find("cluster.node_id") != std::string::npos);
 

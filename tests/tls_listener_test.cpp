@@ -223,7 +223,7 @@ TEST_CASE("listen.tcp refuses a missing or foreign or expired certificate and pl
 
   // Each refusal was logged with the peer's address and its reason (the
   // log keeps one line a second; the ones in between are counted into it).
-  CHECK(d.log().find("TLS handshake failed; connection closed peer=127.0.0.1:") != std::string::npos);
+  CHECK(d.log().find("TLS handshake failed; connection closed port=listen.tcp peer=127.0.0.1:") != std::string::npos);
   CHECK(d.log().find("reason=no_client_cert") != std::string::npos);
   CHECK(d.log().find("failures_since_last_log=1 by_reason=\"no_client_cert=1\"") != std::string::npos);
   CHECK(f.sample("weir_tls_handshakes_total") == 0);

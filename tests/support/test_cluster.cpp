@@ -12,6 +12,12 @@ cluster3::cluster3(int replicas_) : replicas(replicas_) {
   REQUIRE(made.exit_code == 0);
 }
 
+std::filesystem::path cluster3::dir(int i) const {
+  std::string name = "n";
+  name += std::to_string(i + 1);
+  return root / name;
+}
+
 /// Payloads in the sink, with how often each appears (duplicates collapse on the key).
 std::map<std::string, int> sink_payloads(const std::string& path) {
   std::map<std::string, int> out;

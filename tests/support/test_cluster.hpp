@@ -40,7 +40,7 @@ struct cluster3 {
   }
 
   std::string listen(int i) const { return "127.0.0.1:" + std::to_string(ports[i]); }
-  std::filesystem::path dir(int i) const { return root / ("n" + std::to_string(i + 1)); }
+  std::filesystem::path dir(int i) const;
   std::string sink() const { return (root / "sink.db").string(); }
 
   /// Starts node i (0-based; node id i + 1); `extra` overrides.
@@ -54,7 +54,7 @@ struct cluster3 {
     std::filesystem::create_directories(dir(i));
     std::string peers;
     for (int j = 0; j < 3; ++j)
-      if (j != i) peers += (peers.empty() ? "" : ",") + listen(j);
+      if (j != i) peers.append(peers.empty() ? "" : ",").append(listen(j));
     std::vector<std::string> args{"--set", "sink.type=sqlite", "--set", "sink.sqlite.path=" + sink(),
                                   "--set", "cluster.node_id=" + std::to_string(i + 1),
                                   "--set", "cluster.listen=" + listen(i),
