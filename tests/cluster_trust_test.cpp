@@ -186,3 +186,23 @@ TEST_CASE("cluster: a member's link that announces too large a message or speaks
   CHECK(c.connect(0).push(as_bytes("still here"), client::durability::durable).acked);
   CHECK(c.nodes[0]->stop() == 0);
 }
+
+TEST_CASE("cluster: out of file descriptors the cluster port backs off instead of spinning", "[live][cluster]") {
+  cluster3 c;
+  c.start(0, {"--set", "wab.spare_segments=0"});  // no spare preparing, whose CPU would count here
+  const auto pid = c.nodes[0]->pid();
+  const auto in_use = open_files(pid);
+  REQUIRE(set_open_file_limit(pid, in_use + 2));
+  std::vector<int> waiting;
+  for (int i = 0; i < 20; ++i) waiting.push_back(tcp_connect(c.ports[0]));
+  const auto cpu_before = cpu_time(pid);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto cpu_used = cpu_time(pid) - cpu_before;
+  INFO("CPU the node used in 2 s with accept failing: " << cpu_used.count() << " ms\n" << c.nodes[0]->log());
+  CHECK(cpu_used < std::chrono::milliseconds(500));
+  CHECK(cluster3::count(c.nodes[0]->log(), "accept failed; backing off listener=cluster") >= 1);
+  REQUIRE(set_open_file_limit(pid, 4096));
+  for (int fd : waiting) ::close(fd);
+  CHECK(c.series(0, "weir_cluster_accept_errors_total") >= 1);
+  CHECK(c.nodes[0]->stop() == 0);
+}
