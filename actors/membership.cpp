@@ -42,6 +42,7 @@ struct peer {
   std::vector<replica_position> held;  // its copies' ends, from its last heartbeat
   bool held_known = false;             // its store answered for them
   std::vector<replica_position> delivering;  // the copies it delivers as failover owner
+  std::uint64_t incarnation = 0;             // its life, from its heartbeats
   // The other protocol it was last refused for (0: an unversioned hello),
   // while it stays refused: each refusal is logged once.
   std::optional<std::uint16_t> mismatch_logged;
@@ -181,6 +182,10 @@ class membership_state {
       if (p.node != h.from) continue;
       if (!sent_by(h.from)) return;  // only a node speaks for itself
       p.last_heard = clock::now();
+      if (h.incarnation != 0 && h.incarnation != p.incarnation) {
+        p.incarnation = h.incarnation;
+        tell_life(p.node, h.incarnation);
+      }
       p.held = std::move(h.held);
       p.held_known = h.held_known;
       p.delivering = std::move(h.delivering);
@@ -237,12 +242,44 @@ class membership_state {
     std::vector<replica_position> delivering;
     for (const auto& [origin, shard] : owned_) delivering.push_back(find(own_held_, origin, shard));
     for (auto& p : peers_) {
-      if (p.connected) self_->send(p.handle, peer_heartbeat{s_.node, own_held_, held_known_, delivering});
+      if (p.connected)
+        self_->send(p.handle, peer_heartbeat{s_.node, own_held_, held_known_, delivering, s_.incarnation});
       refresh(p);
     }
     if (!store_answered) return;
+    retire_earlier_lives();
     give_up_contested();
     decide_failover();
+  }
+
+  /// The store learns an origin's life; it retires copies of any other
+  /// (asked again on every tick: a copy a failover drain had is retired
+  /// once it is handed back).
+  void tell_life(std::uint16_t origin, std::uint64_t incarnation) {
+    self_->send(s_.store, retire_atom::value, origin, incarnation);
+  }
+
+  /// An origin's latest life is the one it says in its heartbeats; for one
+  /// not heard, the one whose copy, among every node's, reaches furthest (a
+  /// later life numbers its segments after an earlier one's). This node's
+  /// copies of another life are retired, so that none is left behind when
+  /// the latest is delivered.
+  void retire_earlier_lives() {
+    std::map<std::uint16_t, replica_position> furthest;
+    auto consider = [&](const replica_position& h) {
+      if (h.incarnation == 0 || h.sequence == 0 || h.origin == s_.node) return;
+      auto [it, fresh] = furthest.try_emplace(h.origin, h);
+      if (!fresh && it->second.sequence < h.sequence) it->second = h;
+    };
+    for (const auto& h : own_held_) consider(h);
+    for (const auto& p : peers_)
+      for (const auto& h : p.held) consider(h);
+    for (const auto& p : peers_) {
+      if (!p.connected || p.incarnation == 0) continue;
+      furthest.erase(p.node);
+      tell_life(p.node, p.incarnation);
+    }
+    for (const auto& [origin, h] : furthest) tell_life(origin, h.incarnation);
   }
 
   void connect(std::uint32_t i) {

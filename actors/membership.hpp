@@ -30,6 +30,11 @@
 // link proved; heartbeats and replica traffic count only from the handle
 // taken so, and a node ships or trims only its own records.
 //
+// Node lives: a peer's heartbeats say which life it is; the replica store
+// retires this node's copies of any other life of it (and delivers them).
+// For a peer not heard, the life whose copy reaches furthest, among every
+// node's copies of it, counts as its latest.
+//
 // Interface:    cluster_node_actor (messages/cluster_protocol.hpp), published;
 //               locally also (tick_atom), (connect_to_atom, address index)
 //               and (kill_drain_atom, drain)
@@ -65,6 +70,7 @@ struct failover_hooks {
 
 struct membership_settings {
   std::uint16_t node = 0;
+  std::uint64_t incarnation = 0;   // this node's life (wab/incarnation_file.hpp), in its heartbeats
   std::string listen;              // this node's cluster.listen
   std::vector<std::string> peers;  // host:port
   std::chrono::milliseconds heartbeat{500};

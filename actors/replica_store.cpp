@@ -15,6 +15,7 @@
 #include "actors/failure_log.hpp"
 #include "observability/log.hpp"
 #include "wab/confirm_cursor.hpp"
+#include "wab/incarnation_file.hpp"
 #include "wab/recovery.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
@@ -76,8 +77,17 @@ struct copy_state {
   bool dirty = false;       // written since the last sync
   bool seal_after_sync = false;
   bool released = false;    // a failover drain has it
+  std::uint64_t incarnation = 0;  // the origin's life it is of (0: not known yet)
   std::string last_trouble;
 };
+
+/// Whether `dir` holds a segment file.
+bool holds_segments(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (wab::parse_segment_file_name(e.path().filename().string())) return true;
+  return false;
+}
 
 class replica_store_state {
  public:
@@ -88,6 +98,20 @@ class replica_store_state {
     self_ = self;
     s_ = std::move(s);
     std::error_code ec;
+    // Retired copies an earlier run left: delivered on, or removed when done.
+    for (const auto& life : std::filesystem::directory_iterator(retired_root(), ec)) {
+      const std::string n = life.path().filename().string();
+      if (n.rfind("node_", 0) != 0) continue;
+      const auto origin = static_cast<std::uint16_t>(std::strtoul(n.c_str() + 5, nullptr, 10));
+      std::error_code ec2;
+      for (const auto& shard : std::filesystem::directory_iterator(life.path(), ec2)) {
+        const std::string sn = shard.path().filename().string();
+        if (sn.rfind("shard_", 0) != 0) continue;
+        retired_.push_back({origin, static_cast<std::uint16_t>(std::strtoul(sn.c_str() + 6, nullptr, 10)),
+                            shard.path().string()});
+        if (s_.retired) s_.retired(retired_.back().origin, retired_.back().shard, retired_.back().dir);
+      }
+    }
     for (const auto& node : std::filesystem::directory_iterator(s_.root, ec)) {
       const std::string n = node.path().filename().string();
       if (n.rfind("node_", 0) != 0) continue;
@@ -103,7 +127,16 @@ class replica_store_state {
 
   caf::result<replica_position> on_chunk(replica_chunk& c) {
     auto& cp = copy(c.origin, c.shard);
-    if (cp.released || !take(cp, c)) return cp.synced;
+    if (cp.released) return answer(cp);
+    if (c.incarnation != 0 && cp.incarnation != c.incarnation) {
+      // Another life of the origin: the copy of the earlier one is not continued.
+      if (cp.incarnation != 0 && holds_segments(cp.dir)) {
+        flush();
+        retire(cp);
+      }
+      adopt(cp, c.incarnation);
+    }
+    if (!take(cp, c)) return answer(cp);
     auto promise = self_->make_response_promise<replica_position>();
     waiting_.push_back({&cp, promise});
     if (!flush_scheduled_) {
@@ -113,11 +146,24 @@ class replica_store_state {
     return promise;
   }
 
-  replica_position on_position(std::uint16_t origin, std::uint16_t shard) { return copy(origin, shard).synced; }
+  replica_position on_position(std::uint16_t origin, std::uint16_t shard) { return answer(copy(origin, shard)); }
+
+  /// The origin lives as `incarnation`: its copies of another (known) life
+  /// are retired. One a failover drain has is left for after the hand-back.
+  void on_retire(std::uint16_t origin, std::uint64_t incarnation) {
+    for (auto& [key, cp] : copies_)
+      if (cp.origin == origin && !cp.released && cp.incarnation != 0 && cp.incarnation != incarnation &&
+          holds_segments(cp.dir)) {
+        flush();
+        retire(cp);
+      }
+  }
 
   void on_trim(const replica_trim& t) {
     auto& cp = copy(t.origin, t.shard);
     if (cp.released) return;  // the failover drain owns the directory now
+    // What another life of the origin delivered says nothing of this copy.
+    if (cp.incarnation != 0 && t.incarnation != 0 && cp.incarnation != t.incarnation) return;
     if (cp.open && cp.open->sequence() < t.sequence) cp.open.reset();
     // Everything below the trim is delivered: the copy counts as complete up
     // to there, so a chunk of a trimmed segment still waiting for its sync is
@@ -139,8 +185,9 @@ class replica_store_state {
   }
 
   std::vector<replica_position> held() {
+    forget_delivered_retired();
     std::vector<replica_position> out;
-    for (const auto& [key, cp] : copies_) out.push_back(cp.synced);
+    for (const auto& [key, cp] : copies_) out.push_back(answer(cp));
     return out;
   }
 
@@ -202,6 +249,72 @@ class replica_store_state {
   }
 
  private:
+  struct retired_copy {
+    std::uint16_t origin, shard;
+    std::string dir;
+  };
+
+  static replica_position answer(const copy_state& cp) {
+    auto p = cp.synced;
+    p.incarnation = cp.incarnation;
+    return p;
+  }
+
+  std::string retired_root() const { return s_.root + "/retired"; }
+
+  void adopt(copy_state& cp, std::uint64_t incarnation) {
+    cp.incarnation = incarnation;
+    if (int rc = wab::write_incarnation(cp.dir, incarnation); rc < 0)
+      trouble(cp, "cannot record which life of its origin a replica is of", rc);
+  }
+
+  /// Moves the copy aside, repairs and seals it as for a failover, and has
+  /// it delivered; the copy starts empty.
+  void retire(copy_state& cp) {
+    finish_open(cp);
+    cp.open.reset();
+    const std::string life = retired_root() + "/node_" + std::to_string(cp.origin) + "-" +
+                             wab::incarnation_text(cp.incarnation);
+    std::string target = life + "/" + wab::shard_dir_name(cp.shard);
+    if (int rc = make_private_dirs(life); rc < 0) return trouble(cp, "cannot retire a replica of an earlier life", rc);
+    std::error_code ec;
+    if (std::filesystem::exists(target, ec)) target += "-" + std::to_string(wab::new_incarnation() & 0xffff);
+    if (int rc = s_.io->rename(cp.dir, target); rc < 0) return trouble(cp, "cannot retire a replica of an earlier life", rc);
+    s_.io->fsync_directory(life);
+    s_.io->fsync_directory(std::filesystem::path(cp.dir).parent_path().string());
+    log::warn("a copy of an earlier life of a node is retired; this node delivers it",
+              {{"origin", std::to_string(cp.origin)}, {"shard", std::to_string(cp.shard)},
+               {"life", wab::incarnation_text(cp.incarnation)}, {"dir", target},
+               {"replica_segment", std::to_string(cp.synced.sequence)}});
+    if (int rc = make_private_dirs(cp.dir); rc < 0) trouble(cp, "cannot make a replica directory", rc);
+    cp.incarnation = 0;
+    cp.synced = {cp.origin, cp.shard, 0, 0, 1, false};
+    copy_state scratch;
+    scratch.dir = target;
+    repair(scratch);
+    retired_.push_back({cp.origin, cp.shard, target});
+    if (s_.retired) s_.retired(cp.origin, cp.shard, target);
+  }
+
+  /// Retired copies whose every segment is delivered go, with their drain.
+  void forget_delivered_retired() {
+    for (auto it = retired_.begin(); it != retired_.end();) {
+      if (holds_segments(it->dir)) {
+        ++it;
+        continue;
+      }
+      std::error_code ec;
+      std::filesystem::remove_all(it->dir, ec);
+      const auto life = std::filesystem::path(it->dir).parent_path();
+      if (std::filesystem::is_empty(life, ec)) std::filesystem::remove(life, ec);
+      log::info("a retired copy of an earlier life is delivered", {{"origin", std::to_string(it->origin)},
+                                                                   {"shard", std::to_string(it->shard)},
+                                                                   {"dir", it->dir}});
+      if (s_.retired_done) s_.retired_done(it->dir);
+      it = retired_.erase(it);
+    }
+  }
+
   copy_state& copy(std::uint16_t origin, std::uint16_t shard) {
     auto [it, fresh] = copies_.try_emplace({origin, shard});
     if (fresh) {
@@ -209,6 +322,7 @@ class replica_store_state {
       it->second.shard = shard;
       it->second.dir = replica_shard_dir(s_.root, origin, shard);
       if (int rc = make_private_dirs(it->second.dir); rc < 0) trouble(it->second, "cannot make a replica directory", rc);
+      it->second.incarnation = wab::read_incarnation(it->second.dir).value_or(0);
       load_end(it->second);
     }
     return it->second;
@@ -337,6 +451,7 @@ class replica_store_state {
   std::map<std::pair<std::uint16_t, std::uint16_t>, copy_state> copies_;
   std::vector<waiting_chunk> waiting_;
   bool flush_scheduled_ = false;
+  std::vector<retired_copy> retired_;  // being delivered
 };
 
 replica_store_actor::behavior_type replica_store_behavior(replica_store_state::pointer self, replica_store_settings s) {
@@ -351,6 +466,7 @@ replica_store_actor::behavior_type replica_store_behavior(replica_store_state::p
         self->state.on_release(origin, shard, released);
         return done_atom::value;
       },
+      [=](retire_atom, std::uint16_t origin, std::uint64_t incarnation) { self->state.on_retire(origin, incarnation); },
       [=](flush_atom) { self->state.flush(); },
       [=](shutdown_atom) {
         self->state.flush();

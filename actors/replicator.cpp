@@ -142,7 +142,7 @@ class replicator_state {
     segments_.erase(segments_.begin(), segments_.lower_bound(seq));
     if (fd_sequence_ < seq) close_file();
     for (auto& [node, p] : peers_)
-      if (p.up) self_->send(p.handle, replica_trim{s_.node, s_.shard, seq});
+      if (p.up) self_->send(p.handle, replica_trim{s_.node, s_.shard, seq, s_.incarnation});
     pump_all();
   }
 
@@ -216,10 +216,18 @@ class replicator_state {
   /// The peer's copy ends at `at`: shipping resumes there, or at the oldest
   /// segment still here when the peer is behind it (what is gone here was
   /// delivered and needs no copy).
-  void on_position(std::uint16_t node, std::uint64_t gen, const replica_position& at) {
+  void on_position(std::uint16_t node, std::uint64_t gen, replica_position at) {
     auto& p = peers_[node];
     if (p.generation != gen || !p.up) return;
     p.asking = false;
+    if (at.incarnation != 0 && at.incarnation != s_.incarnation) {
+      // A copy of an earlier life of this node: the peer retires (and
+      // delivers) it at this life's first chunk; this life's copy starts empty.
+      log::info("a peer holds a copy of an earlier life of this node; it delivers that copy, and this life's starts",
+                {{"peer", std::to_string(node)}, {"shard", std::to_string(s_.shard)},
+                 {"peer_segment", std::to_string(at.sequence)}});
+      at = replica_position{s_.node, s_.shard, 0, 0, 1, false, s_.incarnation};
+    }
     if (ahead_of_us(at)) {
       // The peer holds more of this node's shard than this node ever wrote:
       // this node's data_dir was replaced under the same cluster.node_id.
@@ -299,7 +307,7 @@ class replicator_state {
       if (!seg.sealed) return std::nullopt;  // caught up with the writer
       if (!p.seal_sent) {
         // Nothing more to copy, but the replica must learn the segment is complete.
-        replica_chunk c{s_.node, s_.shard, it->first, from, p.next_index, 0, {}, true};
+        replica_chunk c{s_.node, s_.shard, it->first, from, p.next_index, 0, {}, true, false, s_.incarnation};
         return c;
       }
       auto next = std::next(it);
@@ -313,7 +321,7 @@ class replicator_state {
                                           std::uint64_t first_index) {
     if (!open_file(seq)) return std::nullopt;
     std::uint64_t want = std::min(seg.end - from, s_.chunk_bytes);
-    replica_chunk c{s_.node, s_.shard, seq, from, first_index, 0, {}, false};
+    replica_chunk c{s_.node, s_.shard, seq, from, first_index, 0, {}, false, false, s_.incarnation};
     c.bytes.resize(want);
     if (!read_exact(c.bytes.data(), want, from)) return std::nullopt;
     // Cut after the last whole record; a record bigger than the chunk goes alone.
@@ -382,7 +390,8 @@ class replicator_state {
     if (p.generation != gen || !p.up) return;
     --p.in_flight;
     const spot held{at.sequence, at.offset};
-    if (held < sent_to) {
+    // Only a copy of this life holds this life's records.
+    if (held < sent_to || (at.incarnation != 0 && at.incarnation != s_.incarnation)) {
       // The replica's copy ends before this chunk's end (it refused a chunk
       // out of order, or lost its copy): start again from where it is.
       retry_position(node, gen);

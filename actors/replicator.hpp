@@ -36,6 +36,7 @@ struct cluster_metrics;
 
 struct replicator_settings {
   std::uint16_t node = 0;  // this node: the origin of what it ships
+  std::uint64_t incarnation = 0;  // this node's life (a peer's copy of another is no copy of this one)
   std::uint16_t shard = 0;
   std::string shard_dir;
   std::uint32_t copies_needed = 1;  // peers that must hold a record (cluster.replicas - 1)

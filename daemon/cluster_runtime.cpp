@@ -25,7 +25,8 @@ void prepare_cluster_config(caf::actor_system_config& caf_cfg, const config& cfg
   caf_cfg.add_message_types<caf::id_block::weir_cluster>();
 }
 
-cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipeline& shards, cluster_metrics& stats)
+cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipeline& shards, cluster_metrics& stats,
+                                 std::uint64_t incarnation)
     : sys_(sys) {
   std::shared_ptr<boost::asio::ssl::context> tls;
   try {
@@ -35,10 +36,21 @@ cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipe
   }
   const std::string root = cfg.data_dir + "/replica";
   ensure_private_directory(root, "data_dir");
-  store_ = spawn_replica_store(sys, {cluster_node(cfg), root, wab::default_file_io(), cfg.data_dir + "/quarantine"});
+  replica_store_settings rs;
+  rs.node = cluster_node(cfg);
+  rs.root = root;
+  rs.io = wab::default_file_io();
+  rs.quarantine_dir = cfg.data_dir + "/quarantine";
+  // Copies of other nodes' earlier lives are delivered from here.
+  rs.retired = [&shards](std::uint16_t origin, std::uint16_t shard, const std::string& dir) {
+    shards.start_retired_drain(origin, shard, dir);
+  };
+  rs.retired_done = [&shards](const std::string& dir) { shards.stop_retired_drain(dir); };
+  store_ = spawn_replica_store(sys, std::move(rs));
 
   membership_settings ms;
   ms.node = cluster_node(cfg);
+  ms.incarnation = incarnation;
   ms.listen = cfg.cluster.listen;
   ms.peers = cfg.cluster.peers;
   ms.heartbeat = std::chrono::milliseconds(cfg.cluster.heartbeat_ms);

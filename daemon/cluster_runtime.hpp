@@ -30,7 +30,9 @@ class cluster_runtime {
  public:
   /// Binds cluster.listen and joins; throws startup_error when the TLS
   /// files cannot be used or cluster.listen cannot be bound.
-  cluster_runtime(caf::actor_system& sys, const config& cfg, pipeline& shards, cluster_metrics& stats);
+  /// `incarnation`: this node's life (daemon/node_life.hpp).
+  cluster_runtime(caf::actor_system& sys, const config& cfg, pipeline& shards, cluster_metrics& stats,
+                  std::uint64_t incarnation);
   ~cluster_runtime();
   /// Stops membership and waits until it is gone, so that no failover drain
   /// starts while the pipeline shuts down; then closes every link.

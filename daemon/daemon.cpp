@@ -22,6 +22,7 @@
 #include "messages/ingest_protocol.hpp"
 #include "daemon/admin_server.hpp"
 #include "daemon/cluster_runtime.hpp"
+#include "daemon/node_life.hpp"
 #include "daemon/config_reload.hpp"
 #include "daemon/client_activity.hpp"
 #include "daemon/cpu_keep_awake.hpp"
@@ -150,7 +151,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   data_dir_lock lock(cfg.data_dir);
   const std::uint16_t recorded_node = wab::read_node_id(cfg.data_dir);
   // Before any socket exists: nothing is accepted on a WAB not yet repaired.
-  const wab_startup recovered = recover_wab(cfg);
+  wab_startup recovered = recover_wab(cfg);
   // Record ids carry the node: records a WAB holds under another node id
   // would reach the sink under ids other than those acked. (A WAB written
   // outside a cluster has no file to tell; an empty one may change ids.)
@@ -160,6 +161,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
                         " holds records of node " + owner + " (" + wab::node_id_file_name + "): their ids carry node " +
                         owner + "; start it with cluster.node_id " + owner + ", or once they are delivered");
   }
+  begin_or_continue_life(cfg, recovered);
   // For the offline tools: the ids they show carry this node (wab/node_id_file.hpp).
   if (int rc = wab::write_node_id(cfg.data_dir, cluster_node(cfg)); rc < 0)
     log::warn("cannot record the cluster node id in the data dir; weir-ctl dump and tail then need --node",
@@ -289,7 +291,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // a taken port never joins, so it neither ends its peers' failover of its
   // replica nor leaves the actor system waiting on a peer as it unwinds.
   std::unique_ptr<cluster_runtime> cluster;
-  if (cluster_stats) cluster = std::make_unique<cluster_runtime>(system, cfg, shards, *cluster_stats);
+  if (cluster_stats)
+    cluster = std::make_unique<cluster_runtime>(system, cfg, shards, *cluster_stats, recovered.incarnation);
   if (listener) listener->start();
   if (tcp_listener) tcp_listener->start();
 

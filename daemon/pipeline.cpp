@@ -86,6 +86,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
       ds.damaged_at_startup = q->second;
     if (cluster_node(cfg) != 0) {
       auto rs = replicator_settings_for(cfg, shard, dir);
+      rs.incarnation = recovered.incarnation;
       rs.io = io;
       rs.stats = cluster_stats;
       replicators_.push_back(spawn_replicator(sys, rs));
@@ -123,19 +124,41 @@ pipeline::~pipeline() {
   for (auto& r : replicators_) caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
   std::lock_guard<std::mutex> guard(failover_mutex_);
   for (auto& [key, d] : failover_drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+  for (auto& [dir, d] : retired_drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
 }
 
-void pipeline::start_failover_drain(std::uint16_t origin, std::uint16_t shard, const std::string& replica_dir) {
+drain_settings pipeline::copy_drain_settings(std::uint16_t origin, std::uint16_t shard, const std::string& dir) const {
   auto ds = failover_template_;
   ds.shard = shard;
-  ds.shard_dir = replica_dir;
+  ds.shard_dir = dir;
   ds.node = origin;
   ds.segment_prefix = segment_prefix_of(origin);
   ds.first_live_sequence = std::numeric_limits<std::uint64_t>::max();  // nothing more is written to it
   ds.usage = std::make_shared<wab::wab_usage>(std::numeric_limits<std::uint64_t>::max());
+  return ds;
+}
+
+void pipeline::start_failover_drain(std::uint16_t origin, std::uint16_t shard, const std::string& replica_dir) {
+  auto drain = spawn_drain(sys_, copy_drain_settings(origin, shard, replica_dir), runner_);
   std::lock_guard<std::mutex> guard(failover_mutex_);
-  failover_drains_.emplace(std::make_pair(origin, shard), spawn_drain(sys_, ds, runner_));
+  failover_drains_.emplace(std::make_pair(origin, shard), drain);
+}
+
+void pipeline::start_retired_drain(std::uint16_t origin, std::uint16_t shard, const std::string& dir) {
+  auto drain = spawn_drain(sys_, copy_drain_settings(origin, shard, dir), runner_);
+  std::lock_guard<std::mutex> guard(failover_mutex_);
+  if (auto old = retired_drains_.find(dir); old != retired_drains_.end())
+    caf::anon_send_exit(old->second, caf::exit_reason::user_shutdown);
+  retired_drains_[dir] = drain;
+}
+
+void pipeline::stop_retired_drain(const std::string& dir) {
+  std::lock_guard<std::mutex> guard(failover_mutex_);
+  auto it = retired_drains_.find(dir);
+  if (it == retired_drains_.end()) return;
+  caf::anon_send_exit(it->second, caf::exit_reason::user_shutdown);
+  retired_drains_.erase(it);
 }
 
 std::vector<drain_actor> pipeline::take_failover_drains(std::uint16_t origin, std::optional<std::uint16_t> shard) {
@@ -186,7 +209,9 @@ bool pipeline::shut_down(std::chrono::milliseconds timeout) {
   {
     std::lock_guard<std::mutex> guard(failover_mutex_);
     for (auto& [key, d] : failover_drains_) failover.push_back(d);
+    for (auto& [dir, d] : retired_drains_) failover.push_back(d);
     failover_drains_.clear();
+    retired_drains_.clear();
   }
   const bool drains = stop_all(self, drains_, deadline) && stop_all(self, failover, deadline);
   for (auto& d : failover) self->send_exit(d, caf::exit_reason::user_shutdown);

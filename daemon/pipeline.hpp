@@ -71,11 +71,19 @@ class pipeline {
   /// caller's to shut down (membership must know when they have ended).
   void start_failover_drain(std::uint16_t origin, std::uint16_t shard, const std::string& replica_dir);
   std::vector<drain_actor> take_failover_drains(std::uint16_t origin, std::optional<std::uint16_t> shard);
+  /// A retired copy of an earlier life of `origin` (in `dir`, sealed) is
+  /// delivered as a failover copy is, until the replica store says it is
+  /// done (stop_retired_drain). Safe from any thread.
+  void start_retired_drain(std::uint16_t origin, std::uint16_t shard, const std::string& dir);
+  void stop_retired_drain(const std::string& dir);
 
   /// Reads the sink's secret files again (SIGHUP).
   sink_factory::secret_reload reload_sink_secrets() { return factory_->reload_secrets(); }
 
  private:
+  /// A drain over a copy of `origin`'s shard in `dir` (nothing more is written to it).
+  drain_settings copy_drain_settings(std::uint16_t origin, std::uint16_t shard, const std::string& dir) const;
+
   caf::actor_system& sys_;
   std::vector<shard_writer_actor> writers_;
   std::vector<drain_actor> drains_;
@@ -83,6 +91,7 @@ class pipeline {
   std::vector<replicator_actor> replicators_;
   std::mutex failover_mutex_;  // the hooks run on the membership actor's thread
   std::multimap<std::pair<std::uint16_t, std::uint16_t>, drain_actor> failover_drains_;  // by (origin, shard)
+  std::map<std::string, drain_actor> retired_drains_;  // by directory
   drain_settings failover_template_;
   sink_runner_actor runner_;
   std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();

@@ -27,7 +27,10 @@
 //                                replication_wait  Replicated acks, synced here, waiting for
 //                                                  cluster.replicas - 1 peers
 //   drain -> replicator          (confirmed_atom, sequence)  segments below it are delivered
-//   cluster_node -> replica_store  the replica messages above, delegated; (held_atom)
+//   cluster_node -> replica_store  the replica messages above, delegated; (held_atom);
+//                                (retire_atom, origin, incarnation): the origin lives as
+//                                `incarnation`; a copy of another of its lives is retired
+//                                (moved aside and delivered by this node)
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -55,11 +58,14 @@ using connect_to_atom = caf::atom_constant<caf::atom("connectto")>;
 /// membership to itself: a failover drain it is shutting down has not ended in time.
 using kill_drain_atom = caf::atom_constant<caf::atom("killdrain")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
+/// membership -> replica store: copies of an origin's other lives are retired.
+using retire_atom = caf::atom_constant<caf::atom("retire")>;
 /// cluster dialer to itself: a link it asked for is made (or not).
 using dialed_atom = caf::atom_constant<caf::atom("dialed")>;
 
 /// Whole records of one origin segment, in their on-disk form, starting at
-/// byte `offset` of the segment (and record `first_index`).
+/// byte `offset` of the segment (and record `first_index`), from the
+/// origin's life `incarnation` (wab/incarnation_file.hpp).
 struct replica_chunk {
   std::uint16_t origin = 0;
   std::uint16_t shard = 0;
@@ -72,17 +78,19 @@ struct replica_chunk {
   /// Starts a segment although the replica's previous one is not complete:
   /// the origin delivered (and no longer has) what the copy lacks.
   bool skips = false;
+  std::uint64_t incarnation = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_chunk& x) {
-  return f(caf::meta::type_name("weir::replica_chunk"), x.origin, x.shard, x.sequence, x.offset, x.first_index,
-           x.records, x.bytes, x.sealed, x.skips);
+  return f(caf::meta::type_name("weir::replica_chunk"), x.origin, x.shard, x.incarnation, x.sequence, x.offset,
+           x.first_index, x.records, x.bytes, x.sealed, x.skips);
 }
 
 /// Where a replica's copy of an origin's shard ends: the next chunk starts at
 /// `offset` of segment `sequence` with record `next_index` (sequence 0: it
 /// holds nothing). `sealed`: that segment is complete on the replica.
+/// `incarnation`: the origin's life the copy is of (0: not known yet).
 struct replica_position {
   std::uint16_t origin = 0;
   std::uint16_t shard = 0;
@@ -90,12 +98,13 @@ struct replica_position {
   std::uint64_t offset = 0;
   std::uint64_t next_index = 1;
   bool sealed = false;
+  std::uint64_t incarnation = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_position& x) {
-  return f(caf::meta::type_name("weir::replica_position"), x.origin, x.shard, x.sequence, x.offset, x.next_index,
-           x.sealed);
+  return f(caf::meta::type_name("weir::replica_position"), x.origin, x.shard, x.incarnation, x.sequence, x.offset,
+           x.next_index, x.sealed);
 }
 
 /// Alive, and what the sender holds for other origins (failover picks the
@@ -108,11 +117,12 @@ struct peer_heartbeat {
   std::vector<replica_position> held;
   bool held_known = false;
   std::vector<replica_position> delivering;
+  std::uint64_t incarnation = 0;  // the sender's own life
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_heartbeat& x) {
-  return f(caf::meta::type_name("weir::peer_heartbeat"), x.from, x.held, x.held_known, x.delivering);
+  return f(caf::meta::type_name("weir::peer_heartbeat"), x.from, x.incarnation, x.held, x.held_known, x.delivering);
 }
 
 /// The origin's drain delivered every segment of `shard` below `sequence`.
@@ -120,11 +130,12 @@ struct replica_trim {
   std::uint16_t origin = 0;
   std::uint16_t shard = 0;
   std::uint64_t sequence = 0;
+  std::uint64_t incarnation = 0;  // the origin's life: a copy of another is not trimmed by it
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_trim& x) {
-  return f(caf::meta::type_name("weir::replica_trim"), x.origin, x.shard, x.sequence);
+  return f(caf::meta::type_name("weir::replica_trim"), x.origin, x.shard, x.sequence, x.incarnation);
 }
 
 /// The layout of every node <-> node message above. Nodes that speak
@@ -132,7 +143,8 @@ typename Inspector::result_type inspect(Inspector& f, replica_trim& x) {
 /// rather than misread each other's heartbeats. Version 2: heartbeats carry
 /// `held_known` and `delivering`; weir before it had no version in its hello.
 /// Version 3: links are weir's own TLS (a certificate naming weir-node-<id>),
-/// and a hello is taken only from the node its link proved.
+/// a hello is taken only from the node its link proved, and copies, chunks
+/// and heartbeats carry the origin's incarnation.
 constexpr std::uint16_t cluster_protocol_version = 3;
 
 /// The actor each node publishes on cluster.listen.
@@ -177,6 +189,7 @@ using replica_store_actor =
                      caf::reacts_to<replica_trim>,
                      caf::replies_to<held_atom>::with<std::vector<replica_position>>,
                      caf::replies_to<release_atom, std::uint16_t, std::uint16_t, bool>::with<done_atom>,
+                     caf::reacts_to<retire_atom, std::uint16_t, std::uint64_t>,
                      caf::reacts_to<flush_atom>,
                      caf::replies_to<shutdown_atom>::with<done_atom>>;
 

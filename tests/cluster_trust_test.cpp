@@ -3,6 +3,7 @@
 // stranger at the port (bare TCP, idle connections, no or a foreign
 // certificate, oversized or forbidden frames) costs the members nothing.
 // Real weir-server processes on loopback, certificates from weir-ctl.
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -205,4 +206,59 @@ TEST_CASE("cluster: out of file descriptors the cluster port backs off instead o
   for (int fd : waiting) ::close(fd);
   CHECK(c.series(0, "weir_cluster_accept_errors_total") >= 1);
   CHECK(c.nodes[0]->stop() == 0);
+}
+
+TEST_CASE("cluster: a machine replaced with an empty disk under its old id loses nothing and repeats no id",
+          "[live][cluster]") {
+  cluster3 c;
+  // No failover in this test: what the first life acked can reach the sink
+  // only through the peers that hold its copies.
+  const std::vector<std::string> patient{"--set", "cluster.failover_after_ms=600000"};
+  c.start(0, patient);
+  c.start(2, patient);
+  // Node 2's first life cannot deliver: everything it acks stays in its WAB
+  // and its peers' copies.
+  c.start(1, {"--set", "sink.type=http", "--set", "sink.http.url=http://127.0.0.1:1/"});
+  REQUIRE(eventually([&] { return cluster3::count(c.nodes[1]->log(), "cluster peer connected") >= 2; }));
+
+  std::set<std::string> acked, segments_used;
+  auto push_some = [&](const std::string& tag, int n) {
+    auto conn = c.connect(1);
+    int done = 0;
+    for (int k = 0; done < n && k < 20 * n; ++k) {
+      const std::string p = tag + "-" + std::to_string(k);
+      const auto r = conn.push_tracked(as_bytes(p), client::durability::replicated);
+      if (!r.acked) continue;
+      acked.insert(p);
+      segments_used.insert(r.segment + "#" + std::to_string(r.index));
+      ++done;
+    }
+    return done;
+  };
+  REQUIRE(push_some("first-life", 300) == 300);
+  const auto first_life_ids = segments_used.size();
+
+  // The machine dies and is replaced: same config, empty data_dir.
+  ::kill(c.nodes[1]->pid(), SIGKILL);
+  c.nodes[1]->wait_exit();
+  std::filesystem::remove_all(c.dir(1));
+  c.start(1);  // a reachable sink this time
+  // Its Replicated pushes are served again within seconds.
+  REQUIRE(eventually([&] { return push_some("second-life", 1) == 1; }, std::chrono::seconds(15)));
+  REQUIRE(push_some("second-life-more", 300) == 300);
+  // No coordinate (and so no record id) of the first life came again.
+  CHECK(segments_used.size() == first_life_ids + 301);
+
+  INFO(c.nodes[0]->log() + "\n---\n" + c.nodes[1]->log() + "\n---\n" + c.nodes[2]->log());
+  CHECK(cluster3::count(c.nodes[1]->log(), "a new life of this node begins") == 1);
+  CHECK(cluster3::count(c.nodes[0]->log() + c.nodes[2]->log(), "a copy of an earlier life of a node is retired") >= 1);
+  // Every record acked in either life reaches the sink.
+  const bool all = eventually([&] { return sink_holds_all(c.sink(), acked); }, std::chrono::seconds(60));
+  INFO("missing: " << missing(c.sink(), acked));
+  CHECK(all);
+  // The retired copies are delivered and removed.
+  CHECK(eventually([&] {
+    return cluster3::count(c.nodes[0]->log() + c.nodes[2]->log(), "a retired copy of an earlier life is delivered") >= 1;
+  }));
+  for (auto& n : c.nodes) CHECK(n->stop() == 0);
 }

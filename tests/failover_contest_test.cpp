@@ -47,6 +47,7 @@ replica_store_actor::behavior_type fake_store(replica_store_actor::pointer, std:
         s->releases.push_back({shard, take});
         return done_atom::value;
       },
+      [](retire_atom, std::uint16_t, std::uint64_t) {},
       [](flush_atom) {},
       [](shutdown_atom) { return done_atom::value; },
   };

@@ -51,7 +51,7 @@ struct store_harness : test::test_scheduler {
   caf::scoped_actor self{sys()};
   store_harness() {
     store = spawn_replica_store(sys(), {1, (dir / "replica").string(), io, (dir / "quarantine").string(),
-                                        actor_thread::scheduler});
+                                        actor_thread::scheduler, {}, {}});
     run();
   }
   std::string copy_dir() const { return replica_shard_dir((dir / "replica").string(), 2, 0); }

@@ -30,7 +30,7 @@ struct replication_harness : test::test_scheduler {
   replication_harness() {
     std::filesystem::create_directories(shard_dir);
     peer_store = spawn_replica_store(sys(), {peer_node, (dir / "replica").string(), io,
-                                             (dir / "quarantine").string(), actor_thread::scheduler});
+                                             (dir / "quarantine").string(), actor_thread::scheduler, {}, {}});
     run();
   }
   ~replication_harness() {
