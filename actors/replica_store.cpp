@@ -244,7 +244,7 @@ class replica_store_state {
       if (cp.seal_after_sync) cp.open.reset();
       cp.seal_after_sync = false;
     }
-    for (auto& w : waiting_) w.promise.deliver(w.copy->synced);
+    for (auto& w : waiting_) w.promise.deliver(answer(*w.copy));
     waiting_.clear();
   }
 

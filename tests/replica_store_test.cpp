@@ -49,10 +49,27 @@ struct store_harness : test::test_scheduler {
   std::shared_ptr<test::faulty_file_io> io = std::make_shared<test::faulty_file_io>();
   replica_store_actor store;
   caf::scoped_actor self{sys()};
-  store_harness() {
+  std::vector<std::string> retired, retired_done;  // what the store handed over for delivery, and took back
+  store_harness() { start(); }
+  void start() {
     store = spawn_replica_store(sys(), {1, (dir / "replica").string(), io, (dir / "quarantine").string(),
-                                        actor_thread::scheduler, {}, {}});
+                                        actor_thread::scheduler,
+                                        [this](std::uint16_t, std::uint16_t, const std::string& d) { retired.push_back(d); },
+                                        [this](const std::string& d) { retired_done.push_back(d); }});
     run();
+  }
+  void restart() {
+    self->send_exit(store, caf::exit_reason::user_shutdown);
+    run();
+    start();
+  }
+  /// The store's answer to a position question, or to held.
+  replica_position position() {
+    self->send(store, position_atom::value, std::uint16_t{2}, std::uint16_t{0});
+    run();
+    replica_position at;
+    self->receive([&](replica_position& p) { at = p; }, caf::after(std::chrono::seconds(0)) >> [] {});
+    return at;
   }
   std::string copy_dir() const { return replica_shard_dir((dir / "replica").string(), 2, 0); }
 
@@ -180,4 +197,67 @@ TEST_CASE("replica store: a trim deletes the copy's segments the origin delivere
   h.self->send(h.store, replica_trim{3, 0, 10});
   h.run();
   CHECK(exists(3));
+}
+
+namespace {
+
+std::vector<replica_chunk> of_life(std::vector<replica_chunk> chunks, std::uint64_t life) {
+  for (auto& c : chunks) c.incarnation = life;
+  return chunks;
+}
+
+}  // namespace
+
+TEST_CASE("replica store: a chunk of the origin's next life retires the copy of the last and starts a new one",
+          "[actor][replica]") {
+  store_harness h;
+  origin_segment first_life(h.io, (h.dir / "origin/shard_00").string(), 7, {"a", "b"}, false);
+  origin_segment next_life(h.io, (h.dir / "origin2/shard_00").string(), 5000, {"c"}, false);
+  const auto held = h.send_together(of_life(first_life.chunks, 0xaa));
+  REQUIRE(held.back().sequence == 7);
+  CHECK(held.back().incarnation == 0xaa);
+  // A trim from another life says nothing of this copy.
+  h.self->send(h.store, replica_trim{2, 0, 100, 0xbb});
+  h.run();
+  CHECK(std::filesystem::exists(h.copy_dir() + "/" + wab::segment_file_name(7)));
+
+  const auto taken = h.send_together(of_life({next_life.chunks.front()}, 0xbb));
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0].sequence == 5000);
+  CHECK(taken[0].incarnation == 0xbb);
+  // The first life's copy went aside, whole, for this node to deliver.
+  REQUIRE(h.retired.size() == 1);
+  CHECK(h.retired[0].find("retired/node_2-00000000000000aa/shard_00") != std::string::npos);
+  CHECK(std::filesystem::exists(h.retired[0] + "/" + wab::segment_file_name(7)));
+  CHECK_FALSE(std::filesystem::exists(h.copy_dir() + "/" + wab::segment_file_name(7)));
+  // After a restart the retired copy is handed over again, until delivered.
+  h.restart();
+  REQUIRE(h.retired.size() == 2);
+  CHECK(h.retired[1] == h.retired[0]);
+  CHECK(h.position().incarnation == 0xbb);
+  std::filesystem::remove(h.retired[0] + "/" + wab::segment_file_name(7));  // its drain delivered it
+  h.self->send(h.store, held_atom::value);
+  h.run();
+  REQUIRE(h.retired_done.size() == 1);
+  CHECK_FALSE(std::filesystem::exists(h.retired[0]));
+}
+
+TEST_CASE("replica store: told the origin lives on as another life, the store retires its copy", "[actor][replica]") {
+  store_harness h;
+  origin_segment first_life(h.io, (h.dir / "origin/shard_00").string(), 3, {"a"}, false);
+  h.send_together(of_life(first_life.chunks, 0x11));
+  h.self->send(h.store, retire_atom::value, std::uint16_t{2}, std::uint64_t{0x11});  // the same life: kept
+  h.run();
+  CHECK(h.retired.empty());
+  h.self->send(h.store, retire_atom::value, std::uint16_t{2}, std::uint64_t{0x22});
+  h.run();
+  REQUIRE(h.retired.size() == 1);
+  CHECK(h.position().sequence == 0);  // the next life's copy starts empty
+  // A copy a failover drain has is not retired under it.
+  origin_segment again(h.io, (h.dir / "origin3/shard_00").string(), 9, {"b"}, false);
+  h.send_together(of_life(again.chunks, 0x33));
+  h.self->send(h.store, release_atom::value, std::uint16_t{2}, std::uint16_t{0}, true);
+  h.self->send(h.store, retire_atom::value, std::uint16_t{2}, std::uint64_t{0x44});
+  h.run();
+  CHECK(h.retired.size() == 1);
 }
