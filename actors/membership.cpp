@@ -38,6 +38,7 @@ struct peer {
   bool announced_up = false;  // the replicators were told it is up
   clock::time_point last_heard{};
   clock::time_point not_up_since = clock::now();
+  clock::time_point up_since{};
   std::chrono::milliseconds backoff{100};
   std::vector<replica_position> held;  // its copies' ends, from its last heartbeat
   bool held_known = false;             // its store answered for them
@@ -47,6 +48,7 @@ struct peer {
   // while it stays refused: each refusal is logged once.
   std::optional<std::uint16_t> mismatch_logged;
   bool wrong_node_logged = false;  // its link proved another node than it answered as
+  bool not_taken_logged = false;   // it answered, but does not list this node
 };
 
 class membership_state {
@@ -92,62 +94,71 @@ class membership_state {
   /// once its link proved the node id the hello claims. The answer always
   /// names this node and its protocol, so that a caller of another version
   /// can say why it was not taken.
-  caf::result<std::uint16_t, std::uint16_t> on_hello(std::uint16_t from, const std::string& address,
-                                                     std::uint16_t protocol) {
-    const caf::result<std::uint16_t, std::uint16_t> answer{s_.node, cluster_protocol_version};
+  caf::result<std::uint16_t, std::uint16_t, bool> on_hello(std::uint16_t from, const std::string& address,
+                                                           std::uint16_t protocol) {
+    const caf::result<std::uint16_t, std::uint16_t, bool> refused{s_.node, cluster_protocol_version, false};
     auto it = std::find_if(peers_.begin(), peers_.end(), [&](const peer& p) { return p.address == address; });
     if (from == s_.node) {
       log::error("a node with this node's own cluster.node_id said hello; ignored (two nodes share an id)",
                  {{"node", std::to_string(from)}, {"listen", address}});
-      return answer;
-    }
-    if (it == peers_.end()) {
-      log::warn("a node not in cluster.peers said hello; ignored", {{"node", std::to_string(from)}, {"listen", address}});
-      return answer;
+      return refused;
     }
     if (protocol != cluster_protocol_version) {
-      log_protocol_mismatch(*it, protocol);
-      return answer;
+      if (it != peers_.end()) log_protocol_mismatch(*it, protocol);
+      return refused;
     }
     auto handle = caf::actor_cast<cluster_node_actor>(self_->current_sender());
-    if (!handle) return answer;
-    auto promise = self_->make_response_promise<std::uint16_t, std::uint16_t>();
-    const auto index = static_cast<std::size_t>(it - peers_.begin());
+    if (!handle) return refused;
+    auto promise = self_->make_response_promise<std::uint16_t, std::uint16_t, bool>();
+    const auto index = it == peers_.end() ? std::optional<std::size_t>{} : std::optional<std::size_t>(it - peers_.begin());
     self_->request(s_.identity, std::chrono::seconds(10), caf::get_atom::value, handle.node())
         .then(
-            [this, promise, index, from, handle](const caf::node_id&, const std::string&, std::uint16_t proven) mutable {
-              take_caller(index, from, proven, std::move(handle));
-              promise.deliver(s_.node, cluster_protocol_version);
+            [this, promise, index, from, address, handle](const caf::node_id&, const std::string&,
+                                                          std::uint16_t proven) mutable {
+              bool taken = false;
+              if (!index) {
+                // A node its link proved, alive, but at an address this node
+                // does not list: it is not failed over while it keeps calling.
+                if (proven == from) heard_alive_[from] = clock::now();
+                log::warn("a node not in cluster.peers said hello; not taken (its cluster.listen is not in this "
+                          "node's cluster.peers)",
+                          {{"node", std::to_string(from)}, {"listen", address}});
+              } else {
+                taken = take_caller(*index, from, proven, std::move(handle));
+              }
+              promise.deliver(s_.node, cluster_protocol_version, taken);
             },
             [this, promise, from](caf::error& e) mutable {
               log::error("cannot tell which node a hello came from; not taken",
                          {{"node", std::to_string(from)}, {"error", caf::to_string(e)}});
-              promise.deliver(s_.node, cluster_protocol_version);
+              promise.deliver(s_.node, cluster_protocol_version, false);
             });
     return promise;
   }
 
-  /// A hello claiming `from` from `handle`, whose link proved `proven`.
-  void take_caller(std::size_t index, std::uint16_t from, std::uint16_t proven, cluster_node_actor handle) {
+  /// A hello claiming `from` from `handle`, whose link proved `proven`:
+  /// whether it is taken as the member at peers_[index].
+  bool take_caller(std::size_t index, std::uint16_t from, std::uint16_t proven, cluster_node_actor handle) {
     auto& p = peers_[index];
     if (proven != from) {
       if (refused_lines_.admit() > 0)
         log::error("a cluster peer said hello as another node than its certificate names; not taken",
                  {{"claimed", std::to_string(from)}, {"certificate", proven == 0 ? "none" : node_certificate(proven)},
                   {"listen", p.address}});
-      return;
+      return false;
     }
+    heard_alive_[from] = clock::now();
     if (p.node != 0 && p.node != from) {
       if (refused_lines_.admit() > 0)
         log::error("a cluster peer said hello from another node's cluster.listen; not taken",
                  {{"node", std::to_string(from)}, {"listen", p.address}, {"that_listen_is_node", std::to_string(p.node)}});
-      return;
+      return false;
     }
     for (const auto& other : peers_)
       if (&other != &p && other.connected && other.node == from) {
         log::error("two cluster peers claim the same cluster.node_id; the second is not taken",
                    {{"node", std::to_string(from)}, {"first", other.address}, {"second", p.address}});
-        return;
+        return false;
       }
     if (p.connected && p.handle != handle) {
       // The peer restarted before its old connection was seen to end: the
@@ -164,6 +175,7 @@ class membership_state {
     p.last_heard = clock::now();
     log::info("cluster peer connected", {{"peer", p.address}, {"node", std::to_string(from)}});
     refresh(p);
+    return true;
   }
 
   static std::string node_certificate(std::uint16_t node) { return "weir-node-" + std::to_string(node); }
@@ -296,7 +308,9 @@ class membership_state {
               self_->monitor(p.handle);
               self_->request(p.handle, std::chrono::seconds(10), hello_atom::value, s_.node, s_.listen,
                              cluster_protocol_version)
-                  .then([this, i](std::uint16_t node, std::uint16_t protocol) { on_answered(i, node, protocol); },
+                  .then([this, i](std::uint16_t node, std::uint16_t protocol, bool taken) {
+                          on_answered(i, node, protocol, taken);
+                        },
                         [this, i](caf::error& e) {
                           // A hello the peer does not understand (weir before
                           // versioned hellos, or another shape of it) cannot match.
@@ -310,7 +324,7 @@ class membership_state {
             });
   }
 
-  void on_answered(std::uint32_t i, std::uint16_t node, std::uint16_t protocol) {
+  void on_answered(std::uint32_t i, std::uint16_t node, std::uint16_t protocol, bool taken) {
     auto& p = peers_[i];
     if (protocol != cluster_protocol_version) return refuse_version(i, protocol);
     if (node == s_.node) {
@@ -320,16 +334,32 @@ class membership_state {
     }
     self_->request(s_.identity, std::chrono::seconds(10), caf::get_atom::value, p.handle.node())
         .then(
-            [this, i, node](const caf::node_id&, const std::string&, std::uint16_t proven) {
-              take_called(i, node, proven);
+            [this, i, node, taken](const caf::node_id&, const std::string&, std::uint16_t proven) {
+              take_called(i, node, proven, taken);
             },
             [this, i](caf::error& e) { retry(i, "cannot tell which node answered: " + caf::to_string(e)); });
   }
 
-  /// The peer called at index `i` answered as `node`; its link proved `proven`.
-  void take_called(std::uint32_t i, std::uint16_t node, std::uint16_t proven) {
+  /// The peer called at index `i` answered as `node` (and whether it took
+  /// this node); its link proved `proven`.
+  void take_called(std::uint32_t i, std::uint16_t node, std::uint16_t proven, bool taken) {
     auto& p = peers_[i];
     if (!p.handle) return;  // lost meanwhile
+    if (proven == node && !taken) {
+      // Alive, but it does not list this node (cluster.listen / cluster.peers
+      // differ between the two): not a member, and not failed over either.
+      heard_alive_[node] = clock::now();
+      if (!p.not_taken_logged)
+        log::error("a cluster peer did not take this node as a member; its cluster.peers must list this node's "
+                   "cluster.listen",
+                   {{"peer", p.address}, {"node", std::to_string(node)}, {"this_listen", s_.listen}});
+      p.not_taken_logged = true;
+      self_->demonitor(p.handle.address());
+      p.handle = nullptr;
+      p.backoff = std::chrono::milliseconds(100);
+      self_->delayed_send(self_, s_.reconnect_max, connect_to_atom::value, i);
+      return;
+    }
     if (proven != node || (p.node != 0 && p.node != node)) {
       // Said once while it lasts, and asked again at the longest interval.
       if (!p.wrong_node_logged)
@@ -356,6 +386,7 @@ class membership_state {
     p.connected = true;
     p.mismatch_logged.reset();
     p.wrong_node_logged = false;
+    p.not_taken_logged = false;
     p.backoff = std::chrono::milliseconds(100);
     p.last_heard = clock::now();
     log::info("cluster peer connected", {{"peer", p.address}, {"node", std::to_string(node)}});
@@ -415,33 +446,41 @@ class membership_state {
     const bool up = state == peer_state_label::up;
     if (up != p.announced_up) {
       p.announced_up = up;
-      if (!up) p.not_up_since = clock::now();
-      if (up && s_.failover.stop && owned_origins_.erase(p.node)) {
-        log::info("failover ends: the origin delivers its own records again",
-                  {{"origin", std::to_string(p.node)}, {"node", std::to_string(s_.node)}});
-        std::vector<std::uint16_t> shards;
-        for (auto it = owned_.begin(); it != owned_.end();) {
-          if (it->first != p.node) {
-            ++it;
-            continue;
-          }
-          shards.push_back(it->second);
-          handing_back_.insert(*it);
-          it = owned_.erase(it);
-        }
-        hand_back(p.node, std::move(shards), s_.failover.stop(p.node, std::nullopt));
-        ++decisions_[p.node];  // a release still on its way must not start a drain now
-        if (s_.stats) s_.stats->set_failover(p.node, false);
-      }
+      (up ? p.up_since : p.not_up_since) = clock::now();
       if (!up) log::warn("cluster peer not up", {{"peer", p.address}, {"node", std::to_string(p.node)},
                                                  {"state", name_of(state)}});
       for (const auto& r : s_.replicators) self_->send(r, peer_update{p.node, up, up ? p.handle : cluster_node_actor{}});
     }
+    // A failover ends once its origin has stayed up a while: a node that
+    // crashes soon after each start does not end it (and have it taken again
+    // failover_after later) at every start.
+    if (up && clock::now() - p.up_since >= settle()) end_failover(p);
     if (s_.stats) {
       const double heard =
           p.last_heard == clock::time_point{} ? -1 : std::chrono::duration<double>(clock::now() - p.last_heard).count();
       s_.stats->set_peer(p.address, p.node, state, heard);
     }
+  }
+
+  std::chrono::milliseconds settle() const { return std::max(3 * s_.heartbeat, s_.failover_after / 2); }
+
+  void end_failover(peer& p) {
+    if (!s_.failover.stop || !owned_origins_.erase(p.node)) return;
+    log::info("failover ends: the origin delivers its own records again",
+              {{"origin", std::to_string(p.node)}, {"node", std::to_string(s_.node)}});
+    std::vector<std::uint16_t> shards;
+    for (auto it = owned_.begin(); it != owned_.end();) {
+      if (it->first != p.node) {
+        ++it;
+        continue;
+      }
+      shards.push_back(it->second);
+      handing_back_.insert(*it);
+      it = owned_.erase(it);
+    }
+    hand_back(p.node, std::move(shards), s_.failover.stop(p.node, std::nullopt));
+    ++decisions_[p.node];  // a release still on its way must not start a drain now
+    if (s_.stats) s_.stats->set_failover(p.node, false);
   }
 
   /// For each peer not up for failover_after, and each shard of it that some
@@ -473,6 +512,10 @@ class membership_state {
           since = p.not_up_since;
         }
       if (up || clock::now() - since < s_.failover_after) continue;
+      // Alive but not joined (the two list each other differently): never failed over.
+      if (const auto h = heard_alive_.find(origin);
+          h != heard_alive_.end() && clock::now() - h->second < s_.failover_after)
+        continue;
       if (const auto* p = peer_delivering(origin, shard)) {
         // Taken already: left to it unless this node's copy reaches further
         // (then this node takes it, and the peer gives it up by the same rule).
@@ -654,6 +697,7 @@ class membership_state {
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
   std::optional<clock::time_point> unknown_logged_;
   log_throttle refused_lines_;  // hellos not taken for who their link proved
+  std::map<std::uint16_t, clock::time_point> heard_alive_;  // nodes whose link proved them alive, when
 };
 
 membership_actor::behavior_type membership_behavior(membership_state::pointer self, membership_settings s) {

@@ -1,5 +1,7 @@
 #include "daemon/cluster_runtime.hpp"
 
+#include <algorithm>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
@@ -55,6 +57,9 @@ cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipe
   ms.peers = cfg.cluster.peers;
   ms.heartbeat = std::chrono::milliseconds(cfg.cluster.heartbeat_ms);
   ms.failover_after = std::chrono::milliseconds(cfg.cluster.failover_after_ms);
+  // A peer that restarts is called again well within failover_after: a
+  // longer reconnect backoff would let it fail over a live peer first.
+  ms.reconnect_max = std::clamp(ms.failover_after / 4, std::chrono::milliseconds(100), std::chrono::milliseconds(5000));
   ms.store = store_;
   ms.replicators = shards.replicators();
   ms.stats = &stats;

@@ -153,13 +153,18 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // Before any socket exists: nothing is accepted on a WAB not yet repaired.
   wab_startup recovered = recover_wab(cfg);
   // Record ids carry the node: records a WAB holds under another node id
-  // would reach the sink under ids other than those acked. (A WAB written
-  // outside a cluster has no file to tell; an empty one may change ids.)
-  if (recorded_node != 0 && recorded_node != cluster_node(cfg) && recovered.records > 0) {
-    const std::string owner = std::to_string(recorded_node);
+  // would reach the sink under ids other than those acked. A WAB written
+  // outside a cluster has no node file, and its records' ids carry no node.
+  // (An empty WAB, or one whose records are all delivered, may change ids.)
+  if (recorded_node != cluster_node(cfg) && recovered.undelivered > 0) {
+    const std::string owner = recorded_node == 0 ? std::string("no node (written outside a cluster)")
+                                                 : "node " + std::to_string(recorded_node);
+    const std::string start_as = recorded_node == 0 ? std::string("without cluster.listen")
+                                                    : "with cluster.node_id " + std::to_string(recorded_node);
     throw startup_error("cluster.node_id = " + std::to_string(cluster_node(cfg)) + ", but data_dir " + cfg.data_dir +
-                        " holds records of node " + owner + " (" + wab::node_id_file_name + "): their ids carry node " +
-                        owner + "; start it with cluster.node_id " + owner + ", or once they are delivered");
+                        " holds " + std::to_string(recovered.undelivered) + " undelivered records of " + owner + " (" +
+                        wab::node_id_file_name + "): their ids would change; start it " + start_as +
+                        " until they are delivered (weir-ctl status shows the backlog)");
   }
   begin_or_continue_life(cfg, recovered);
   // For the offline tools: the ids they show carry this node (wab/node_id_file.hpp).

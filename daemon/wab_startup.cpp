@@ -51,6 +51,11 @@ wab_startup recover_wab(const config& cfg) {
       for (const auto& seg : r.segments) {
         out.bytes += seg.valid_bytes;
         out.segment_records[shard][seg.sequence] = seg.records;
+        // Past the confirm cursor: not delivered yet.
+        if (!cursor || seg.sequence > cursor->sequence)
+          out.undelivered += seg.records;
+        else if (seg.sequence == cursor->sequence && seg.records >= cursor->index)
+          out.undelivered += seg.records - cursor->index + 1;
       }
       out.records += r.records;
       out.segments += r.segments.size();

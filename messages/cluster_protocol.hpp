@@ -5,7 +5,7 @@
 // own actors) say so.
 //
 // node <-> node, at a peer's published cluster_node:
-//   (hello_atom, from_node, from_listen, protocol) => (this_node, protocol)
+//   (hello_atom, from_node, from_listen, protocol) => (this_node, protocol, taken)
 //                                               after a connect: who calls (the caller is
 //                                               the answerer's handle to it), who answers,
 //                                               and the cluster protocol each speaks
@@ -149,7 +149,7 @@ constexpr std::uint16_t cluster_protocol_version = 3;
 
 /// The actor each node publishes on cluster.listen.
 using cluster_node_actor =
-    caf::typed_actor<caf::replies_to<hello_atom, std::uint16_t, std::string, std::uint16_t>::with<std::uint16_t, std::uint16_t>,
+    caf::typed_actor<caf::replies_to<hello_atom, std::uint16_t, std::string, std::uint16_t>::with<std::uint16_t, std::uint16_t, bool>,
                      caf::reacts_to<peer_heartbeat>, caf::replies_to<replica_chunk>::with<replica_position>,
                      caf::replies_to<position_atom, std::uint16_t, std::uint16_t>::with<replica_position>,
                      caf::reacts_to<replica_trim>>;

@@ -31,6 +31,7 @@ struct answering_harness : test::test_scheduler {
   caf::actor identity = test::spawn_fake_identity(sys(), proven);
   membership_actor membership;
   caf::scoped_actor peer{sys()};
+  bool last_taken = false;  // the last hello's answer: taken as a member
 
   answering_harness() {
     membership_settings ms;
@@ -55,7 +56,10 @@ struct answering_harness : test::test_scheduler {
     auto answer = peer->request(membership, caf::infinite, hello_atom::value, from, listen, protocol);
     run();
     std::pair<std::uint16_t, std::uint16_t> got{0, 0};
-    answer.receive([&](std::uint16_t node, std::uint16_t version) { got = {node, version}; },
+    answer.receive([&](std::uint16_t node, std::uint16_t version, bool taken) {
+                     got = {node, version};
+                     last_taken = taken;
+                   },
                    [&](caf::error& e) { FAIL("hello refused: " << caf::to_string(e)); });
     return got;
   }
@@ -76,16 +80,17 @@ struct answering_harness : test::test_scheduler {
 struct called_peer {
   std::uint16_t protocol = cluster_protocol_version + 1;
   bool understands_hello = true;  // false: a weir from before versioned hellos
+  bool takes = true;              // false: it does not list the caller
   int hellos = 0;
   int heartbeats = 0;
 };
 
 caf::behavior fake_peer(caf::event_based_actor*, std::shared_ptr<called_peer> p) {
   return {
-      [p](hello_atom, std::uint16_t, std::string&, std::uint16_t) -> caf::result<std::uint16_t, std::uint16_t> {
+      [p](hello_atom, std::uint16_t, std::string&, std::uint16_t) -> caf::result<std::uint16_t, std::uint16_t, bool> {
         ++p->hellos;
         if (!p->understands_hello) return caf::make_error(caf::sec::unexpected_message);
-        return {peer_node, p->protocol};
+        return {peer_node, p->protocol, p->takes};
       },
       [p](peer_heartbeat&) { ++p->heartbeats; },
   };
@@ -238,6 +243,34 @@ TEST_CASE("a called peer whose answer names another node than its link proved is
 
   *h.proven = peer_node;
   h.advance(reconnect);  // called again
+  for (int i = 0; i < 3; ++i) h.advance(heartbeat);
+  CHECK(h.peer->heartbeats >= 2);
+}
+
+TEST_CASE("a hello from a node not listed is answered as not taken, and that node is not failed over",
+          "[actor]") {
+  test::stderr_capture log;
+  answering_harness h;
+  h.hello(cluster_protocol_version);
+  CHECK(h.last_taken);
+  h.hello(cluster_protocol_version, 9, "127.0.0.1:9999");  // proven as 9 below
+  CHECK_FALSE(h.last_taken);
+  CHECK(log.count("a node not in cluster.peers said hello; not taken") == 1);
+}
+
+TEST_CASE("a called peer that does not take this node is said once and asked again", "[actor]") {
+  test::stderr_capture log;
+  calling_harness h;
+  h.peer->protocol = cluster_protocol_version;
+  h.peer->takes = false;
+  h.start();
+  for (int i = 0; i < 3; ++i) h.advance(heartbeat);
+  CHECK(h.peer->heartbeats == 0);
+  h.advance(reconnect);
+  CHECK(h.peer->hellos == 2);
+  CHECK(log.count("a cluster peer did not take this node as a member") == 1);
+  h.peer->takes = true;  // its cluster.peers fixed
+  h.advance(reconnect);
   for (int i = 0; i < 3; ++i) h.advance(heartbeat);
   CHECK(h.peer->heartbeats >= 2);
 }

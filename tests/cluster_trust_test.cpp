@@ -226,7 +226,8 @@ TEST_CASE("cluster: a machine replaced with an empty disk under its old id loses
     auto conn = c.connect(1);
     int done = 0;
     for (int k = 0; done < n && k < 20 * n; ++k) {
-      const std::string p = tag + "-" + std::to_string(k);
+      std::string p = tag;
+      p.append("-").append(std::to_string(k));
       const auto r = conn.push_tracked(as_bytes(p), client::durability::replicated);
       if (!r.acked) continue;
       acked.insert(p);
@@ -260,5 +261,130 @@ TEST_CASE("cluster: a machine replaced with an empty disk under its old id loses
   CHECK(eventually([&] {
     return cluster3::count(c.nodes[0]->log() + c.nodes[2]->log(), "a retired copy of an earlier life is delivered") >= 1;
   }));
+  for (auto& n : c.nodes) CHECK(n->stop() == 0);
+}
+
+TEST_CASE("cluster: a standalone WAB with undelivered records does not join a cluster", "[live][cluster]") {
+  cluster3 c;
+  // Node 1 first runs alone, and cannot deliver what it takes.
+  std::filesystem::create_directories(c.dir(0));
+  {
+    daemon_process alone(c.dir(0), {"--set", "sink.type=http", "--set", "sink.http.url=http://127.0.0.1:1/"});
+    REQUIRE(alone.wait_ready());
+    auto conn = client::connection::connect_unix(alone.socket_path());
+    REQUIRE(conn.push(as_bytes("written alone"), client::durability::durable).acked);
+    CHECK(alone.stop() == 0);
+  }
+  c.launch(0);
+  CHECK(c.nodes[0]->wait_exit() == 2);
+  INFO(c.nodes[0]->log());
+  CHECK(c.nodes[0]->log().find("holds 1 undelivered records of no node (written outside a cluster)") !=
+        std::string::npos);
+  // Delivered first (alone, with its sink), it joins.
+  {
+    daemon_process alone(c.dir(0), {"--set", "sink.type=sqlite", "--set", "sink.sqlite.path=" + c.sink()});
+    REQUIRE(alone.wait_ready());
+    REQUIRE(eventually([&] { return sink_holds_all(c.sink(), {"written alone"}); }));
+    CHECK(alone.stop() == 0);
+  }
+  c.start(0);
+  CHECK(c.nodes[0]->stop() == 0);
+}
+
+TEST_CASE("cluster: a node that crashes right after each start does not end its failover", "[live][cluster]") {
+  cluster3 c;
+  c.start(0);
+  c.start(2);
+  const std::vector<std::string> stuck{"--set", "sink.type=http", "--set", "sink.http.url=http://127.0.0.1:1/"};
+  c.start(1, stuck);
+  REQUIRE(eventually([&] { return cluster3::count(c.nodes[1]->log(), "cluster peer connected") >= 2; }));
+  std::set<std::string> acked;
+  {
+    auto conn = c.connect(1);
+    for (int k = 0; k < 100; ++k) {
+      std::string p = "looped-";
+      p += std::to_string(k);
+      if (conn.push(as_bytes(p), client::durability::replicated).acked) acked.insert(p);
+    }
+  }
+  REQUIRE(acked.size() == 100);
+  ::kill(c.nodes[1]->pid(), SIGKILL);
+  c.nodes[1]->wait_exit();
+  const std::string taken = "failover: this node delivers a failed node's replica origin=2";
+  const std::string ended = "failover ends: the origin delivers its own records again origin=2";
+  const auto survivors = [&] { return c.nodes[0]->log() + c.nodes[2]->log(); };
+  REQUIRE(eventually([&] { return cluster3::count(survivors(), taken) >= 1; }));
+  // Three starts, each killed as soon as both survivors have taken it back.
+  const std::string rejoined = "cluster peer connected peer=" + c.listen(1);
+  for (int start = 0; start < 3; ++start) {
+    const auto before = cluster3::count(survivors(), rejoined);
+    c.launch(1, stuck);
+    REQUIRE(eventually([&] { return cluster3::count(survivors(), rejoined) >= before + 2; }));
+    ::kill(c.nodes[1]->pid(), SIGKILL);
+    c.nodes[1]->wait_exit();
+  }
+  INFO(survivors());
+  CHECK(cluster3::count(survivors(), ended) == 0);
+  CHECK(eventually([&] { return sink_holds_all(c.sink(), acked); }));
+  // A start that lasts ends it.
+  c.start(1);
+  CHECK(eventually([&] { return cluster3::count(survivors(), ended) >= 1; }));
+  for (auto& n : c.nodes) CHECK(n->stop() == 0);
+}
+
+TEST_CASE("cluster: a restarted node is called again before it would fail over a live peer", "[live][cluster]") {
+  cluster3 c;
+  c.start_all();
+  // The node whose cluster.listen sorts last is called by both others.
+  int last = 0;
+  for (int i = 1; i < 3; ++i)
+    if (c.listen(i) > c.listen(last)) last = i;
+  const int origin = (last + 1) % 3;
+  {
+    auto conn = c.connect(origin);
+    for (int k = 0; k < 50; ++k) {
+      const std::string payload = std::to_string(k);
+      REQUIRE(conn.push(as_bytes(payload), client::durability::replicated).acked);
+    }
+  }
+  REQUIRE(c.nodes[last]->stop() == 0);
+  // Long enough for the callers' reconnect backoff to reach its longest.
+  std::this_thread::sleep_for(std::chrono::seconds(7));
+  c.start(last);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // failover_after_ms is 1 s here
+  INFO(c.nodes[last]->log());
+  std::string failover_of_origin = "a failed node's replica origin=";
+  failover_of_origin += std::to_string(origin + 1);
+  CHECK(cluster3::count(c.nodes[last]->log(), failover_of_origin) == 0);
+  CHECK(cluster3::count(c.nodes[last]->log(), "cluster peer connected") >= 2);
+  for (auto& n : c.nodes) CHECK(n->stop() == 0);
+}
+
+TEST_CASE("cluster: a node whose cluster.peers names a live peer wrongly does not fail it over", "[live][cluster]") {
+  cluster3 c;
+  c.start_all();
+  // Of nodes 1 and 2, `b` sorts first and so calls `a`.
+  const int a = c.listen(0) > c.listen(1) ? 0 : 1, b = 1 - a;
+  {
+    auto conn = c.connect(b);
+    for (int k = 0; k < 50; ++k) {
+      const std::string payload = std::to_string(k);
+      REQUIRE(conn.push(as_bytes(payload), client::durability::replicated).acked);
+    }
+  }
+  // `a` restarts listing `b` at a wrong address (one it never calls: it
+  // sorts first): `b`'s hellos are not taken.
+  REQUIRE(c.nodes[a]->stop() == 0);
+  std::string peers = "cluster.peers=[127.0.0.0:" + std::to_string(c.ports[b]) + "," + c.listen(2) + "]";
+  c.start(a, {"--set", peers});
+  const std::string a_refuses = "a node not in cluster.peers said hello; not taken";
+  const std::string b_told = "a cluster peer did not take this node as a member";
+  INFO(c.nodes[a]->log() + "\n---\n" + c.nodes[b]->log());
+  REQUIRE(eventually([&] { return cluster3::count(c.nodes[a]->log(), a_refuses) >= 1; }));
+  CHECK(eventually([&] { return cluster3::count(c.nodes[b]->log(), b_told) >= 1; }));
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // failover_after_ms is 1 s here
+  std::string failover_of_b = "a failed node's replica origin=";
+  failover_of_b += std::to_string(b + 1);
+  CHECK(cluster3::count(c.nodes[a]->log(), failover_of_b) == 0);
   for (auto& n : c.nodes) CHECK(n->stop() == 0);
 }

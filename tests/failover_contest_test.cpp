@@ -100,7 +100,8 @@ struct contest_harness : test::test_scheduler {
     auto answer = rival_node->request(membership, caf::infinite, hello_atom::value, rival, rival_listen,
                                       cluster_protocol_version);
     run();
-    answer.receive([](std::uint16_t, std::uint16_t) {}, [](caf::error& e) { FAIL(caf::to_string(e)); });
+    answer.receive([](std::uint16_t, std::uint16_t, bool taken) { CHECK(taken); },
+                   [](caf::error& e) { FAIL(caf::to_string(e)); });
     rival_node->send(membership, peer_heartbeat{rival, {copy_to(offset)}, true, {copy_to(offset)}});
     run();
     advance(heartbeat);  // a tick the store answers: contests are settled there
