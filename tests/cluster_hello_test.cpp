@@ -247,7 +247,7 @@ TEST_CASE("a called peer whose answer names another node than its link proved is
   CHECK(h.peer->heartbeats >= 2);
 }
 
-TEST_CASE("a hello from a node not listed is answered as not taken, and that node is not failed over",
+TEST_CASE("a hello from a node not listed is answered as not taken and that node is not failed over",
           "[actor]") {
   test::stderr_capture log;
   answering_harness h;

@@ -242,7 +242,7 @@ TEST_CASE("replica store: a chunk of the origin's next life retires the copy of 
   CHECK_FALSE(std::filesystem::exists(h.retired[0]));
 }
 
-TEST_CASE("replica store: told the origin lives on as another life, the store retires its copy", "[actor][replica]") {
+TEST_CASE("replica store: told the origin lives on as another life the store retires its copy", "[actor][replica]") {
   store_harness h;
   origin_segment first_life(h.io, (h.dir / "origin/shard_00").string(), 3, {"a"}, false);
   h.send_together(of_life(first_life.chunks, 0x11));
