@@ -35,6 +35,8 @@
 // For a peer not heard, the life whose copy reaches furthest, among every
 // node's copies of it, counts as its latest.
 //
+// The state and its work by job: actors/membership/ (membership_state.hpp).
+//
 // Interface:    cluster_node_actor (messages/cluster_protocol.hpp), published;
 //               locally also (tick_atom), (connect_to_atom, address index)
 //               and (kill_drain_atom, drain)
