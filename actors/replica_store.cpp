@@ -109,6 +109,10 @@ class replica_store_state {
         if (sn.rfind("shard_", 0) != 0) continue;
         retired_.push_back({origin, static_cast<std::uint16_t>(std::strtoul(sn.c_str() + 6, nullptr, 10)),
                             shard.path().string()});
+        // A crash between moving it aside and repairing it: repaired now.
+        copy_state scratch;
+        scratch.dir = retired_.back().dir;
+        repair(scratch);
         if (s_.retired) s_.retired(retired_.back().origin, retired_.back().shard, retired_.back().dir);
       }
     }
@@ -132,7 +136,9 @@ class replica_store_state {
       // Another life of the origin: the copy of the earlier one is not continued.
       if (cp.incarnation != 0 && holds_segments(cp.dir)) {
         flush();
-        retire(cp);
+        // Not moved aside: not continued either (the next life's trims
+        // would delete it); the origin asks again later.
+        if (!retire(cp)) return answer(cp);
       }
       adopt(cp, c.incarnation);
     }
@@ -155,7 +161,7 @@ class replica_store_state {
       if (cp.origin == origin && !cp.released && cp.incarnation != 0 && cp.incarnation != incarnation &&
           holds_segments(cp.dir)) {
         flush();
-        retire(cp);
+        if (retire(cp)) adopt(cp, incarnation);
       }
   }
 
@@ -269,17 +275,23 @@ class replica_store_state {
   }
 
   /// Moves the copy aside, repairs and seals it as for a failover, and has
-  /// it delivered; the copy starts empty.
-  void retire(copy_state& cp) {
+  /// it delivered; the copy starts empty. False when it could not be moved.
+  bool retire(copy_state& cp) {
     finish_open(cp);
     cp.open.reset();
     const std::string life = retired_root() + "/node_" + std::to_string(cp.origin) + "-" +
                              wab::incarnation_text(cp.incarnation);
     std::string target = life + "/" + wab::shard_dir_name(cp.shard);
-    if (int rc = make_private_dirs(life); rc < 0) return trouble(cp, "cannot retire a replica of an earlier life", rc);
+    if (int rc = make_private_dirs(life); rc < 0) {
+      trouble(cp, "cannot retire a replica of an earlier life", rc);
+      return false;
+    }
     std::error_code ec;
     if (std::filesystem::exists(target, ec)) target += "-" + std::to_string(wab::new_incarnation() & 0xffff);
-    if (int rc = s_.io->rename(cp.dir, target); rc < 0) return trouble(cp, "cannot retire a replica of an earlier life", rc);
+    if (int rc = s_.io->rename(cp.dir, target); rc < 0) {
+      trouble(cp, "cannot retire a replica of an earlier life", rc);
+      return false;
+    }
     s_.io->fsync_directory(life);
     s_.io->fsync_directory(std::filesystem::path(cp.dir).parent_path().string());
     log::warn("a copy of an earlier life of a node is retired; this node delivers it",
@@ -294,6 +306,7 @@ class replica_store_state {
     repair(scratch);
     retired_.push_back({cp.origin, cp.shard, target});
     if (s_.retired) s_.retired(cp.origin, cp.shard, target);
+    return true;
   }
 
   /// Retired copies whose every segment is delivered go, with their drain.
@@ -303,6 +316,7 @@ class replica_store_state {
         ++it;
         continue;
       }
+      if (s_.retired_done) s_.retired_done(it->dir);  // its drain stops first
       std::error_code ec;
       std::filesystem::remove_all(it->dir, ec);
       const auto life = std::filesystem::path(it->dir).parent_path();
@@ -310,7 +324,6 @@ class replica_store_state {
       log::info("a retired copy of an earlier life is delivered", {{"origin", std::to_string(it->origin)},
                                                                    {"shard", std::to_string(it->shard)},
                                                                    {"dir", it->dir}});
-      if (s_.retired_done) s_.retired_done(it->dir);
       it = retired_.erase(it);
     }
   }
