@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,10 @@ struct membership_settings {
   std::vector<replicator_actor> replicators;  // this node's shards
   failover_hooks failover;
   cluster_metrics* stats = nullptr;
+  /// Told the node ids of the peers this node knows (any it has taken),
+  /// whenever that set grows: the cluster gate treats other nodes' links
+  /// as strangers'.
+  std::function<void(std::set<std::uint16_t>)> members;
 };
 
 using membership_actor = cluster_node_actor::extend<caf::reacts_to<tick_atom>,

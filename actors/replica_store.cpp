@@ -133,14 +133,21 @@ class replica_store_state {
     auto& cp = copy(c.origin, c.shard);
     if (cp.released) return answer(cp);
     if (c.incarnation != 0 && cp.incarnation != c.incarnation) {
-      // Another life of the origin: the copy of the earlier one is not continued.
-      if (cp.incarnation != 0 && holds_segments(cp.dir)) {
+      // Another life of the origin: the copy of the earlier one is not
+      // continued. A copy of no recorded life (written before lives were
+      // recorded) is taken for this one only if the chunk goes on from its
+      // end; otherwise it is an earlier life's too.
+      const auto& at = cp.synced;
+      const bool goes_on = (c.sequence == at.sequence && c.offset == at.offset) ||
+                           (c.sequence == at.sequence + 1 && at.sealed && !c.skips);
+      if ((cp.incarnation != 0 || !goes_on) && holds_segments(cp.dir)) {
         flush();
         // Not moved aside: not continued either (the next life's trims
         // would delete it); the origin asks again later.
         if (!retire(cp)) return answer(cp);
       }
-      adopt(cp, c.incarnation);
+      // Unrecorded, a restart would take the copy for no life's: not taken.
+      if (!adopt(cp, c.incarnation)) return answer(cp);
     }
     if (!take(cp, c)) return answer(cp);
     auto promise = self_->make_response_promise<replica_position>();
@@ -152,7 +159,12 @@ class replica_store_state {
     return promise;
   }
 
-  replica_position on_position(std::uint16_t origin, std::uint16_t shard) { return answer(copy(origin, shard)); }
+  /// Where the copy ends; a copy this node does not have is not made for the question.
+  replica_position on_position(std::uint16_t origin, std::uint16_t shard) {
+    const auto it = copies_.find({origin, shard});
+    if (it == copies_.end()) return {origin, shard, 0, 0, 1, false};
+    return answer(it->second);
+  }
 
   /// The origin lives as `incarnation`: its copies of another (known) life
   /// are retired. One a failover drain has is left for after the hand-back.
@@ -268,10 +280,13 @@ class replica_store_state {
 
   std::string retired_root() const { return s_.root + "/retired"; }
 
-  void adopt(copy_state& cp, std::uint64_t incarnation) {
-    cp.incarnation = incarnation;
-    if (int rc = wab::write_incarnation(cp.dir, incarnation); rc < 0)
+  bool adopt(copy_state& cp, std::uint64_t incarnation) {
+    if (int rc = wab::write_incarnation(cp.dir, incarnation); rc < 0) {
       trouble(cp, "cannot record which life of its origin a replica is of", rc);
+      return false;
+    }
+    cp.incarnation = incarnation;
+    return true;
   }
 
   /// Moves the copy aside, repairs and seals it as for a failover, and has
@@ -280,7 +295,7 @@ class replica_store_state {
     finish_open(cp);
     cp.open.reset();
     const std::string life = retired_root() + "/node_" + std::to_string(cp.origin) + "-" +
-                             wab::incarnation_text(cp.incarnation);
+                             (cp.incarnation != 0 ? wab::incarnation_text(cp.incarnation) : std::string("unrecorded"));
     std::string target = life + "/" + wab::shard_dir_name(cp.shard);
     if (int rc = make_private_dirs(life); rc < 0) {
       trouble(cp, "cannot retire a replica of an earlier life", rc);

@@ -192,12 +192,22 @@ class replicator_state {
     return lag;
   }
 
+  /// Whether the answer being handled comes from `node`'s link: CAF matches
+  /// an answer to its request by id alone, and another node could forge one.
+  bool answered_by(std::uint16_t node) {
+    const auto sender = self_->current_sender();
+    auto& p = peers_[node];
+    return sender && p.handle && sender->node() == p.handle.node();
+  }
+
   void ask_position(std::uint16_t node) {
     auto& p = peers_[node];
     const auto gen = p.generation;
     p.asking = true;
     self_->request(p.handle, s_.request_timeout, position_atom::value, s_.node, s_.shard)
-        .then([this, node, gen](replica_position& at) { on_position(node, gen, at); },
+        .then([this, node, gen](replica_position& at) {
+                if (answered_by(node)) on_position(node, gen, at);
+              },
               [this, node, gen](caf::error&) { retry_position(node, gen); });
   }
 
@@ -381,7 +391,9 @@ class replicator_state {
     ++p.in_flight;
     const auto gen = p.generation;
     self_->request(p.handle, s_.request_timeout, std::move(c))
-        .then([this, node, gen, end](replica_position& at) { on_chunk_synced(node, gen, end, at); },
+        .then([this, node, gen, end](replica_position& at) {
+                if (answered_by(node)) on_chunk_synced(node, gen, end, at);
+              },
               [this, node, gen](caf::error&) { retry_position(node, gen); });
   }
 

@@ -19,6 +19,13 @@ namespace weir {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
+namespace {
+
+/// Links of one node at once, at most (one each way, and one being replaced).
+constexpr std::size_t max_links_per_node = 4;
+
+}  // namespace
+
 cluster_gate::cluster_gate(cluster_gate_options options, std::shared_ptr<asio::ssl::context> tls,
                            cluster_bridge& bridge, cluster_link_stats& stats)
     : options_(std::move(options)),
@@ -31,6 +38,8 @@ cluster_gate::cluster_gate(cluster_gate_options options, std::shared_ptr<asio::s
       accept_timer_(io_),
       handshakes_(io_, {options_.handshake_timeout, options_.max_pending, "cluster.handshake_timeout_ms", "cluster"},
                   stats.handshakes),
+      dial_handshakes_(io_, {options_.handshake_timeout, 64, "cluster.handshake_timeout_ms", "cluster (calling)"},
+                       stats.handshakes),
       cut_lines_(std::chrono::seconds(10)) {}
 
 cluster_gate::~cluster_gate() { stop(); }
@@ -53,6 +62,7 @@ void cluster_gate::stop() {
     acceptor_.close(ignored);
   });
   handshakes_.close_all();
+  dial_handshakes_.close_all();
   asio::post(io_, [this] {
     for (auto& [id, weak] : links_)
       if (auto l = weak.lock()) l->close();
@@ -81,9 +91,25 @@ bool cluster_gate::alive(std::uint64_t link) const {
   return l && !l->closed();
 }
 
+void cluster_gate::members(std::set<std::uint16_t> nodes) {
+  std::lock_guard<std::mutex> guard(members_mutex_);
+  members_ = std::move(nodes);
+}
+
+bool cluster_gate::is_member(std::uint16_t node) const {
+  std::lock_guard<std::mutex> guard(members_mutex_);
+  return members_.count(node) > 0;
+}
+
 bool cluster_gate::claim(const basp_frame_guard::caf_node& id, std::uint16_t node, std::uint64_t link) {
   const auto it = caf_nodes_.find(id);
-  if (it != caf_nodes_.end() && it->second.node != node && alive(it->second.link)) return false;
+  if (it != caf_nodes_.end() && it->second.node != node) {
+    // A member's CAF node id is never another node's, even after its link
+    // ended (CAF may still route to it); a stranger squatting one gives it up.
+    if (is_member(it->second.node)) return false;
+    if (alive(it->second.link))
+      if (auto squatter = links_[it->second.link].lock()) squatter->close();
+  }
   caf_nodes_[id] = {node, link};
   return true;
 }
@@ -116,7 +142,7 @@ void cluster_gate::dial(const std::string& host, std::uint16_t port, std::functi
           asio::async_connect(*socket, at, [this, socket, timer, done](const boost::system::error_code& cec, const tcp::endpoint&) {
             timer->cancel();
             if (cec) return done("", cec == asio::error::operation_aborted ? "connect timed out" : cec.message());
-            handshakes_.begin(
+            dial_handshakes_.begin(
                 std::move(*socket), tls(), asio::ssl::stream_base::client,
                 [this, done](const std::shared_ptr<tls_handshakes::handshake>& h) { on_authenticated(h, true, done); },
                 [done](tls_failure why, const std::string& detail) {
@@ -148,15 +174,29 @@ void cluster_gate::on_authenticated(const std::shared_ptr<tls_handshakes::handsh
   asio::local::stream_protocol::socket caf_side(io_, asio::local::stream_protocol(), fds[1]);
   // On the gate's one thread, as every handler here: no lock for the links.
   for (auto it = links_.begin(); it != links_.end();) it = alive(it->first) ? std::next(it) : links_.erase(it);
+  // A stranger's claims go with its link; a member's stay (see claim).
   for (auto it = caf_nodes_.begin(); it != caf_nodes_.end();)
-    it = alive(it->second.link) ? std::next(it) : caf_nodes_.erase(it);
+    it = alive(it->second.link) || is_member(it->second.node) ? std::next(it) : caf_nodes_.erase(it);
+  // A few links per node at most: the oldest makes room.
+  std::vector<std::uint64_t> of_node;
+  for (const auto& [lid, weak] : links_)
+    if (auto l = weak.lock(); l && l->who().node == *node) of_node.push_back(lid);
+  if (of_node.size() >= max_links_per_node)
+    if (auto oldest = links_[of_node.front()].lock()) {
+      ++stats_.cut_crowded;
+      oldest->close();
+    }
   const auto id = next_link_++;
   const auto proven = *node;
-  auto link = std::make_shared<cluster_link>(
-      std::move(h->tls), std::move(caf_side), cluster_link::identity{proven, h->peer, peer_answers},
-      static_cast<std::uint32_t>(options_.max_message_bytes),
-      [this, proven, id](const basp_frame_guard::caf_node& caf) { return claim(caf, proven, id); }, stats_,
-      cut_lines_);
+  cluster_link::rules r;
+  r.claim = [this, proven, id](const basp_frame_guard::caf_node& caf) { return claim(caf, proven, id); };
+  r.reachable = [this](std::uint64_t actor) { return reachable_.count(actor) > 0; };
+  r.member = [this, proven] { return is_member(proven); };
+  r.max_message_bytes = static_cast<std::uint32_t>(options_.max_message_bytes);
+  r.grace = options_.handshake_timeout;
+  auto link = std::make_shared<cluster_link>(std::move(h->tls), std::move(caf_side),
+                                             cluster_link::identity{proven, h->peer, peer_answers}, std::move(r),
+                                             stats_, cut_lines_);
   links_[id] = link;
   link->start();
   log::debug("cluster link authenticated", {{"node", std::to_string(*node)}, {"peer", h->peer},

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -60,6 +61,13 @@ class cluster_gate {
   /// Links from now on use `tls` (SIGHUP: rotated certificates); links
   /// already made keep theirs.
   void use(std::shared_ptr<boost::asio::ssl::context> tls);
+  /// The actors a peer's messages may go to (membership, the replicators);
+  /// before start().
+  void reachable(std::set<std::uint64_t> actors) { reachable_ = std::move(actors); }
+  /// The nodes membership knows as members (from any thread): their links
+  /// may send large messages and stay; a link of any other node is closed
+  /// after cluster.handshake_timeout_ms, and loses a CAF node id to a member.
+  void members(std::set<std::uint16_t> nodes);
 
   /// Makes a link to host:port; `done` gets the name the bridge offers it
   /// under, or "" and why not (on the gate's thread).
@@ -75,6 +83,7 @@ class cluster_gate {
   /// link of another node is (it would take that node's route).
   bool claim(const basp_frame_guard::caf_node& id, std::uint16_t node, std::uint64_t link);
   bool alive(std::uint64_t link) const;
+  bool is_member(std::uint16_t node) const;
 
   cluster_gate_options options_;
   cluster_bridge& bridge_;
@@ -87,7 +96,11 @@ class cluster_gate {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_timer_;
   accept_backoff backoff_;
-  tls_handshakes handshakes_;
+  tls_handshakes handshakes_;       // connections to cluster.listen
+  tls_handshakes dial_handshakes_;  // this node's own calls: strangers cannot crowd them out
+  std::set<std::uint64_t> reachable_;
+  mutable std::mutex members_mutex_;
+  std::set<std::uint16_t> members_;
   log_throttle cut_lines_;
   // On the gate's thread: the links, and which CAF node each one named.
   std::map<std::uint64_t, std::weak_ptr<cluster_link>> links_;

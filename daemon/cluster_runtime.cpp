@@ -1,6 +1,7 @@
 #include "daemon/cluster_runtime.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -73,7 +74,6 @@ cluster_runtime::cluster_runtime(caf::actor_system& sys, const config& cfg, pipe
     join(sys, cfg, std::move(tls), ms, stats);
   } catch (...) {
     stop();
-    caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
     throw;
   }
 }
@@ -87,18 +87,26 @@ void cluster_runtime::join(caf::actor_system& sys, const config& cfg, std::share
   go.handshake_timeout = std::chrono::milliseconds(cfg.cluster.handshake_timeout_ms);
   go.max_pending = static_cast<std::size_t>(cfg.cluster.max_pending_handshakes);
   go.max_message_bytes = static_cast<std::uint32_t>(cfg.cluster.max_message_bytes);
-  gate_ = std::make_unique<cluster_gate>(go, std::move(tls), *bridge_, stats.links);
+  gate_ = std::make_shared<cluster_gate>(go, std::move(tls), *bridge_, stats.links);
   gate_->open();
-  auto* gate = gate_.get();
+  std::weak_ptr<cluster_gate> gate = gate_;  // a message still queued must not reach a gate gone
   dialer_ = spawn_cluster_dialer(
       sys,
       [gate](const std::string& host, std::uint16_t port, std::function<void(std::string, std::string)> done) {
-        gate->dial(host, port, std::move(done));
+        if (auto g = gate.lock()) g->dial(host, port, std::move(done));
+        else done("", "the node is stopping");
       },
       bridge_->middleman());
   ms.middleman = caf::actor_cast<caf::io::middleman_actor>(dialer_);
   ms.identity = bridge_->broker();
+  ms.members = [gate](std::set<std::uint16_t> nodes) {
+    if (auto g = gate.lock()) g->members(std::move(nodes));
+  };
   membership_ = spawn_membership(sys, ms);
+  // What peers may address: membership, and the replicators (answers to their requests).
+  std::set<std::uint64_t> reachable{membership_.id()};
+  for (const auto& r : ms.replicators) reachable.insert(r.id());
+  gate_->reachable(std::move(reachable));
   if (auto why = bridge_->publish(caf::actor_cast<caf::actor>(membership_)); !why.empty())
     throw startup_error("cluster.listen = " + cfg.cluster.listen + ": cannot publish the cluster actor: " + why);
   gate_->start();
@@ -129,11 +137,15 @@ void cluster_runtime::stop() {
   dialer_ = nullptr;
   if (gate_) gate_->stop();
   if (bridge_) bridge_->stop();
+  // The store calls into the pipeline (retired copies): it ends before it.
+  if (store_) {
+    caf::scoped_actor self{sys_};
+    self->send_exit(store_, caf::exit_reason::user_shutdown);
+    self->wait_for(store_);
+    store_ = nullptr;
+  }
 }
 
-cluster_runtime::~cluster_runtime() {
-  stop();
-  caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
-}
+cluster_runtime::~cluster_runtime() { stop(); }
 
 }  // namespace weir

@@ -51,7 +51,7 @@ class cluster_runtime {
   caf::actor_system& sys_;
   replica_store_actor store_;
   std::unique_ptr<cluster_bridge> bridge_;
-  std::unique_ptr<cluster_gate> gate_;
+  std::shared_ptr<cluster_gate> gate_;
   caf::actor dialer_;
   membership_actor membership_;
 };

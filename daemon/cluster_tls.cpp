@@ -82,6 +82,20 @@ std::shared_ptr<ssl::context> make_cluster_tls_context(const config& cfg) {
                              (own ? node_certificate_name(*own) : std::string("no weir-node-<id>")) +
                              ", expected " + node_certificate_name(node) +
                              " (its CN or a DNS subjectAltName) for cluster.node_id " + std::to_string(node));
+  // Its peers check it against the same CA: one that does not chain to it
+  // would start and never join.
+  X509_STORE_CTX* check = X509_STORE_CTX_new();
+  STACK_OF(X509)* chain = nullptr;
+  SSL_CTX_get0_chain_certs(native, &chain);
+  const bool chains = check && X509_STORE_CTX_init(check, SSL_CTX_get_cert_store(native),
+                                                   SSL_CTX_get0_certificate(native), chain) == 1 &&
+                      X509_verify_cert(check) == 1;
+  const std::string why = check ? X509_verify_cert_error_string(X509_STORE_CTX_get_error(check)) : "out of memory";
+  X509_STORE_CTX_free(check);
+  ERR_clear_error();
+  if (!chains)
+    throw std::runtime_error("cluster.tls.cert = " + cfg.cluster.tls.cert + ": does not chain to cluster.tls.ca " +
+                             cfg.cluster.tls.ca + " (" + why + "); peers would refuse it");
   static const unsigned char id_context[] = "weir-cluster";
   SSL_CTX_set_session_id_context(native, id_context, sizeof id_context - 1);
   return ctx;

@@ -4,12 +4,11 @@
 // nothing (no segment, no cursor: a new machine, or a wiped disk under an
 // old cluster.node_id) begins a new life. Its peers may hold copies of an
 // earlier life, whose records reached, or will reach, the sink under ids
-// computed from their segment numbers; so the new life's first segment of
-// each shard is numbered from the clock (milliseconds since 1970, divided
-// to seconds times 1000), far past any segment an earlier life could have
-// made unless it made a thousand a second on average, or the new machine's
-// clock is behind the old one's first start. A WAB that holds anything goes
-// on with its life and its numbering.
+// computed from their segment numbers; so a WAB that holds nothing numbers
+// each shard's first segment from the clock (milliseconds since 1970), past
+// any segment an earlier life could have made unless it made a thousand a
+// second on average, or the new machine's clock is behind the old one's
+// first start. A WAB that holds anything goes on with its numbering.
 #include <cstdint>
 
 #include "config/config.hpp"

@@ -22,6 +22,8 @@ struct cluster_link_stats {
   std::atomic<std::int64_t> open{0};
   std::atomic<std::uint64_t> cut_too_large{0};  // a message over cluster.max_message_bytes announced
   std::atomic<std::uint64_t> cut_forbidden{0};  // traffic a node may not send on its own link
+  std::atomic<std::uint64_t> cut_stranger{0};   // its node did not become a member in time
+  std::atomic<std::uint64_t> cut_crowded{0};    // a node's oldest link, for a newer one past the cap
   std::atomic<std::uint64_t> accept_errors{0};
 };
 

@@ -202,6 +202,8 @@ void render_cluster_links(const cluster_link_stats& l, std::vector<MetricFamily>
                     MetricType::Counter);
   cut.metric.push_back(value(static_cast<double>(l.cut_too_large.load()), MetricType::Counter, {{"reason", "too_large"}}));
   cut.metric.push_back(value(static_cast<double>(l.cut_forbidden.load()), MetricType::Counter, {{"reason", "forbidden"}}));
+  cut.metric.push_back(value(static_cast<double>(l.cut_stranger.load()), MetricType::Counter, {{"reason", "not_member"}}));
+  cut.metric.push_back(value(static_cast<double>(l.cut_crowded.load()), MetricType::Counter, {{"reason", "crowded"}}));
   families.push_back(std::move(cut));
   families.push_back(single("weir_cluster_accept_errors_total", "Failed accepts on cluster.listen (EMFILE and the like)",
                             MetricType::Counter, static_cast<double>(l.accept_errors.load())));

@@ -115,7 +115,7 @@ bool membership_state::take_caller(std::size_t index, std::uint16_t from, std::u
   }
   p.handle = std::move(handle);
   self_->monitor(p.handle);
-  p.node = from;
+  learn(p, from);
   p.connected = true;
   p.mismatch_logged.reset();
   p.last_heard = clock::now();
@@ -236,7 +236,7 @@ void membership_state::take_called(std::uint32_t i, std::uint16_t node, std::uin
       p.handle = nullptr;
       return retry(i, "duplicate node id");
     }
-  p.node = node;
+  learn(p, node);
   p.connected = true;
   p.mismatch_logged.reset();
   p.wrong_node_logged = false;
@@ -283,10 +283,29 @@ void membership_state::on_down(const caf::actor_addr& who) {
     if (!p.connected || p.handle.address() != who) continue;
     p.connected = false;
     p.handle = nullptr;
+    p.incarnation = 0;
     log::warn("cluster peer lost", {{"peer", p.address}, {"node", std::to_string(p.node)}});
     refresh(p);
     if (p.calls) retry(i, "connection lost");  // else it calls again when it can
   }
+}
+
+}  // namespace weir::membership_internal
+
+namespace weir::membership_internal {
+
+/// The peer at `p` is node `node`, newly connected: its life is learnt again
+/// from its heartbeats (a restarted node may be a new one), and the gate
+/// hears of a node it did not know.
+void membership_state::learn(peer& p, std::uint16_t node) {
+  p.incarnation = 0;
+  if (p.node == node) return;
+  p.node = node;
+  if (!s_.members) return;
+  std::set<std::uint16_t> known;
+  for (const auto& q : peers_)
+    if (q.node != 0) known.insert(q.node);
+  s_.members(std::move(known));
 }
 
 }  // namespace weir::membership_internal

@@ -117,6 +117,7 @@ class membership_state {
   void retire_earlier_lives();
 
   void connect(std::uint32_t i);
+  void learn(peer& p, std::uint16_t node);
 
   void on_answered(std::uint32_t i, std::uint16_t node, std::uint16_t protocol, bool taken);
 
