@@ -208,11 +208,7 @@ void membership_state::take_called(std::uint32_t i, std::uint16_t node, std::uin
                  "cluster.listen",
                  {{"peer", p.address}, {"node", std::to_string(node)}, {"this_listen", s_.listen}});
     p.not_taken_logged = true;
-    self_->demonitor(p.handle.address());
-    p.handle = nullptr;
-    p.backoff = std::chrono::milliseconds(100);
-    self_->delayed_send(self_, s_.reconnect_max, connect_to_atom::value, i);
-    return;
+    return call_again_later(i);
   }
   if (proven != node || (p.node != 0 && p.node != node)) {
     // Said once while it lasts, and asked again at the longest interval.
@@ -222,11 +218,7 @@ void membership_state::take_called(std::uint32_t i, std::uint16_t node, std::uin
                   {"certificate", proven == 0 ? "none" : node_certificate(proven)},
                   {"expected", p.node == 0 ? "any" : std::to_string(p.node)}});
     p.wrong_node_logged = true;
-    self_->demonitor(p.handle.address());
-    p.handle = nullptr;
-    p.backoff = std::chrono::milliseconds(100);
-    self_->delayed_send(self_, s_.reconnect_max, connect_to_atom::value, i);
-    return;
+    return call_again_later(i);
   }
   for (const auto& other : peers_)
     if (&other != &p && other.connected && other.node == node) {
@@ -252,12 +244,8 @@ void membership_state::take_called(std::uint32_t i, std::uint16_t node, std::uin
 void membership_state::refuse_version(std::uint32_t i, std::uint16_t protocol) {
   auto& p = peers_[i];
   log_protocol_mismatch(p, protocol);
-  if (p.handle) self_->demonitor(p.handle.address());
-  p.handle = nullptr;
-  // Asked again at the longest interval; a later failure to reach it is
-  // still logged once, as for any peer.
-  p.backoff = std::chrono::milliseconds(100);
-  self_->delayed_send(self_, s_.reconnect_max, connect_to_atom::value, i);
+  // A later failure to reach it is still logged once, as for any peer.
+  call_again_later(i);
 }
 
 void membership_state::log_protocol_mismatch(peer& p, std::uint16_t protocol) {
@@ -288,6 +276,16 @@ void membership_state::on_down(const caf::actor_addr& who) {
     refresh(p);
     if (p.calls) retry(i, "connection lost");  // else it calls again when it can
   }
+}
+
+/// The peer called at `i` answered but is not joined: its handle goes, and
+/// it is called again at the longest interval (it may be fixed meanwhile).
+void membership_state::call_again_later(std::uint32_t i) {
+  auto& p = peers_[i];
+  if (p.handle) self_->demonitor(p.handle.address());
+  p.handle = nullptr;
+  p.backoff = std::chrono::milliseconds(100);
+  self_->delayed_send(self_, s_.reconnect_max, connect_to_atom::value, i);
 }
 
 }  // namespace weir::membership_internal

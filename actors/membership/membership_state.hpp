@@ -118,6 +118,7 @@ class membership_state {
 
   void connect(std::uint32_t i);
   void learn(peer& p, std::uint16_t node);
+  void call_again_later(std::uint32_t i);
 
   void on_answered(std::uint32_t i, std::uint16_t node, std::uint16_t protocol, bool taken);
 
