@@ -55,13 +55,23 @@ nlohmann::json cluster_section(const cluster_metrics& c) {
                        {"replication_lag_bytes", p.lag_bytes},
                        {"replication_lag_records", p.lag_records},
                        {"failover", std::find(now.failover.begin(), now.failover.end(), p.node) != now.failover.end()}});
+  // Who tried the cluster port and was refused, and links closed for what they sent.
+  const auto& l = c.links;
+  json refused = json::object();
+  for (std::size_t r = 0; r < tls_failure_count; ++r)
+    if (const auto n = l.handshakes.failures[r].load()) refused[name_of(static_cast<tls_failure>(r))] = n;
+  json cut = json::object();
+  for (const auto& [reason, n] : {std::pair{"too_large", l.cut_too_large.load()}, std::pair{"forbidden", l.cut_forbidden.load()},
+                                  std::pair{"not_member", l.cut_stranger.load()}, std::pair{"crowded", l.cut_crowded.load()}})
+    if (n) cut[reason] = n;
   return {{"enabled", true},
           {"node", now.node},
           {"replicas", now.replicas},
           {"members", members},
           {"replicated_acked", now.acked},
           {"replicated_refused", now.refused},
-          {"failover_origins", now.failover}};
+          {"failover_origins", now.failover},
+          {"links", {{"open", l.open.load()}, {"handshakes_refused", refused}, {"cut", cut}}}};
 }
 
 }  // namespace

@@ -163,6 +163,11 @@ TEST_CASE("cluster: strangers at the cluster port cost the members no link and n
   CHECK(failures(0, "no_client_cert") + failures(0, "aborted") >= 1);
   CHECK(failures(0, "bad_cert") >= 1);
   CHECK(c.series(0, "weir_cluster_links") == 1);
+  // weir-ctl cluster status says it too.
+  const auto shown = c.ctl_cluster_status(0);
+  INFO(shown.out << shown.err);
+  CHECK(shown.out.find("links: 1 open; handshakes refused: ") != std::string::npos);
+  CHECK(shown.out.find("bad_cert ") != std::string::npos);
   for (int n = 0; n < 2; ++n) CHECK(c.nodes[n]->stop() == 0);
 }
 

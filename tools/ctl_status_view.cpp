@@ -154,6 +154,17 @@ std::string render_cluster(const nlohmann::json& status) {
   for (const auto& origin : c.value("failover_origins", nlohmann::json::array()))
     if (origin.is_number_unsigned() && !shown.count(origin.get<unsigned>()))
       out += "this node delivers the replica of node " + std::to_string(origin.get<unsigned>()) + " (failover)\n";
+  // The cluster port: links open, and what it refused since the start.
+  const auto& links = c.value("links", nlohmann::json::object());
+  auto listed = [](const nlohmann::json& counts) {
+    std::string s;
+    for (const auto& [reason, n] : counts.items())
+      s += (s.empty() ? "" : ", ") + reason + " " + human_count(n.get<double>());
+    return s.empty() ? std::string("none") : s;
+  };
+  out += "links: " + std::to_string(links.value("open", 0)) + " open; handshakes refused: " +
+         listed(links.value("handshakes_refused", nlohmann::json::object())) +
+         "; links closed for what they sent: " + listed(links.value("cut", nlohmann::json::object())) + "\n";
   return out;
 }
 
