@@ -200,15 +200,20 @@ class replicator_state {
     return sender && p.handle && sender->node() == p.handle.node();
   }
 
+
   void ask_position(std::uint16_t node) {
     auto& p = peers_[node];
     const auto gen = p.generation;
     p.asking = true;
     self_->request(p.handle, s_.request_timeout, position_atom::value, s_.node, s_.shard)
         .then([this, node, gen](replica_position& at) {
+                // A forged answer used up the request: asked again.
                 if (answered_by(node)) on_position(node, gen, at);
+                else retry_position(node, gen);
               },
-              [this, node, gen](caf::error&) { retry_position(node, gen); });
+              [this, node, gen](caf::error&) {
+                retry_position(node, gen);
+              });
   }
 
   /// A request failed or the copy went astray: ask where the copy ends
@@ -393,8 +398,11 @@ class replicator_state {
     self_->request(p.handle, s_.request_timeout, std::move(c))
         .then([this, node, gen, end](replica_position& at) {
                 if (answered_by(node)) on_chunk_synced(node, gen, end, at);
+                else retry_position(node, gen);
               },
-              [this, node, gen](caf::error&) { retry_position(node, gen); });
+              [this, node, gen](caf::error&) {
+                retry_position(node, gen);
+              });
   }
 
   void on_chunk_synced(std::uint16_t node, std::uint64_t gen, spot sent_to, const replica_position& at) {

@@ -121,6 +121,7 @@ basp_frame_guard::verdict basp_frame_guard::judge_header() {
     if (length == 0) return refuse(verdict::forbidden, "an empty message");
     phase_ = phase::stack;
     number_ = number_bytes_ = 0;
+    bad_count_ = false;
     name_.clear();
   }
   operation_ = op;
@@ -169,12 +170,19 @@ basp_frame_guard::verdict basp_frame_guard::read_message(const std::uint8_t*& da
     --payload_left_;
     return b;
   };
-  // A varbyte count (7 bits a byte, least significant first): true when whole.
+  // A varbyte count (7 bits a byte, least significant first): true when
+  // whole. CAF reads on while the high bit is set, into 32 bits: a count
+  // longer than 5 bytes, or one past 32 bits, would be read there as
+  // another number than here, so it is refused (`bad_count_`).
   auto count_done = [&](std::uint8_t b) {
     number_ |= static_cast<std::uint64_t>(b & 0x7f) << (7 * number_bytes_++);
-    return (b & 0x80) == 0 || number_bytes_ == 5;
+    if (number_bytes_ == 5 && ((b & 0x80) != 0 || (b & 0x7f) > 0x0f)) bad_count_ = true;
+    return (b & 0x80) == 0 || bad_count_;
   };
-  auto start_count = [&] { number_ = number_bytes_ = 0; };
+  auto start_count = [&] {
+    number_ = number_bytes_ = 0;
+    bad_count_ = false;
+  };
   while (n > 0 && payload_left_ > 0) {
     switch (phase_) {
       case phase::stack:
@@ -191,6 +199,7 @@ basp_frame_guard::verdict basp_frame_guard::read_message(const std::uint8_t*& da
         break;
       case phase::name_length:
         if (count_done(next_byte())) {
+          if (bad_count_) return refuse(verdict::forbidden, "a count CAF would read otherwise");
           if (number_ > 200) return refuse(verdict::forbidden, "a message type name too long");
           phase_ = phase::name;
           if (number_ == 0) return refuse(verdict::forbidden, "a message without a type");
@@ -219,6 +228,7 @@ basp_frame_guard::verdict basp_frame_guard::read_message(const std::uint8_t*& da
         }
         if (step_ == program_->size()) {
           phase_ = phase::done;
+          if (payload_left_ > 0) return refuse(verdict::forbidden, "bytes after a message's last field");
           break;
         }
         const auto& s = (*program_)[step_];
@@ -246,6 +256,7 @@ basp_frame_guard::verdict basp_frame_guard::read_message(const std::uint8_t*& da
           start_count();
         }
         if (!count_done(next_byte())) break;
+        if (bad_count_) return refuse(verdict::forbidden, "a count CAF would read otherwise");
         counting_ = false;
         const std::uint64_t bytes = s.what == step::text ? number_ : number_ * s.size;
         if (bytes > payload_left_)
@@ -256,6 +267,8 @@ basp_frame_guard::verdict basp_frame_guard::read_message(const std::uint8_t*& da
         break;
       }
       case phase::done: {
+        // A dropped frame's bytes pass by; a message's own end is its last field.
+        if (!dropping_) return refuse(verdict::forbidden, "bytes after a message's last field");
         const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(n, payload_left_));
         data += take;
         n -= take;

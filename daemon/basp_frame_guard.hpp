@@ -100,6 +100,7 @@ class basp_frame_guard {
   enum class phase : std::uint8_t { stack, zero, name_length, name, steps, done } phase_ = phase::done;
   std::uint64_t number_ = 0;  // a varbyte count or a fixed field being read
   unsigned number_bytes_ = 0;
+  bool bad_count_ = false;  // a count longer than CAF reads it the same
   std::string name_;
   const std::vector<step>* program_ = nullptr;
   std::size_t step_ = 0;

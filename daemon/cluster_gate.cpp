@@ -190,7 +190,11 @@ void cluster_gate::on_authenticated(const std::shared_ptr<tls_handshakes::handsh
   const auto proven = *node;
   cluster_link::rules r;
   r.claim = [this, proven, id](const basp_frame_guard::caf_node& caf) { return claim(caf, proven, id); };
-  r.reachable = [this](std::uint64_t actor) { return reachable_.count(actor) > 0; };
+  // A node no member knows reaches membership only (its hello): the
+  // replicators' requests go to members, so an answer from any other node is forged.
+  r.reachable = [this, proven](std::uint64_t actor) {
+    return actor == membership_actor_ || (reachable_.count(actor) > 0 && is_member(proven));
+  };
   r.member = [this, proven] { return is_member(proven); };
   r.max_message_bytes = static_cast<std::uint32_t>(options_.max_message_bytes);
   r.grace = options_.handshake_timeout;

@@ -61,9 +61,12 @@ class cluster_gate {
   /// Links from now on use `tls` (SIGHUP: rotated certificates); links
   /// already made keep theirs.
   void use(std::shared_ptr<boost::asio::ssl::context> tls);
-  /// The actors a peer's messages may go to (membership, the replicators);
-  /// before start().
-  void reachable(std::set<std::uint64_t> actors) { reachable_ = std::move(actors); }
+  /// The actors a peer's messages may go to: membership (every peer), and
+  /// the replicators (members only); before start().
+  void reachable(std::uint64_t membership, std::set<std::uint64_t> replicators) {
+    membership_actor_ = membership;
+    reachable_ = std::move(replicators);
+  }
   /// The nodes membership knows as members (from any thread): their links
   /// may send large messages and stay; a link of any other node is closed
   /// after cluster.handshake_timeout_ms, and loses a CAF node id to a member.
@@ -98,6 +101,7 @@ class cluster_gate {
   accept_backoff backoff_;
   tls_handshakes handshakes_;       // connections to cluster.listen
   tls_handshakes dial_handshakes_;  // this node's own calls: strangers cannot crowd them out
+  std::uint64_t membership_actor_ = 0;
   std::set<std::uint64_t> reachable_;
   mutable std::mutex members_mutex_;
   std::set<std::uint16_t> members_;

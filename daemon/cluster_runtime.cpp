@@ -104,9 +104,9 @@ void cluster_runtime::join(caf::actor_system& sys, const config& cfg, std::share
   };
   membership_ = spawn_membership(sys, ms);
   // What peers may address: membership, and the replicators (answers to their requests).
-  std::set<std::uint64_t> reachable{membership_.id()};
-  for (const auto& r : ms.replicators) reachable.insert(r.id());
-  gate_->reachable(std::move(reachable));
+  std::set<std::uint64_t> replicators;
+  for (const auto& r : ms.replicators) replicators.insert(r.id());
+  gate_->reachable(membership_.id(), std::move(replicators));
   if (auto why = bridge_->publish(caf::actor_cast<caf::actor>(membership_)); !why.empty())
     throw startup_error("cluster.listen = " + cfg.cluster.listen + ": cannot publish the cluster actor: " + why);
   gate_->start();

@@ -171,3 +171,23 @@ TEST_CASE("basp guard: handshakes and notices speak only for the link's own node
   // Too large a payload.
   CHECK(feed(with(handshakes(), frame(6, bytes((1 << 20) + 1, 0)))).v == verdict::too_large);
 }
+
+TEST_CASE("basp guard: a count CAF would read as another number is refused", "[cluster][guard]") {
+  // 80 80 80 80 80 80 80 80 40: zero here if read for 5 bytes, 2^30 to CAF.
+  bytes chunk(44, 0);
+  chunk.insert(chunk.end(), {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40});
+  chunk.insert(chunk.end(), {0, 0});
+  CHECK(feed(with(handshakes(), frame(2, message("@<>+weir::replica_chunk", chunk)))).v == verdict::forbidden);
+  // Five bytes whose value needs more than 32 bits.
+  bytes wide(44, 0);
+  wide.insert(wide.end(), {0x80, 0x80, 0x80, 0x80, 0x40});
+  wide.insert(wide.end(), {0, 0});
+  CHECK(feed(with(handshakes(), frame(2, message("@<>+weir::replica_chunk", wide)))).v == verdict::forbidden);
+  // A count spelt in more bytes than it needs, but within 32 bits, reads the same in both.
+  bytes padded(44, 0);
+  padded.insert(padded.end(), {0x81, 0x00});  // 1
+  padded.insert(padded.end(), {7, 0, 0});     // the byte, sealed, skips
+  CHECK(feed(with(handshakes(), frame(2, message("@<>+weir::replica_chunk", padded)))).v == verdict::ok);
+  // Bytes after a message's last field.
+  CHECK(feed(with(handshakes(), frame(2, message("@<>+weir::replica_trim", bytes(21, 0))))).v == verdict::forbidden);
+}

@@ -45,8 +45,9 @@ caf::result<std::uint16_t, std::uint16_t, bool> membership_state::on_hello(std::
   const caf::result<std::uint16_t, std::uint16_t, bool> refused{s_.node, cluster_protocol_version, false};
   auto it = std::find_if(peers_.begin(), peers_.end(), [&](const peer& p) { return p.address == address; });
   if (from == s_.node) {
-    log::error("a node with this node's own cluster.node_id said hello; ignored (two nodes share an id)",
-               {{"node", std::to_string(from)}, {"listen", address}});
+    if (refused_lines_.admit() > 0)
+      log::error("a node with this node's own cluster.node_id said hello; ignored (two nodes share an id)",
+                 {{"node", std::to_string(from)}, {"listen", address}});
     return refused;
   }
   if (protocol != cluster_protocol_version) {
@@ -66,17 +67,19 @@ caf::result<std::uint16_t, std::uint16_t, bool> membership_state::on_hello(std::
               // A node its link proved, alive, but at an address this node
               // does not list: it is not failed over while it keeps calling.
               if (proven == from) heard_alive_[from] = clock::now();
-              log::warn("a node not in cluster.peers said hello; not taken (its cluster.listen is not in this "
-                        "node's cluster.peers)",
-                        {{"node", std::to_string(from)}, {"listen", address}});
+              if (refused_lines_.admit() > 0)
+                log::warn("a node not in cluster.peers said hello; not taken (its cluster.listen is not in this "
+                          "node's cluster.peers)",
+                          {{"node", std::to_string(from)}, {"listen", address}});
             } else {
               taken = take_caller(*index, from, proven, std::move(handle));
             }
             promise.deliver(s_.node, cluster_protocol_version, taken);
           },
           [this, promise, from](caf::error& e) mutable {
-            log::error("cannot tell which node a hello came from; not taken",
-                       {{"node", std::to_string(from)}, {"error", caf::to_string(e)}});
+            if (refused_lines_.admit() > 0)
+              log::error("cannot tell which node a hello came from; not taken",
+                         {{"node", std::to_string(from)}, {"error", caf::to_string(e)}});
             promise.deliver(s_.node, cluster_protocol_version, false);
           });
   return promise;
@@ -163,6 +166,12 @@ void membership_state::connect(std::uint32_t i) {
             self_->request(p.handle, std::chrono::seconds(10), hello_atom::value, s_.node, s_.listen,
                            cluster_protocol_version)
                 .then([this, i](std::uint16_t node, std::uint16_t protocol, bool taken) {
+                        // An answer is the called node's, not one forged by another
+                        // link (which used up the request: the peer is called again).
+                        const auto sender = self_->current_sender();
+                        if (!peers_[i].handle) return;
+                        if (!sender || sender->node() != peers_[i].handle.node())
+                          return retry(i, "an answer to the hello came from another node");
                         on_answered(i, node, protocol, taken);
                       },
                       [this, i](caf::error& e) {
