@@ -144,7 +144,7 @@ TEST_CASE("cluster: strangers at the cluster port cost the members no link and n
   producer.join();
 
   INFO(c.nodes[0]->log() + "\n---\n" + c.nodes[1]->log());
-  CHECK(strangers >= 40);
+  CHECK(strangers >= 8);  // every kind, twice (a sanitizer build is slower)
   CHECK(refused.load() == 0);
   CHECK(acked_during > 100);
   for (int n = 0; n < 2; ++n) {
@@ -335,7 +335,7 @@ TEST_CASE("cluster: a node that crashes right after each start does not end its 
   for (int start = 0; start < 3; ++start) {
     const auto before = cluster3::count(survivors(), rejoined);
     c.launch(1, stuck);
-    REQUIRE(eventually([&] { return cluster3::count(survivors(), rejoined) >= before + 2; }));
+    REQUIRE(eventually([&] { return cluster3::count(survivors(), rejoined) >= before + 2; }, std::chrono::seconds(60)));
     ::kill(c.nodes[1]->pid(), SIGKILL);
     c.nodes[1]->wait_exit();
   }
