@@ -81,6 +81,23 @@ struct copy_state {
   std::string last_trouble;
 };
 
+/// Calls `f(origin, shard, dir)` for each `<root>/node_<origin>[...]/shard_NN`.
+template <class F>
+void for_each_shard_dir(const std::string& root, F f) {
+  std::error_code ec;
+  for (const auto& node : std::filesystem::directory_iterator(root, ec)) {
+    const std::string n = node.path().filename().string();
+    if (n.rfind("node_", 0) != 0) continue;
+    const auto origin = static_cast<std::uint16_t>(std::strtoul(n.c_str() + 5, nullptr, 10));
+    std::error_code ec2;
+    for (const auto& shard : std::filesystem::directory_iterator(node.path(), ec2)) {
+      const std::string sn = shard.path().filename().string();
+      if (sn.rfind("shard_", 0) == 0)
+        f(origin, static_cast<std::uint16_t>(std::strtoul(sn.c_str() + 6, nullptr, 10)), shard.path().string());
+    }
+  }
+}
+
 /// Whether `dir` holds a segment file.
 bool holds_segments(const std::string& dir) {
   std::error_code ec;
@@ -97,36 +114,16 @@ class replica_store_state {
   void init(pointer self, replica_store_settings s) {
     self_ = self;
     s_ = std::move(s);
-    std::error_code ec;
-    // Retired copies an earlier run left: delivered on, or removed when done.
-    for (const auto& life : std::filesystem::directory_iterator(retired_root(), ec)) {
-      const std::string n = life.path().filename().string();
-      if (n.rfind("node_", 0) != 0) continue;
-      const auto origin = static_cast<std::uint16_t>(std::strtoul(n.c_str() + 5, nullptr, 10));
-      std::error_code ec2;
-      for (const auto& shard : std::filesystem::directory_iterator(life.path(), ec2)) {
-        const std::string sn = shard.path().filename().string();
-        if (sn.rfind("shard_", 0) != 0) continue;
-        retired_.push_back({origin, static_cast<std::uint16_t>(std::strtoul(sn.c_str() + 6, nullptr, 10)),
-                            shard.path().string()});
-        // A crash between moving it aside and repairing it: repaired now.
-        copy_state scratch;
-        scratch.dir = retired_.back().dir;
-        repair(scratch);
-        if (s_.retired) s_.retired(retired_.back().origin, retired_.back().shard, retired_.back().dir);
-      }
-    }
-    for (const auto& node : std::filesystem::directory_iterator(s_.root, ec)) {
-      const std::string n = node.path().filename().string();
-      if (n.rfind("node_", 0) != 0) continue;
-      const auto origin = static_cast<std::uint16_t>(std::strtoul(n.c_str() + 5, nullptr, 10));
-      std::error_code ec2;
-      for (const auto& shard : std::filesystem::directory_iterator(node.path(), ec2)) {
-        const std::string sn = shard.path().filename().string();
-        if (sn.rfind("shard_", 0) != 0) continue;
-        copy(origin, static_cast<std::uint16_t>(std::strtoul(sn.c_str() + 6, nullptr, 10)));
-      }
-    }
+    // Retired copies an earlier run left: repaired (a crash may have come
+    // between moving one aside and repairing it) and delivered on.
+    for_each_shard_dir(retired_root(), [this](std::uint16_t origin, std::uint16_t shard, const std::string& dir) {
+      retired_.push_back({origin, shard, dir});
+      repair(dir);
+      if (s_.retired) s_.retired(origin, shard, dir);
+    });
+    for_each_shard_dir(s_.root, [this](std::uint16_t origin, std::uint16_t shard, const std::string&) {
+      copy(origin, shard);
+    });
   }
 
   caf::result<replica_position> on_chunk(replica_chunk& c) {
@@ -223,7 +220,7 @@ class replica_store_state {
     cp.released = released;
     cp.open.reset();
     if (released) {
-      repair(cp);
+      repair(cp.dir);
       return;
     }
     load_end(cp);
@@ -233,12 +230,12 @@ class replica_store_state {
     if (int rc = wab::store_cursor(*s_.io, cp.dir, from_start); rc < 0) trouble(cp, "cannot store a replica's cursor", rc);
   }
 
-  void repair(copy_state& cp) {
+  void repair(const std::string& dir) {
     try {
-      const auto r = wab::recover_shard(*s_.io, cp.dir, s_.quarantine_dir);
+      const auto r = wab::recover_shard(*s_.io, dir, s_.quarantine_dir);
       for (const auto& e : r.events) log::write(log_level::warn, e.what, e.fields);
     } catch (const wab::recovery_error& e) {
-      log::error("cannot repair a replica before delivering it", {{"dir", cp.dir}, {"error", e.what()}});
+      log::error("cannot repair a replica before delivering it", {{"dir", dir}, {"error", e.what()}});
     }
   }
 
@@ -316,9 +313,7 @@ class replica_store_state {
     if (int rc = make_private_dirs(cp.dir); rc < 0) trouble(cp, "cannot make a replica directory", rc);
     cp.incarnation = 0;
     cp.synced = {cp.origin, cp.shard, 0, 0, 1, false};
-    copy_state scratch;
-    scratch.dir = target;
-    repair(scratch);
+    repair(target);
     retired_.push_back({cp.origin, cp.shard, target});
     if (s_.retired) s_.retired(cp.origin, cp.shard, target);
     return true;
