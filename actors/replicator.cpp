@@ -148,13 +148,13 @@ class replicator_state {
 
   void on_tick() {
     say_refused_on_arrival();
-    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    const auto now = self_->clock().now().time_since_epoch().count();
     while (!waits_.empty() && waits_.front().deadline_ns <= now) {
       refuse(waits_.front());
       waits_.pop_front();
     }
     for (auto& [node, p] : peers_) {
-      if (p.up && !p.positioned && !p.asking && std::chrono::steady_clock::now() >= p.ask_after) ask_position(node);
+      if (p.up && !p.positioned && !p.asking && self_->clock().now() >= p.ask_after) ask_position(node);
       if (s_.stats) s_.stats->set_lag(node, lag_of(p), lag_records_of(p), s_.shard);
     }
     self_->delayed_send(self_, s_.tick, tick_atom::value);
@@ -225,7 +225,7 @@ class replicator_state {
     p.in_flight = 0;
     p.positioned = false;
     p.asking = false;
-    p.ask_after = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    p.ask_after = self_->clock().now() + std::chrono::milliseconds(200);
   }
 
   /// The peer's copy ends at `at`: shipping resumes there, or at the oldest
@@ -251,7 +251,7 @@ class replicator_state {
                  "acks (was data_dir replaced? give a rebuilt node a new cluster.node_id)",
                  {{"peer", std::to_string(node)}, {"shard", std::to_string(s_.shard)},
                   {"peer_segment", std::to_string(at.sequence)}, {"peer_offset", std::to_string(at.offset)}});
-      p.ask_after = std::chrono::steady_clock::now() + std::chrono::seconds(5);  // asked again, in case it clears
+      p.ask_after = self_->clock().now() + std::chrono::seconds(5);  // asked again, in case it clears
       return;
     }
     p.positioned = true;
@@ -448,7 +448,7 @@ class replicator_state {
   /// restart, until the peers have dialled in): said at once, then at most
   /// every 10 s with the count since, so that a burst is a line, not a line a push.
   void say_refused_on_arrival() {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = self_->clock().now();
     if (refused_unsaid_ == 0 || now < next_refusal_line_) return;
     log::warn("Replicated pushes refused", {{"shard", std::to_string(s_.shard)},
                                             {"pushes", std::to_string(refused_unsaid_)},

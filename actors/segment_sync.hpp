@@ -85,7 +85,8 @@ void answer_synced(Self* self, std::vector<pending_ack>& acks, int rc, bool dire
                   direct);
   }
   if (waiting.acks.empty()) return;
-  waiting.deadline_ns = (std::chrono::steady_clock::now() + route->timeout).time_since_epoch().count();
+  // The actor clock: the replicator compares the deadline with its own.
+  waiting.deadline_ns = (self->clock().now() + route->timeout).time_since_epoch().count();
   self->send(route->to, std::move(waiting));
 }
 

@@ -12,6 +12,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/membership.hpp"
+#include "actors/replica_store.hpp"
 #include "config/config.hpp"
 #include "daemon/pipeline.hpp"
 #include "messages/cluster_protocol.hpp"
@@ -25,6 +26,15 @@ class cluster_gate;
 /// Loads CAF's middleman (and the cluster's message types) into the actor
 /// system's configuration; nothing outside a cluster.
 void prepare_cluster_config(caf::actor_system_config& caf_cfg, const config& cfg);
+
+/// The replica store's and membership's settings as a node makes them
+/// (the cluster simulation makes its nodes with them too): copies kept in
+/// data_dir/replica, failover and retired copies delivered by `shards`.
+/// Membership's links (middleman, identity, members) are the caller's.
+replica_store_settings replica_store_settings_for(const config& cfg, pipeline& shards,
+                                                  std::shared_ptr<wab::file_io> io);
+membership_settings membership_settings_for(const config& cfg, pipeline& shards, replica_store_actor store,
+                                            std::uint64_t incarnation);
 
 class cluster_runtime {
  public:

@@ -44,11 +44,11 @@ bool stop_all(caf::scoped_actor& self, const std::vector<Actor>& actors,
 
 pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup& recovered,
                    std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats,
-                   cluster_metrics* cluster_stats)
+                   cluster_metrics* cluster_stats, pipeline_seams seams)
     : sys_(sys) {
-  std::shared_ptr<sink_factory> factory;
+  std::shared_ptr<sink_factory> factory = seams.sink;
   try {
-    factory = make_sink_factory(cfg);
+    if (!factory) factory = make_sink_factory(cfg);
   } catch (const std::exception& e) {
     throw startup_error(e.what());
   }
@@ -59,10 +59,12 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
                                                       static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));
   auto rs = runner_settings_for(cfg, factory->one_writer());
   rs.stats = stats;
+  rs.worker_thread = seams.thread;
   runner_ = spawn_sink_runner(sys, rs, factory, dead_letters_, delivery_);
   failover_template_ = drain_settings_for(cfg, 0, "", 1);
   failover_template_.io = io;
   failover_template_.quarantine_dir = cfg.data_dir + "/quarantine";
+  failover_template_.thread = seams.thread;
 
   for (std::int64_t i = 0; i < cfg.ingest.shards; ++i) {
     const auto shard = static_cast<std::uint16_t>(i);
@@ -81,6 +83,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     ds.quarantine_dir = cfg.data_dir + "/quarantine";
     ds.stats = shard_stats;
     ds.notice = std::make_shared<append_notice>();
+    ds.thread = seams.thread;
     if (auto r = recovered.segment_records.find(shard); r != recovered.segment_records.end()) ds.recovered_records = r->second;
     if (auto q = recovered.damaged_at_startup.find(shard); q != recovered.damaged_at_startup.end())
       ds.damaged_at_startup = q->second;
@@ -89,6 +92,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
       rs.incarnation = recovered.incarnation;
       rs.io = io;
       rs.stats = cluster_stats;
+      rs.thread = seams.thread;
       replicators_.push_back(spawn_replicator(sys, rs));
       ds.confirmed = caf::actor_cast<confirm_listener_actor>(replicators_.back());
     }
@@ -100,13 +104,15 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     ws.notice = ds.notice;
     ws.spares = spares;
     if (spares->keep() > 0) {
-      preparers_.push_back(spawn_segment_preparer(sys, {spares}));
+      preparers_.push_back(spawn_segment_preparer(sys, {spares, seams.thread}));
       ws.preparer = preparers_.back();
     }
     ws.stats = shard_stats;
     ws.buffered = buffered_;
+    ws.thread = seams.thread;
     auto fs = fsync_settings_for(cfg, shard);
     fs.stats = shard_stats;
+    fs.thread = seams.thread;
     fs.load = ws.sync_load = std::make_shared<sync_load>();
     ws.sync_durable_only_here = cfg.group_commit.policy == commit_policy::adaptive;
     if (!replicators_.empty()) {

@@ -15,6 +15,7 @@
 #include <caf/fwd.hpp>
 
 #include "config/config.hpp"
+#include "actors/actor_thread.hpp"
 #include "actors/buffered_activity.hpp"
 #include "actors/drain.hpp"
 #include "messages/cluster_protocol.hpp"
@@ -31,13 +32,20 @@
 
 namespace weir {
 
+/// What a harness may replace (the cluster simulation runs whole nodes on
+/// CAF's test scheduler): the sink, and where the actors run.
+struct pipeline_seams {
+  std::shared_ptr<sink_factory> sink;  // null: made from cfg.sink
+  actor_thread thread = actor_thread::own;
+};
+
 class pipeline {
  public:
   /// Throws startup_error when the sink cannot be set up from the configuration.
   /// `stats` may be null (tests); it must outlive the pipeline.
   pipeline(caf::actor_system& sys, const config& cfg, const wab_startup& recovered,
            std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats = nullptr,
-           cluster_metrics* cluster_stats = nullptr);
+           cluster_metrics* cluster_stats = nullptr, pipeline_seams seams = {});
   /// Stops every actor still running (an aborted startup): the actor system
   /// cannot end while they live.
   ~pipeline();
@@ -52,6 +60,8 @@ class pipeline {
 
   /// The writer the next connection is pinned to.
   shard_writer_actor writer_for_new_connection();
+  /// Every shard's writer, by shard.
+  const std::vector<shard_writer_actor>& writers() const { return writers_; }
 
   /// Writes and syncs everything queued, seals the open segments and stops
   /// the writers, then the drains and the sink. Returns false when that took

@@ -25,7 +25,9 @@ void report(const std::vector<wab::recovery_event>& events) {
 
 }  // namespace
 
-wab_startup recover_wab(const config& cfg) {
+wab_startup recover_wab(const config& cfg, wab::file_io* io) {
+  auto real = wab::default_file_io();
+  if (!io) io = real.get();
   const std::string wab_dir = cfg.data_dir + "/wab", quarantine = cfg.data_dir + "/quarantine";
   ensure_private_directory(wab_dir, "data_dir");
   ensure_private_directory(quarantine, "data_dir");
@@ -42,10 +44,10 @@ wab_startup recover_wab(const config& cfg) {
   wab_startup out;
   for (const auto& dir : shard_dirs) {
     try {
-      auto r = wab::recover_shard(*wab::default_file_io(), dir.string(), quarantine);
+      auto r = wab::recover_shard(*io, dir.string(), quarantine);
       report(r.events);
       const auto shard = *wab::parse_shard_dir_name(dir.filename().string());
-      const auto cursor = wab::load_cursor(*wab::default_file_io(), dir.string());
+      const auto cursor = wab::load_cursor(*io, dir.string());
       out.next_sequence[shard] = wab::next_segment_sequence(r.next_sequence, cursor);
       out.damaged_at_startup[shard] = r.damaged_at_startup;
       for (const auto& seg : r.segments) {

@@ -9,6 +9,8 @@
 
 #include "config/config.hpp"
 
+#include "wab/file_io.hpp"
+
 namespace weir {
 
 struct wab_startup {
@@ -22,6 +24,7 @@ struct wab_startup {
 };
 
 /// Throws startup_error when a shard directory cannot be read or repaired.
-wab_startup recover_wab(const config& cfg);
+/// `io`: the file I/O seam (the cluster simulation's disks; else the real one).
+wab_startup recover_wab(const config& cfg, wab::file_io* io = nullptr);
 
 }  // namespace weir

@@ -51,10 +51,10 @@ void membership_state::decide_failover() {
         up = p.announced_up;
         since = p.not_up_since;
       }
-    if (up || clock::now() - since < s_.failover_after) continue;
+    if (up || now() - since < s_.failover_after) continue;
     // Alive but not joined (the two list each other differently): never failed over.
     if (const auto h = heard_alive_.find(origin);
-        h != heard_alive_.end() && clock::now() - h->second < s_.failover_after)
+        h != heard_alive_.end() && now() - h->second < s_.failover_after)
       continue;
     if (const auto* p = peer_delivering(origin, shard)) {
       // Taken already: left to it unless this node's copy reaches further
@@ -70,7 +70,7 @@ void membership_state::decide_failover() {
 
 /// A peer heard from that is not itself failed over.
 bool membership_state::is_survivor(const peer& p) const {
-  return p.node != 0 && (p.announced_up || clock::now() - p.not_up_since < s_.failover_after);
+  return p.node != 0 && (p.announced_up || now() - p.not_up_since < s_.failover_after);
 }
 
 /// This node and every candidate peer, with its copy of (origin, shard).

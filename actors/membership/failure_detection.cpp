@@ -8,7 +8,7 @@ void membership_state::on_heartbeat(peer_heartbeat& h) {
   for (auto& p : peers_) {
     if (p.node != h.from) continue;
     if (!sent_by(h.from)) return;  // only a node speaks for itself
-    p.last_heard = clock::now();
+    p.last_heard = now();
     if (h.incarnation != 0 && h.incarnation != p.incarnation) {
       p.incarnation = h.incarnation;
       tell_life(p.node, h.incarnation);
@@ -29,7 +29,7 @@ void membership_state::on_tick() {
   if (asking_store_) {
     // A store that has not answered for failover_after makes this node no
     // candidate: it could not release a copy to deliver it either.
-    if (clock::now() - answered_at_ >= s_.failover_after) held_known_ = false;
+    if (now() - answered_at_ >= s_.failover_after) held_known_ = false;
     return beat(false);
   }
   asking_store_ = true;
@@ -39,7 +39,7 @@ void membership_state::on_tick() {
             asking_store_ = false;
             own_held_ = std::move(held);
             held_known_ = true;
-            answered_at_ = clock::now();
+            answered_at_ = now();
             beat(true);
           },
           [this](caf::error&) {
@@ -65,7 +65,7 @@ void membership_state::beat(bool store_answered) {
 
 peer_state_label membership_state::state_of(const peer& p) const {
   if (!p.connected) return peer_state_label::down;
-  return clock::now() - p.last_heard > 3 * s_.heartbeat ? peer_state_label::suspect : peer_state_label::up;
+  return now() - p.last_heard > 3 * s_.heartbeat ? peer_state_label::suspect : peer_state_label::up;
 }
 
 /// Tells the replicators when a peer's up-ness changed; keeps the metrics.
@@ -74,7 +74,7 @@ void membership_state::refresh(peer& p) {
   const bool up = state == peer_state_label::up;
   if (up != p.announced_up) {
     p.announced_up = up;
-    (up ? p.up_since : p.not_up_since) = clock::now();
+    (up ? p.up_since : p.not_up_since) = now();
     if (!up) log::warn("cluster peer not up", {{"peer", p.address}, {"node", std::to_string(p.node)},
                                                {"state", name_of(state)}});
     for (const auto& r : s_.replicators) self_->send(r, peer_update{p.node, up, up ? p.handle : cluster_node_actor{}});
@@ -82,10 +82,10 @@ void membership_state::refresh(peer& p) {
   // A failover ends once its origin has stayed up a while: a node that
   // crashes soon after each start does not end it (and have it taken again
   // failover_after later) at every start.
-  if (up && clock::now() - p.up_since >= settle()) end_failover(p);
+  if (up && now() - p.up_since >= settle()) end_failover(p);
   if (s_.stats) {
     const double heard =
-        p.last_heard == clock::time_point{} ? -1 : std::chrono::duration<double>(clock::now() - p.last_heard).count();
+        p.last_heard == clock::time_point{} ? -1 : std::chrono::duration<double>(now() - p.last_heard).count();
     s_.stats->set_peer(p.address, p.node, state, heard);
   }
 }

@@ -7,6 +7,7 @@ namespace weir::membership_internal {
 void membership_state::init(pointer self, membership_settings s) {
   self_ = self;
   s_ = std::move(s);
+  started_ = now();
   for (const auto& a : s_.peers) {
     peer p;
     p.address = a;
@@ -15,6 +16,7 @@ void membership_state::init(pointer self, membership_settings s) {
       p.port = at->port;
     }
     p.calls = s_.listen < a;
+    p.not_up_since = started_;
     peers_.push_back(std::move(p));
   }
   self_->set_down_handler([this](const caf::down_msg& d) {
@@ -66,7 +68,7 @@ caf::result<std::uint16_t, std::uint16_t, bool> membership_state::on_hello(std::
             if (!index) {
               // A node its link proved, alive, but at an address this node
               // does not list: it is not failed over while it keeps calling.
-              if (proven == from) heard_alive_[from] = clock::now();
+              if (proven == from) heard_alive_[from] = now();
               if (refused_lines_.admit() > 0)
                 log::warn("a node not in cluster.peers said hello; not taken (its cluster.listen is not in this "
                           "node's cluster.peers)",
@@ -96,7 +98,7 @@ bool membership_state::take_caller(std::size_t index, std::uint16_t from, std::u
                 {"listen", p.address}});
     return false;
   }
-  heard_alive_[from] = clock::now();
+  heard_alive_[from] = now();
   if (p.node != 0 && p.node != from) {
     if (refused_lines_.admit() > 0)
       log::error("a cluster peer said hello from another node's cluster.listen; not taken",
@@ -121,7 +123,7 @@ bool membership_state::take_caller(std::size_t index, std::uint16_t from, std::u
   learn(p, from);
   p.connected = true;
   p.mismatch_logged.reset();
-  p.last_heard = clock::now();
+  p.last_heard = now();
   log::info("cluster peer connected", {{"peer", p.address}, {"node", std::to_string(from)}});
   refresh(p);
   return true;
@@ -138,9 +140,9 @@ bool membership_state::from_member() {
 
 /// A message outside the interface: logged at most once a minute.
 void membership_state::on_unknown(const caf::type_erased_tuple& content) {
-  const auto now = clock::now();
-  if (unknown_logged_ && now - *unknown_logged_ < std::chrono::minutes(1)) return;
-  unknown_logged_ = now;
+  const auto at = now();
+  if (unknown_logged_ && at - *unknown_logged_ < std::chrono::minutes(1)) return;
+  unknown_logged_ = at;
   std::string what = content.stringify();
   if (what.size() > 160) what = what.substr(0, 160) + "...";
   log::error("the cluster actor got a message it does not understand; a peer may run another weir version",
@@ -155,39 +157,44 @@ void membership_state::connect(std::uint32_t i) {
   auto& p = peers_[i];
   if (p.connecting) return;
   p.connecting = true;
+  const auto attempt = ++p.attempt;
   self_->request(s_.middleman, std::chrono::seconds(10), caf::connect_atom::value, p.host, p.port)
       .then(
-          [this, i](caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
+          [this, i, attempt](caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
             auto& p = peers_[i];
+            if (p.attempt != attempt) return;
             p.connecting = false;
             if (!ptr) return retry(i, "no actor published there");
             p.handle = caf::actor_cast<cluster_node_actor>(std::move(ptr));
             self_->monitor(p.handle);
             self_->request(p.handle, std::chrono::seconds(10), hello_atom::value, s_.node, s_.listen,
                            cluster_protocol_version)
-                .then([this, i](std::uint16_t node, std::uint16_t protocol, bool taken) {
+                .then([this, i, attempt](std::uint16_t node, std::uint16_t protocol, bool taken) {
                         // An answer is the called node's, not one forged by another
                         // link (which used up the request: the peer is called again).
                         const auto sender = self_->current_sender();
-                        if (!peers_[i].handle) return;
+                        if (!peers_[i].handle || peers_[i].attempt != attempt) return;
                         if (!sender || sender->node() != peers_[i].handle.node())
                           return retry(i, "an answer to the hello came from another node");
-                        on_answered(i, node, protocol, taken);
+                        on_answered(i, attempt, node, protocol, taken);
                       },
-                      [this, i](caf::error& e) {
+                      [this, i, attempt](caf::error& e) {
+                        if (peers_[i].attempt != attempt) return;  // its link ended: called again already
                         // A hello the peer does not understand (weir before
                         // versioned hellos, or another shape of it) cannot match.
                         if (e == caf::sec::unexpected_message) return refuse_version(i, 0);
                         retry(i, caf::to_string(e));
                       });
           },
-          [this, i](caf::error& e) {
+          [this, i, attempt](caf::error& e) {
+            if (peers_[i].attempt != attempt) return;
             peers_[i].connecting = false;
             retry(i, caf::to_string(e));
           });
 }
 
-void membership_state::on_answered(std::uint32_t i, std::uint16_t node, std::uint16_t protocol, bool taken) {
+void membership_state::on_answered(std::uint32_t i, std::uint64_t attempt, std::uint16_t node, std::uint16_t protocol,
+                                   bool taken) {
   auto& p = peers_[i];
   if (protocol != cluster_protocol_version) return refuse_version(i, protocol);
   if (node == s_.node) {
@@ -197,10 +204,12 @@ void membership_state::on_answered(std::uint32_t i, std::uint16_t node, std::uin
   }
   self_->request(s_.identity, std::chrono::seconds(10), caf::get_atom::value, p.handle.node())
       .then(
-          [this, i, node, taken](const caf::node_id&, const std::string&, std::uint16_t proven) {
-            take_called(i, node, proven, taken);
+          [this, i, attempt, node, taken](const caf::node_id&, const std::string&, std::uint16_t proven) {
+            if (peers_[i].attempt == attempt) take_called(i, node, proven, taken);
           },
-          [this, i](caf::error& e) { retry(i, "cannot tell which node answered: " + caf::to_string(e)); });
+          [this, i, attempt](caf::error& e) {
+            if (peers_[i].attempt == attempt) retry(i, "cannot tell which node answered: " + caf::to_string(e));
+          });
 }
 
 /// The peer called at index `i` answered as `node` (and whether it took
@@ -211,7 +220,7 @@ void membership_state::take_called(std::uint32_t i, std::uint16_t node, std::uin
   if (proven == node && !taken) {
     // Alive, but it does not list this node (cluster.listen / cluster.peers
     // differ between the two): not a member, and not failed over either.
-    heard_alive_[node] = clock::now();
+    heard_alive_[node] = now();
     if (!p.not_taken_logged)
       log::error("a cluster peer did not take this node as a member; its cluster.peers must list this node's "
                  "cluster.listen",
@@ -243,7 +252,7 @@ void membership_state::take_called(std::uint32_t i, std::uint16_t node, std::uin
   p.wrong_node_logged = false;
   p.not_taken_logged = false;
   p.backoff = std::chrono::milliseconds(100);
-  p.last_heard = clock::now();
+  p.last_heard = now();
   log::info("cluster peer connected", {{"peer", p.address}, {"node", std::to_string(node)}});
   refresh(p);
 }
@@ -277,6 +286,16 @@ void membership_state::retry(std::uint32_t i, const std::string& why) {
 void membership_state::on_down(const caf::actor_addr& who) {
   for (std::uint32_t i = 0; i < peers_.size(); ++i) {
     auto& p = peers_[i];
+    if (!p.connected && p.handle && p.handle.address() == who) {
+      // The link of a call still under way (its hello, or the check of who
+      // answered) ended: that call is over, or the peer would count as
+      // connected over a link that is gone, and never be called again.
+      p.handle = nullptr;
+      ++p.attempt;
+      p.connecting = false;
+      if (p.calls) retry(i, "connection lost during the hello");
+      continue;
+    }
     if (!p.connected || p.handle.address() != who) continue;
     p.connected = false;
     p.handle = nullptr;

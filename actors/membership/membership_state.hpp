@@ -42,10 +42,13 @@ struct peer {
   bool calls = false;      // this node connects to it (else it connects here)
   cluster_node_actor handle;
   bool connecting = false;
+  // Bumped by every call this node makes to it, and when the link of one
+  // still under way ends: an answer to an earlier call is stale.
+  std::uint64_t attempt = 0;
   bool connected = false;
   bool announced_up = false;  // the replicators were told it is up
   clock::time_point last_heard{};
-  clock::time_point not_up_since = clock::now();
+  clock::time_point not_up_since{};  // set when the peer is listed
   clock::time_point up_since{};
   std::chrono::milliseconds backoff{100};
   std::vector<replica_position> held;  // its copies' ends, from its last heartbeat
@@ -67,6 +70,10 @@ class membership_state {
   void init(pointer self, membership_settings s);
 
   const replica_store_actor& store() const { return s_.store; }
+
+  /// The actor clock's time: the steady clock in the daemon, the test
+  /// coordinator's in the cluster simulation (whose runs replay from a seed).
+  clock::time_point now() const { return self_->clock().now(); }
 
   /// Whether the message being handled comes from the node of peer
   /// `origin` (its replicators send from there): only a node may ship its
@@ -120,7 +127,7 @@ class membership_state {
   void learn(peer& p, std::uint16_t node);
   void call_again_later(std::uint32_t i);
 
-  void on_answered(std::uint32_t i, std::uint16_t node, std::uint16_t protocol, bool taken);
+  void on_answered(std::uint32_t i, std::uint64_t attempt, std::uint16_t node, std::uint16_t protocol, bool taken);
 
   /// The peer called at index `i` answered as `node` (and whether it took
   /// this node); its link proved `proven`.
@@ -218,7 +225,7 @@ class membership_state {
   bool asking_store_ = false;  // a question for the copy ends is out
   clock::time_point answered_at_{};  // the store's last answer
   bool held_known_ = false;  // own_held_ is the store's answer (and a recent one)
-  clock::time_point started_ = clock::now();
+  clock::time_point started_{};
   std::set<std::tuple<std::uint16_t, std::uint16_t, std::uint16_t>> logged_;
   std::optional<clock::time_point> unknown_logged_;
   log_throttle refused_lines_;  // hellos not taken for who their link proved

@@ -253,6 +253,13 @@ int sim_file_io::rename(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) return -errno;
   auto [from_dir, from_name] = split(from);
   auto [to_dir, to_name] = split(to);
+  if (std::filesystem::is_directory(to)) {
+    // A whole directory moved (the replica store retires a copy so): its
+    // files go with it. Taken as durable at once; the store syncs the parent.
+    move_directory(from_dir + "/" + from_name, to_dir + "/" + to_name);
+    event("rename directory " + from_name + " -> " + to_name);
+    return 0;
+  }
   auto& src = live_[from_dir];
   auto it = src.find(from_name);
   if (it != src.end()) {
@@ -262,6 +269,22 @@ int sim_file_io::rename(const std::string& from, const std::string& to) {
   }
   event("rename " + from_name + " -> " + to_name);
   return 0;
+}
+
+void sim_file_io::move_directory(const std::string& from, const std::string& to) {
+  for (auto* tree : {&live_, &durable_}) {
+    std::map<std::string, entries> moved;
+    for (auto it = tree->begin(); it != tree->end();) {
+      const std::string& d = it->first;
+      if (d == from || d.rfind(from + "/", 0) == 0) {
+        moved[to + d.substr(from.size())] = std::move(it->second);
+        it = tree->erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto& [d, names] : moved) (*tree)[d] = std::move(names);
+  }
 }
 
 int sim_file_io::unlink(const std::string& path) {
@@ -306,6 +329,10 @@ void sim_file_io::crash(bool writeback) {
       if (keep > 0) ++nd.version;
     }
   }
+  // A directory removed outside the seam (a delivered copy) is gone for good.
+  for (auto* tree : {&live_, &durable_})
+    for (auto it = tree->begin(); it != tree->end();)
+      it = std::filesystem::is_directory(it->first) ? std::next(it) : tree->erase(it);
   // The real directories become what was durable.
   for (auto& [dir, names] : live_)
     for (auto& [name, id] : names) ::unlink((dir + "/" + name).c_str());

@@ -120,6 +120,8 @@ class sim_file_io final : public wab::file_io {
   void mark(node& n, std::uint64_t from, std::uint64_t to, byte_state s);
   int sync_node(open_file& f);
   std::uint64_t new_node();
+  /// Every entry under directory `from` now lies under `to`.
+  void move_directory(const std::string& from, const std::string& to);
   void event(const std::string& what) {
     if (on_event) on_event(what);
   }
