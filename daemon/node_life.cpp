@@ -17,19 +17,27 @@ std::uint64_t new_life_first_sequence() {
   return static_cast<std::uint64_t>(ms.count());
 }
 
+bool number_empty_shards(wab_startup& recovered, std::int64_t shards, std::uint64_t first) {
+  bool empty = recovered.segments == 0;
+  for (std::int64_t s = 0; s < shards; ++s) {
+    auto& next = recovered.next_sequence[static_cast<std::uint16_t>(s)];
+    if (next > 1) {
+      empty = false;
+      continue;
+    }
+    next = first;
+  }
+  return empty;
+}
+
 void begin_or_continue_life(const config& cfg, wab_startup& recovered) {
   if (cluster_node(cfg) == 0) return;
-  bool empty = recovered.segments == 0;
-  for (const auto& [shard, next] : recovered.next_sequence) empty = empty && next <= 1;
-  // A WAB that holds nothing numbers from the clock whether or not its life
-  // is recorded: a first start that ended before it wrote a segment must not
-  // leave the next one numbering from 1.
-  std::uint64_t first = 0;
-  if (empty) {
-    first = new_life_first_sequence();
-    for (std::int64_t shard = 0; shard < cfg.ingest.shards; ++shard)
-      recovered.next_sequence[static_cast<std::uint16_t>(shard)] = first;
-  }
+  // A shard that holds nothing numbers from the clock whether or not its
+  // life is recorded, and whatever the other shards hold: a first start
+  // that ended before it wrote a segment, or a shard whose segments were
+  // all delivered and whose cursor is gone, must not number from 1 again.
+  const std::uint64_t first = new_life_first_sequence();
+  const bool empty = number_empty_shards(recovered, cfg.ingest.shards, first);
   if (const auto known = wab::read_incarnation(cfg.data_dir)) {
     recovered.incarnation = *known;
     return;

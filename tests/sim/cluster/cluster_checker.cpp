@@ -90,7 +90,7 @@ void cluster_checker::on_reply(std::uint16_t node, unsigned life, std::size_t p,
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t i = req->records[k];
     auto& r = book.record(i);
-    const auto& x = extra[i];
+    auto& x = extra[i];
     book.note({step, life, i, ok[k]});
     if (!ok[k]) {
       r.status = record_status::refused;
@@ -106,6 +106,7 @@ void cluster_checker::on_reply(std::uint16_t node, unsigned life, std::size_t p,
     if (!wab_holds(node, r.shard, r.payload))
       return fail(x.replicated ? "replicated-ack-is-replicated" : "durable-ack-is-durable",
                   "the ack of " + describe(i) + " left while its origin's WAB did not hold it durably");
+    x.holders = {{node, disks_.at(node - 1)->disks}};
     if (!x.replicated) continue;
     std::uint32_t copies = 0;
     std::string holders;
@@ -113,6 +114,7 @@ void cluster_checker::on_reply(std::uint16_t node, unsigned life, std::size_t p,
       if (other != node && copy_holds(other, node, r.shard, r.payload)) {
         ++copies;
         holders += " " + std::to_string(other);
+        x.holders.emplace_back(other, disks_.at(other - 1)->disks);
       }
     if (copies + 1 < replicas_)
       return fail("replicated-ack-is-replicated",
@@ -152,8 +154,9 @@ void cluster_checker::on_committed(const std::vector<sink_record>& batch, const 
 bool cluster_checker::must_deliver(std::size_t i) const {
   const auto& r = book.record(i);
   if (r.status != record_status::acked || r.delivered) return false;
-  const auto& x = extra[i];
-  return x.replicated || disks_.at(x.node - 1)->disks == x.disk;
+  for (const auto& [node, disk] : extra[i].holders)
+    if (disks_.at(node - 1)->disks == disk) return true;
+  return false;
 }
 
 std::size_t cluster_checker::owed() const {
@@ -163,8 +166,11 @@ std::size_t cluster_checker::owed() const {
 }
 
 void cluster_checker::at_end() {
-  for (std::size_t i = 0; i < book.records().size(); ++i)
+  for (std::size_t i = 0; i < book.records().size(); ++i) {
+    const auto& r = book.record(i);
     if (must_deliver(i)) return fail("every-acked-delivered", describe(i) + " was never delivered");
+    if (r.status == record_status::acked && !r.delivered) ++lost_with_every_holder;
+  }
 }
 
 }  // namespace weir::sim

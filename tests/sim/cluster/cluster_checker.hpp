@@ -13,9 +13,10 @@
 //                                 node's new life never numbers over an old one;
 //   delivered-was-written         the sink gets only records producers sent;
 //   one-reply-per-request         each request is answered at most once;
-//   every-acked-delivered         (at the end) every acked Replicated record, and
-//                                 every acked Durable record whose node kept its
-//                                 disk, reached the sink.
+//   every-acked-delivered         (at the end) every acked record reached the
+//                                 sink unless every disk that held it when it was
+//                                 acked was lost (its origin's, and for a
+//                                 Replicated one its peers' copies).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -38,8 +39,10 @@ struct cluster_failure {
 struct cluster_record {
   std::uint16_t node = 0;
   bool replicated = false;
-  unsigned disk = 0;  // the origin's disk when it was sent (a lost disk loses Durable records)
   bool cut_off = false;  // its origin could reach no peer when it was sent
+  /// The disks that held it durably when it was acked, (node, disk): a
+  /// Replicated record is owed to the sink while one of them is not lost.
+  std::vector<std::pair<std::uint16_t, unsigned>> holders;
 };
 
 class cluster_checker final : public delivery_observer {
@@ -73,6 +76,8 @@ class cluster_checker final : public delivery_observer {
 
   std::uint64_t replicated_acked = 0, durable_acked = 0, refused = 0, refused_cut_off = 0;
   std::uint64_t deliveries = 0, first_deliveries = 0;
+  /// Acked, never delivered, and every disk that held it lost (counted at the end).
+  std::uint64_t lost_with_every_holder = 0;
 
   std::string describe(std::size_t record) const;
 

@@ -9,6 +9,7 @@
 #include <caf/send.hpp>
 
 #include "daemon/cluster_runtime.hpp"
+#include "daemon/node_life.hpp"
 #include "daemon/wab_startup.hpp"
 #include "sim/cluster/sim_network.hpp"
 #include "wab/segment_format.hpp"
@@ -53,12 +54,8 @@ cluster_node_life::cluster_node_life(caf::actor_system& sys, const config& cfg, 
     disk.io->adopt_directory(d);
   }
   auto recovered = recover_wab(cfg, disk.io.get());
-  // As daemon/node_life.cpp: a WAB that holds nothing numbers its segments
-  // from the clock (the caller's simulated one).
-  bool empty = recovered.segments == 0;
-  for (const auto& [shard, next] : recovered.next_sequence) empty = empty && next <= 1;
-  if (empty)
-    for (std::int64_t s = 0; s < cfg.ingest.shards; ++s) recovered.next_sequence[static_cast<std::uint16_t>(s)] = first_if_empty;
+  // As daemon/node_life.cpp, with the caller's clock.
+  const bool empty = number_empty_shards(recovered, cfg.ingest.shards, first_if_empty);
   if (disk.incarnation == 0) disk.incarnation = rng.next() | 1;
   new_life_ = empty;
   incarnation_ = recovered.incarnation = disk.incarnation;

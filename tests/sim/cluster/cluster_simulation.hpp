@@ -52,6 +52,7 @@ struct cluster_sim_result {
   unsigned steps = 0, crashes = 0, disks_lost = 0, partitions = 0, lives = 0;
   std::uint64_t records = 0, replicated_acked = 0, durable_acked = 0, refused = 0, refused_cut_off = 0;
   std::uint64_t deliveries = 0, delivered = 0;
+  std::uint64_t lost_with_every_holder = 0;  // acked, and every disk that held it was lost
   std::uint64_t packets = 0, duplicated = 0, lost = 0, cuts = 0;
   /// A digest of everything that happened: equal for two runs of one seed.
   std::uint64_t digest = 0;

@@ -49,6 +49,7 @@ void add(cluster_sim_result& t, const cluster_sim_result& r) {
   t.refused_cut_off += r.refused_cut_off;
   t.delivered += r.delivered;
   t.deliveries += r.deliveries;
+  t.lost_with_every_holder += r.lost_with_every_holder;
   t.packets += r.packets;
   t.duplicated += r.duplicated;
   t.lost += r.lost;
@@ -60,7 +61,7 @@ void print(const std::string& prefix, const cluster_sim_result& t) {
             << " disks_lost=" << t.disks_lost << " partitions=" << t.partitions << " records=" << t.records
             << " acked_replicated=" << t.replicated_acked << " acked_durable=" << t.durable_acked
             << " refused=" << t.refused << " refused_cut_off=" << t.refused_cut_off << " delivered=" << t.delivered
-            << " deliveries=" << t.deliveries << " packets=" << t.packets << " duplicated=" << t.duplicated
+            << " deliveries=" << t.deliveries << " lost_with_every_holder=" << t.lost_with_every_holder << " packets=" << t.packets << " duplicated=" << t.duplicated
             << " lost=" << t.lost << " links_cut=" << t.cuts << '\n';
 }
 
