@@ -64,13 +64,19 @@ test-tsan:
 # Crash soak of the real daemon (tests/soak/): CYCLES rounds of kill -9,
 # SIGSTOP and kills during recovery under load; SEED=N repeats a run's faults.
 # Then a wide sweep of the deterministic simulation, in both wirings of the
-# writer and its fsync group (make test sweeps 600 and 300).
+# writer and its fsync group (make test sweeps 600 and 300), and of the
+# cluster simulation: three nodes, five nodes, and long runs (make test
+# sweeps 500 seeds of three nodes).
 CYCLES ?= 1000
 SIM_SEEDS ?= 20000
+CLUSTER_SIM_SEEDS ?= 20000
 soak: build
 	$(BUILD_DIR)/bin/weir-soak --cycles $(CYCLES) $(if $(SEED),--seed $(SEED))
 	$(BUILD_DIR)/bin/weir-sim --seeds 1..$(SIM_SEEDS) --jobs $(JOBS)
 	$(BUILD_DIR)/bin/weir-sim --seeds 1..$(SIM_SEEDS) --jobs $(JOBS) --daemon-wiring
+	$(BUILD_DIR)/bin/weir-cluster-sim --seeds 1..$(CLUSTER_SIM_SEEDS) --jobs $(JOBS)
+	$(BUILD_DIR)/bin/weir-cluster-sim --seeds 1..$$(( $(CLUSTER_SIM_SEEDS) / 4 )) --nodes 5 --jobs $(JOBS)
+	$(BUILD_DIR)/bin/weir-cluster-sim --seeds 1..$$(( $(CLUSTER_SIM_SEEDS) / 20 )) --steps 4000 --jobs $(JOBS)
 
 # The quick benchmark suite (scripts/bench.sh): bench/results/latest.jsonl,
 # the tables in docs/benchmarks.md and the chart docs/benchmarks.png.
