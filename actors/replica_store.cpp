@@ -374,8 +374,13 @@ class replica_store_state {
     const bool continues = cp.open && cp.open->sequence() == c.sequence && cp.open->size() == c.offset;
     // A copy is a prefix of its origin's WAB: a new segment only once the
     // current one is complete (sealed, or its seal waiting for the sync), or
-    // when the origin says it skips what it delivered.
-    const bool current_complete = cp.open ? cp.seal_after_sync : (at.sequence == 0 || at.sealed);
+    // when the origin says it skips what it delivered. A copy that holds
+    // nothing takes a first segment only so: the origin, told so, ships
+    // from its oldest segment and says it skips; a chunk that does not was
+    // shipped against an earlier end of the copy (one a failover drain has
+    // since delivered and deleted), and taking it would make the copy claim
+    // the segments before it.
+    const bool current_complete = cp.open ? cp.seal_after_sync : (at.sequence != 0 && at.sealed);
     const bool next_segment = c.sequence > at.sequence && c.offset == wab::segment_prefix_size && c.first_index == 1 &&
                               (current_complete || c.skips);
     const bool resumes = !cp.open && c.sequence == at.sequence && c.offset == at.offset && !at.sealed;

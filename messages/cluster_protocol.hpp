@@ -163,7 +163,7 @@ struct peer_update {
 
 /// Replicated acks whose records are synced here and end at `end_offset` of
 /// segment `sequence`; answered with on_success once cluster.replicas - 1
-/// peers have synced that far, with on_failure at `deadline_ns` (steady clock).
+/// peers have synced that far, with on_failure at `deadline_ns` (the actor clock).
 struct replication_wait {
   std::uint64_t sequence = 0;
   std::uint64_t end_offset = 0;

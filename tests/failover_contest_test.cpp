@@ -19,12 +19,10 @@ constexpr std::uint16_t this_node = 1;
 constexpr std::uint16_t origin = 2;  // failed: never heard from
 constexpr std::uint16_t rival = 3;
 const std::string rival_listen = "127.0.0.1:9003";
-// Long: a peer is suspect after three heartbeats of real time without one,
-// and the test clock moves no real time, so a stalled test process must not
-// make the rival look gone.
-constexpr std::chrono::milliseconds heartbeat{std::chrono::hours(1)};
-// Zero: the origin, never heard from, is failed from the start, so no test
-// waits on the real clock that membership measures failover_after by.
+// Membership reads the actor clock: the test clock here. The rival beats
+// with every tick (keep_beating), or it is suspect after three.
+constexpr std::chrono::milliseconds heartbeat{500};
+// Zero: the origin, never heard from, is failed from the start.
 constexpr std::chrono::milliseconds failover_after{0};
 
 replica_position copy_to(std::uint64_t offset) { return {origin, 0, 1, offset, 1, false}; }
@@ -102,10 +100,20 @@ struct contest_harness : test::test_scheduler {
     run();
     answer.receive([](std::uint16_t, std::uint16_t, bool taken) { CHECK(taken); },
                    [](caf::error& e) { FAIL(caf::to_string(e)); });
-    rival_node->send(membership, peer_heartbeat{rival, {copy_to(offset)}, true, {copy_to(offset)}});
-    run();
-    advance(heartbeat);  // a tick the store answers: contests are settled there
+    rival_offset = offset;
+    keep_beating(1);  // a tick the store answers: contests are settled there
   }
+
+  /// `beats` heartbeats of time, the rival saying each time that it
+  /// delivers shard 0 from a copy ending at its offset.
+  void keep_beating(int beats) {
+    for (int beat = 0; beat < beats; ++beat) {
+      rival_node->send(membership, peer_heartbeat{rival, {copy_to(rival_offset)}, true, {copy_to(rival_offset)}});
+      run();
+      advance(heartbeat);
+    }
+  }
+  std::uint64_t rival_offset = 0;
 };
 
 }  // namespace
@@ -119,7 +127,7 @@ TEST_CASE("failover contest: a survivor gives up a shard a peer delivers from a 
   // No drain was running, so the copy goes straight back to the store.
   CHECK(h.s->releases.back() == std::pair<std::uint16_t, bool>{0, false});
   // Given up once, not taken again while the rival delivers it.
-  for (int beat = 0; beat < 5; ++beat) h.advance(heartbeat);
+  h.keep_beating(5);
   CHECK(h.s->started.size() == 1);
   CHECK(h.s->stopped.size() == 1);
 }
@@ -128,7 +136,7 @@ TEST_CASE("failover contest: a survivor keeps a shard a peer delivers from a sho
   contest_harness h;
   h.take_alone();
   h.rival_delivers(50);
-  for (int beat = 0; beat < 5; ++beat) h.advance(heartbeat);
+  h.keep_beating(5);
   CHECK(h.s->stopped.empty());
   CHECK(h.s->started.size() == 1);
 }
@@ -137,6 +145,6 @@ TEST_CASE("failover contest: on a tie of copy ends the lower node id keeps the s
   contest_harness h;
   h.take_alone();
   h.rival_delivers(100);
-  for (int beat = 0; beat < 5; ++beat) h.advance(heartbeat);
+  h.keep_beating(5);
   CHECK(h.s->stopped.empty());  // node 1 < node 3
 }

@@ -24,8 +24,11 @@ namespace {
 struct origin_segment {
   std::vector<replica_chunk> chunks;
 
+  /// `starts_copy`: the first segment a peer gets of it, its first chunk
+  /// saying so (`skips`), as the replicator's first chunk after a peer
+  /// said its copy holds nothing.
   origin_segment(const std::shared_ptr<wab::file_io>& io, const std::string& dir, std::uint64_t seq,
-                 const std::vector<std::string>& payloads, bool sealed) {
+                 const std::vector<std::string>& payloads, bool sealed, bool starts_copy = false) {
     std::filesystem::create_directories(dir);
     auto made = wab::segment_writer::create(io, dir, 0, seq, 1);
     REQUIRE(made);
@@ -41,6 +44,7 @@ struct origin_segment {
       chunks.push_back(std::move(c));
     }
     chunks.back().sealed = sealed;
+    chunks.front().skips = starts_copy;
   }
 };
 
@@ -89,7 +93,7 @@ struct store_harness : test::test_scheduler {
 
 TEST_CASE("replica store: a copy moving to its next segment syncs and seals the one it leaves", "[actor][replica]") {
   store_harness h;
-  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true);
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true, true);
   origin_segment two(h.io, (h.dir / "origin2/shard_00").string(), 2, {"c"}, false);
   std::vector<replica_chunk> all = one.chunks;
   all.push_back(two.chunks.front());
@@ -114,7 +118,7 @@ TEST_CASE("replica store: a copy moving to its next segment syncs and seals the 
 TEST_CASE("replica store: a chunk out of order is not taken and the answer says where the copy ends",
           "[actor][replica]") {
   store_harness h;
-  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b", "c"}, false);
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b", "c"}, false, true);
   auto first = h.send_together({one.chunks[0]});
   REQUIRE(first.size() == 1);
   // The third record without the second: a gap.
@@ -134,7 +138,7 @@ TEST_CASE("replica store: a chunk out of order is not taken and the answer says 
 TEST_CASE("replica store: a failed sync claims nothing it covered and the copy resumes from the last good one",
           "[actor][replica][faults]") {
   store_harness h;
-  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, false);
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, false, true);
   const auto good = h.send_together({one.chunks[0]});
   REQUIRE(good.size() == 1);
   h.io->fail_next_sync = EIO;
@@ -151,7 +155,7 @@ TEST_CASE("replica store: a failed sync claims nothing it covered and the copy r
 TEST_CASE("replica store: a copy is a prefix and a new segment waits for the current one to be complete",
           "[actor][replica]") {
   store_harness h;
-  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true);
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true, true);
   origin_segment two(h.io, (h.dir / "origin2/shard_00").string(), 2, {"c"}, false);
   REQUIRE(h.send_together({one.chunks[0]}).size() == 1);
   // Segment 1's sealed tail went missing on the way: segment 2 must not be
@@ -168,10 +172,31 @@ TEST_CASE("replica store: a copy is a prefix and a new segment waits for the cur
   CHECK(taken[0].sequence == 2);
 }
 
+TEST_CASE("replica store: a copy that holds nothing takes a first segment only from a chunk that says so",
+          "[actor][replica]") {
+  // A chunk shipped against an earlier end of the copy (pipelined before a
+  // failover drain delivered and deleted that copy) must not make the copy
+  // claim every segment before it: the origin would count this node for
+  // records it never got.
+  store_harness h;
+  origin_segment later(h.io, (h.dir / "origin/shard_00").string(), 42, {"x", "y"}, false);
+  const auto stale = h.send_together({later.chunks[0]});
+  REQUIRE(stale.size() == 1);
+  CHECK(stale[0].sequence == 0);  // not taken: the copy still holds nothing
+  CHECK_FALSE(std::filesystem::exists(h.copy_dir() + "/" + wab::segment_file_name(42)));
+  // Told that it skips (the origin asked where the copy ends and starts from its oldest segment): taken.
+  auto first = later.chunks[0];
+  first.skips = true;
+  const auto taken = h.send_together({first});
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0].sequence == 42);
+  CHECK(taken[0].next_index == 2);
+}
+
 TEST_CASE("replica store: a trim deletes the copy's segments the origin delivered and keeps the rest",
           "[actor][replica]") {
   store_harness h;
-  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true);
+  origin_segment one(h.io, (h.dir / "origin/shard_00").string(), 1, {"a", "b"}, true, true);
   origin_segment two(h.io, (h.dir / "origin2/shard_00").string(), 2, {"c", "d"}, true);
   origin_segment three(h.io, (h.dir / "origin3/shard_00").string(), 3, {"e"}, false);
   std::vector<replica_chunk> all = one.chunks;
@@ -211,8 +236,8 @@ std::vector<replica_chunk> of_life(std::vector<replica_chunk> chunks, std::uint6
 TEST_CASE("replica store: a chunk of the origin's next life retires the copy of the last and starts a new one",
           "[actor][replica]") {
   store_harness h;
-  origin_segment first_life(h.io, (h.dir / "origin/shard_00").string(), 7, {"a", "b"}, false);
-  origin_segment next_life(h.io, (h.dir / "origin2/shard_00").string(), 5000, {"c"}, false);
+  origin_segment first_life(h.io, (h.dir / "origin/shard_00").string(), 7, {"a", "b"}, false, true);
+  origin_segment next_life(h.io, (h.dir / "origin2/shard_00").string(), 5000, {"c"}, false, true);
   const auto held = h.send_together(of_life(first_life.chunks, 0xaa));
   REQUIRE(held.back().sequence == 7);
   CHECK(held.back().incarnation == 0xaa);
@@ -244,7 +269,7 @@ TEST_CASE("replica store: a chunk of the origin's next life retires the copy of 
 
 TEST_CASE("replica store: told the origin lives on as another life the store retires its copy", "[actor][replica]") {
   store_harness h;
-  origin_segment first_life(h.io, (h.dir / "origin/shard_00").string(), 3, {"a"}, false);
+  origin_segment first_life(h.io, (h.dir / "origin/shard_00").string(), 3, {"a"}, false, true);
   h.send_together(of_life(first_life.chunks, 0x11));
   h.self->send(h.store, retire_atom::value, std::uint16_t{2}, std::uint64_t{0x11});  // the same life: kept
   h.run();
@@ -254,7 +279,7 @@ TEST_CASE("replica store: told the origin lives on as another life the store ret
   REQUIRE(h.retired.size() == 1);
   CHECK(h.position().sequence == 0);  // the next life's copy starts empty
   // A copy a failover drain has is not retired under it.
-  origin_segment again(h.io, (h.dir / "origin3/shard_00").string(), 9, {"b"}, false);
+  origin_segment again(h.io, (h.dir / "origin3/shard_00").string(), 9, {"b"}, false, true);
   h.send_together(of_life(again.chunks, 0x33));
   h.self->send(h.store, release_atom::value, std::uint16_t{2}, std::uint16_t{0}, true);
   h.self->send(h.store, retire_atom::value, std::uint16_t{2}, std::uint64_t{0x44});

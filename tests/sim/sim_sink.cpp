@@ -17,11 +17,12 @@ namespace {
 
 class sim_sink final : public sink {
  public:
-  explicit sim_sink(std::shared_ptr<sink_control> control) : c_(std::move(control)) {}
+  sim_sink(std::shared_ptr<sink_control> control, delivery_observer* observer)
+      : c_(std::move(control)), observer_(observer ? observer : c_->observer) {}
 
   commit_result commit(const std::vector<sink_record>& batch) override {
     auto& c = *c_;
-    if (!c.observer->accepting()) return commit_result::retry("the daemon is dead");
+    if (!observer_->accepting()) return commit_result::retry("the daemon is dead");
     if (c.mode == sink_mode::down || (c.mode == sink_mode::flaky && c.rng.percent(25))) {
       ++c.transient;
       return commit_result::retry("sink unavailable");
@@ -39,9 +40,9 @@ class sim_sink final : public sink {
       std::vector<sink_record> reversed(batch.rbegin(), batch.rend());
       std::vector<std::size_t> flipped;
       for (auto i : rejected) flipped.push_back(batch.size() - 1 - i);
-      c.observer->on_committed(reversed, flipped);
+      observer_->on_committed(reversed, flipped);
     } else {
-      c.observer->on_committed(batch, rejected);
+      observer_->on_committed(batch, rejected);
     }
     // Stored, but the answer never came back: the batch comes again.
     if (c.mode == sink_mode::flaky && c.rng.percent(10)) {
@@ -55,10 +56,11 @@ class sim_sink final : public sink {
 
  private:
   std::shared_ptr<sink_control> c_;
+  delivery_observer* observer_;
 };
 
 }  // namespace
 
-std::unique_ptr<sink> sim_sink_factory::make() { return std::make_unique<sim_sink>(control_); }
+std::unique_ptr<sink> sim_sink_factory::make() { return std::make_unique<sim_sink>(control_, observer_); }
 
 }  // namespace weir::sim

@@ -40,12 +40,17 @@ struct sink_control {
 
 class sim_sink_factory final : public sink_factory {
  public:
-  explicit sim_sink_factory(std::shared_ptr<sink_control> control) : control_(std::move(control)) {}
+  /// `observer`: who sees this factory's commits, when not the control's
+  /// (the cluster simulation gives each node's life its own, which refuses
+  /// commits once that life has crashed).
+  explicit sim_sink_factory(std::shared_ptr<sink_control> control, delivery_observer* observer = nullptr)
+      : control_(std::move(control)), observer_(observer) {}
   std::unique_ptr<sink> make() override;
   std::string type() const override { return "sim"; }
 
  private:
   std::shared_ptr<sink_control> control_;
+  delivery_observer* observer_;
 };
 
 }  // namespace weir::sim

@@ -8,6 +8,7 @@
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/frame.hpp"
 #include "wab/segment_format.hpp"
+#include "sim/segment_scan.hpp"
 
 namespace weir::sim {
 
@@ -46,6 +47,13 @@ bool cluster_checker::wab_holds(std::uint16_t node, std::uint16_t shard, const s
   return view(node).shard_records(dir).count(payload) > 0;
 }
 
+std::string cluster_checker::wab_place(std::uint16_t node, std::uint16_t shard, const std::string& payload) {
+  const std::string dir = disks_.at(node - 1)->root + "/wab/" + wab::shard_dir_name(shard);
+  const auto& records = view(node).shard_records(dir);
+  const auto it = records.find(payload);
+  return it == records.end() ? "nowhere" : it->second.segment + "#" + std::to_string(it->second.index);
+}
+
 bool cluster_checker::copy_holds(std::uint16_t holder, std::uint16_t origin, std::uint16_t shard,
                                  const std::string& payload) {
   const std::string root = disks_.at(holder - 1)->root + "/replica";
@@ -61,9 +69,21 @@ bool cluster_checker::copy_holds(std::uint16_t holder, std::uint16_t origin, std
   return false;
 }
 
+std::string cluster_checker::cached_copies(std::uint16_t origin, std::uint16_t shard, const std::string& payload) {
+  std::string out;
+  for (std::uint16_t holder = 1; holder <= disks_.size(); ++holder) {
+    if (holder == origin) continue;
+    const std::string dir = replica_shard_dir(disks_.at(holder - 1)->root + "/replica", origin, shard);
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      for (const auto& [index, p] : scan_segment(*disks_.at(holder - 1)->io, e.path().string()))
+        if (p == payload) out += " node " + std::to_string(holder) + " " + e.path().filename().string() + "#" + std::to_string(index);
+  }
+  return out.empty() ? " on no node either" : out;
+}
+
 void cluster_checker::on_reply(std::uint16_t node, unsigned life, std::size_t p, const ingest_reply& reply) {
-  const auto it = lives_.find(node);
-  if (it == lives_.end() || it->second != std::make_pair(life, true) || failed) return;
+  if (!life_up(node, life) || failed) return;
   auto* req = book.pending_request(p, reply.tag);
   if (!req) {
     fail("one-reply-per-request", "producer " + std::to_string(p) + " got a reply for tag " +
@@ -120,7 +140,8 @@ void cluster_checker::on_reply(std::uint16_t node, unsigned life, std::size_t p,
       return fail("replicated-ack-is-replicated",
                   "the ack of " + describe(i) + " left while " + std::to_string(copies) +
                       " other node(s) held it durably (" + (holders.empty() ? "none" : "nodes" + holders) +
-                      "), cluster.replicas " + std::to_string(replicas_));
+                      "), cluster.replicas " + std::to_string(replicas_) + "; in its WAB at " + wab_place(node, r.shard, r.payload) + "; not yet durable:" +
+                      cached_copies(node, r.shard, r.payload));
   }
 }
 

@@ -64,10 +64,14 @@ class cluster_checker final : public delivery_observer {
   /// instant nothing is sent any more).
   void on_reply(std::uint16_t node, unsigned life, std::size_t p, const ingest_reply& reply);
   void set_life(std::uint16_t node, unsigned life, bool up);
+  bool life_up(std::uint16_t node, unsigned life) const {
+    const auto it = lives_.find(node);
+    return it != lives_.end() && it->second == std::make_pair(life, true);
+  }
   /// The disk a node's durable state is read from changed (lost and replaced).
   void disk_replaced(std::uint16_t node) { views_.erase(node); }
 
-  bool accepting() const override { return true; }  // the sink is a database: what it stored, it keeps
+  bool accepting() const override { return true; }  // each life's own observer says whether it still lives
   void on_committed(const std::vector<sink_record>& batch, const std::vector<std::size_t>& rejected) override;
 
   /// Acked records not delivered yet that must be.
@@ -87,6 +91,9 @@ class cluster_checker final : public delivery_observer {
   /// Whether node `holder`'s disk durably holds `payload` in a copy of `origin`'s `shard`.
   bool copy_holds(std::uint16_t holder, std::uint16_t origin, std::uint16_t shard, const std::string& payload);
   bool wab_holds(std::uint16_t node, std::uint16_t shard, const std::string& payload);
+  std::string wab_place(std::uint16_t node, std::uint16_t shard, const std::string& payload);
+  /// Where peers' page caches hold `payload` in a copy of `origin`'s shard (for a failure's details).
+  std::string cached_copies(std::uint16_t origin, std::uint16_t shard, const std::string& payload);
 
   std::uint32_t replicas_;
   const std::vector<std::unique_ptr<node_disk>>& disks_;  // by node - 1
@@ -95,12 +102,18 @@ class cluster_checker final : public delivery_observer {
   std::map<std::string, std::string> by_place_, by_id_;  // -> payload
 };
 
-/// Hands a life's replies to the checker with the node and life they belong to.
-class life_replies final : public reply_observer {
+/// Hands a life's replies and commits to the checker with the node and life
+/// they belong to: once the life has crashed, nothing it sends was sent,
+/// and nothing it commits was committed (the sink refuses it).
+class life_observer final : public reply_observer, public delivery_observer {
  public:
-  life_replies(cluster_checker& c, std::uint16_t node, unsigned life) : c_(c), node_(node), life_(life) {}
+  life_observer(cluster_checker& c, std::uint16_t node, unsigned life) : c_(c), node_(node), life_(life) {}
   void on_reply(std::size_t producer, const ingest_reply& reply, std::string_view) override {
     c_.on_reply(node_, life_, producer, reply);
+  }
+  bool accepting() const override { return c_.life_up(node_, life_); }
+  void on_committed(const std::vector<sink_record>& batch, const std::vector<std::size_t>& rejected) override {
+    c_.on_committed(batch, rejected);
   }
 
  private:

@@ -74,7 +74,6 @@ class cluster_simulation {
     }
     checker_ = std::make_unique<cluster_checker>(expected_replicas_, disks_);
     sink_->observer = checker_.get();
-    factory_ = std::make_shared<sim_sink_factory>(sink_);
     lives_.resize(o.nodes);
     life_.assign(o.nodes, 0);
     down_left_.assign(o.nodes, 0);
@@ -173,14 +172,15 @@ class cluster_simulation {
   void start_life(std::uint16_t n) {
     auto& life = life_[n - 1];
     ++life;
-    observers_.push_back(std::make_unique<life_replies>(*checker_, n, life));
+    observers_.push_back(std::make_unique<life_observer>(*checker_, n, life));
+    auto sink = std::make_shared<sim_sink_factory>(sink_, observers_.back().get());
     std::vector<std::size_t> mine;
     for (std::size_t p = 0; p < producers_.size(); ++p)
       if (producers_[p].node == n) mine.push_back(p);
     const std::uint64_t first = o_.broken == cluster_sabotage::renumbers_new_life ? 1 : 1 + now_us();
     try {
       lives_[n - 1] = std::make_unique<cluster_node_life>(*sys_, node_config(n), *disks_[n - 1], *net_, identity_,
-                                                          factory_, observers_.back().get(), mine, first, disk_rng_);
+                                                          sink, observers_.back().get(), mine, first, disk_rng_);
     } catch (const std::exception& e) {
       checker_->fail("recovery-succeeds", "node " + std::to_string(n) + " did not start: " + e.what());
       return;
@@ -530,10 +530,9 @@ class cluster_simulation {
   std::unique_ptr<sim_network> net_;
   caf::actor identity_;
   std::shared_ptr<sink_control> sink_;
-  std::shared_ptr<sim_sink_factory> factory_;
   std::vector<std::unique_ptr<node_disk>> disks_;
   std::unique_ptr<cluster_checker> checker_;
-  std::vector<std::unique_ptr<life_replies>> observers_;
+  std::vector<std::unique_ptr<life_observer>> observers_;
   std::vector<std::unique_ptr<cluster_node_life>> lives_;
   std::vector<unsigned> life_;
   std::vector<unsigned> down_left_;

@@ -10,14 +10,20 @@
 namespace weir::sim {
 
 remote_proxy::remote_proxy(caf::actor_config& cfg, caf::actor network, std::uint16_t viewer, std::uint16_t owner,
-                           caf::strong_actor_ptr target)
-    : caf::actor_proxy(cfg), network_(std::move(network)), viewer_(viewer), owner_(owner), target_(std::move(target)) {}
+                           std::uint64_t link, caf::strong_actor_ptr target)
+    : caf::actor_proxy(cfg),
+      network_(std::move(network)),
+      viewer_(viewer),
+      owner_(owner),
+      link_(link),
+      target_(std::move(target)) {}
 
 void remote_proxy::enqueue(caf::mailbox_element_ptr what, caf::execution_unit*) {
   if (!network_ || !what) return;
   auto p = std::make_shared<packet>();
   p->from = viewer_;
   p->to = owner_;
+  p->link = link_;
   p->sender = std::move(what->sender);
   p->sender_node = viewer_;
   // A message this node forwards from a third node's actor travels as that actor's.

@@ -14,7 +14,7 @@ namespace weir::sim {
 class remote_proxy final : public caf::actor_proxy {
  public:
   remote_proxy(caf::actor_config& cfg, caf::actor network, std::uint16_t viewer, std::uint16_t owner,
-               caf::strong_actor_ptr target);
+               std::uint64_t link, caf::strong_actor_ptr target);
 
   void enqueue(caf::mailbox_element_ptr what, caf::execution_unit* host) override;
   void kill_proxy(caf::execution_unit* host, caf::error reason) override;
@@ -26,6 +26,7 @@ class remote_proxy final : public caf::actor_proxy {
   caf::actor network_;
   std::uint16_t viewer_ = 0;  // the node it lives on
   std::uint16_t owner_ = 0;   // the node of the actor it stands for
+  std::uint64_t link_ = 0;    // the connection between the two it belongs to
   caf::strong_actor_ptr target_;
 };
 

@@ -50,7 +50,7 @@ void sim_network::publish(std::uint16_t node, const std::string& listen, caf::ac
 void sim_network::crash(std::uint16_t node) {
   published_.erase(node);
   std::vector<link_key> gone;
-  for (const auto& k : links_)
+  for (const auto& [k, connection] : links_)
     if (k.first == node || k.second == node) gone.push_back(k);
   for (const auto& k : gone) cut(k.first, k.second, "node " + std::to_string(node) + " crashed");
   // Its own view of others' actors goes with it.
@@ -65,14 +65,17 @@ caf::strong_actor_ptr sim_network::dial(std::uint16_t from, const std::string& l
     return nullptr;
   }
   const auto to = it->first;
-  if (links_.insert(key(from, to)).second) event("link " + std::to_string(from) + "-" + std::to_string(to) + " up");
+  if (links_.emplace(key(from, to), next_link_).second) {
+    ++next_link_;
+    event("link " + std::to_string(from) + "-" + std::to_string(to) + " up");
+  }
   return proxy(from, to, caf::actor_cast<caf::strong_actor_ptr>(it->second.second));
 }
 
 void sim_network::partition(const std::vector<std::set<std::uint16_t>>& groups) {
   groups_ = groups;
   std::vector<link_key> gone;
-  for (const auto& k : links_)
+  for (const auto& [k, connection] : links_)
     if (!reachable(k.first, k.second)) gone.push_back(k);
   for (const auto& k : gone) cut(k.first, k.second, "partition");
 }
@@ -88,7 +91,8 @@ bool sim_network::reachable(std::uint16_t a, std::uint16_t b) const {
 
 void sim_network::accept(packet p) {
   // From a node that crashed, or on a link cut meanwhile: never sent.
-  if (!up(p.from) || links_.count(key(p.from, p.to)) == 0) {
+  const auto link = links_.find(key(p.from, p.to));
+  if (!up(p.from) || link == links_.end() || link->second != p.link) {
     ++counters_.dropped;
     return;
   }
@@ -156,13 +160,14 @@ caf::strong_actor_ptr sim_network::proxy(std::uint16_t viewer, std::uint16_t own
                                          const caf::strong_actor_ptr& target) {
   if (!target) return nullptr;
   if (viewer == owner) return target;
-  if (links_.count(key(viewer, owner)) == 0) return nullptr;
+  const auto link = links_.find(key(viewer, owner));
+  if (link == links_.end()) return nullptr;
   const proxy_key k{viewer, owner, target->id()};
   auto it = proxies_.find(k);
   if (it != proxies_.end()) return it->second;
   caf::actor_config cfg;
   auto p = caf::make_actor<remote_proxy, caf::strong_actor_ptr>(target->id(), node_id_of(owner), &sys_, cfg, actor_,
-                                                                viewer, owner, target);
+                                                                viewer, owner, link->second, target);
   proxies_.emplace(k, p);
   return p;
 }

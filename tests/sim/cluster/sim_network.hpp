@@ -38,6 +38,7 @@ namespace weir::sim {
 /// One message in flight from an actor on `from` to one on `to`.
 struct packet {
   std::uint16_t from = 0, to = 0;
+  std::uint64_t link = 0;  // the connection it was sent on: a later one never carries it
   caf::strong_actor_ptr sender;   // an actor of `sender_node` (or none)
   std::uint16_t sender_node = 0;  // `from`, unless `from` forwards a third node's message
   caf::strong_actor_ptr receiver; // an actor of `to`
@@ -114,7 +115,8 @@ class sim_network {
   caf::actor_system& sys_;
   caf::actor actor_;
   std::map<std::uint16_t, std::pair<std::string, caf::actor>> published_;  // node -> (listen, actor)
-  std::set<link_key> links_;  // the live ones
+  std::map<link_key, std::uint64_t> links_;  // the live ones, and which connection each is
+  std::uint64_t next_link_ = 1;
   std::map<std::pair<std::uint16_t, std::uint16_t>, std::deque<packet>> queues_;  // (from, to)
   std::map<proxy_key, caf::strong_actor_ptr> proxies_;
   std::vector<std::set<std::uint16_t>> groups_;  // empty: no partition
