@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+
+#include <libpq-fe.h>
 
 namespace weir {
 
@@ -24,6 +27,19 @@ bool has_url_credentials(const std::string& url) {
 }
 
 bool conninfo_has_password(const std::string& conninfo) {
+  // libpq's own reading first: it decodes a URI's percent-encoding
+  // ("?pass%77ord=x" is password=x to it) and knows every spelling it takes.
+  char* error = nullptr;
+  if (PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error)) {
+    bool found = false;
+    for (const PQconninfoOption* o = options; o->keyword; ++o)
+      if (std::strcmp(o->keyword, "password") == 0 && o->val && *o->val) found = true;
+    PQconninfoFree(options);
+    if (found) return true;
+  }
+  PQfreemem(error);
+  // And the text itself: a string libpq cannot read (refused when the sink
+  // connects) must not pass with a password in it either.
   std::string lower = conninfo;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (lower.find("password") != std::string::npos) return true;

@@ -10,8 +10,10 @@ namespace weir {
 /// True when `url` has a user-info part ("scheme://user:password@host" or "scheme://user@host").
 bool has_url_credentials(const std::string& url);
 
-/// True when a libpq connection string carries a password: the `password`
-/// keyword, a `password=` URI parameter, or "postgresql://user:password@…".
+/// True when a libpq connection string carries a password, in any spelling
+/// libpq takes (read with PQconninfoParse: the `password` keyword, a
+/// `password=` URI parameter, percent-encoded or not, or
+/// "postgresql://user:password@…"), or the word "password" anywhere in it.
 bool conninfo_has_password(const std::string& conninfo);
 
 /// `text` with any URL user-info replaced by "(redacted)": safe to echo in an error.

@@ -1,11 +1,14 @@
 #include "config/schema.hpp"
 
+#include "config/credentials.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
 
+#include "config/credentials.hpp"
 #include "config/http_url.hpp"
 #include "config/value_parsing.hpp"
 
@@ -337,6 +340,11 @@ std::vector<setting> make_settings() {
                    "SQLite database file; a relative path is taken from the working directory, not from `data_dir`."));
   s.push_back(text("sink.postgres.conninfo", WEIR_FIELD(sink.postgres.conninfo), tr::any, "\"\"",
                    "libpq connection string, without the password."));
+  // Refused by validation when it holds a password; --print-config never shows one anyway.
+  s.back().show = [](const config& c) {
+    const auto& v = c.sink.postgres.conninfo;
+    return YAML::Node(conninfo_has_password(v) ? std::string("(redacted: it holds a password)") : v);
+  };
   s.push_back(text("sink.postgres.password_file", WEIR_FIELD(sink.postgres.password_file),
                    tr::path, "\"\"",
                    "File holding the PostgreSQL password (or set WEIR_SINK_POSTGRES_PASSWORD)."));

@@ -25,8 +25,9 @@ void validate_header(const std::string& name, const std::string& value) {
   });
   if (!token)
     fail("sink.http.headers: " + quoted_text(name) + ": expected a header name (letters, digits and !#$%&'*+-.^_`|~)");
-  if (value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos)
-    fail("sink.http.headers." + name + ": expected a value without line breaks or NUL");
+  // RFC 9110 field-value: visible characters, spaces and tabs; no control character.
+  if (std::any_of(value.begin(), value.end(), [](unsigned char ch) { return (ch < 0x20 && ch != '\t') || ch == 0x7f; }))
+    fail("sink.http.headers." + name + ": expected a value without control characters (line breaks, NUL, ESC...)");
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
   for (const char* reserved : {"content-length", "transfer-encoding", "connection", "idempotency-key", "expect", "te",

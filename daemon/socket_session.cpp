@@ -296,8 +296,10 @@ void basic_socket_session<Stream>::start_read() {
       if (polled_) return;
       // The set refused the socket (out of memory, or the per-user epoll
       // watch limit): Asio's reactor reads it from now on.
-      log::warn("runtime.read_batching: a connection could not join the epoll set; it is read through Asio's reactor",
-                {{"error", std::strerror(errno)}});
+      const int error = errno;
+      if (const auto fell_back = stats_.epoll_fallback_lines.admit())
+        log::warn("runtime.read_batching: a connection could not join the epoll set; it is read through Asio's reactor",
+                  {{"error", std::strerror(error)}, {"connections_since_last_line", std::to_string(fell_back)}});
       poller_ = nullptr;
     } else if (polled_) {
       poller_->unwatch(fd);

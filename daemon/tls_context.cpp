@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "config/regular_file.hpp"
 #include "observability/log.hpp"
 
 namespace weir {
@@ -21,6 +22,8 @@ namespace weir {
 namespace ssl = boost::asio::ssl;
 
 namespace {
+
+constexpr std::size_t max_tls_file_bytes = 1024 * 1024;
 
 /// OpenSSL's reason for the last failure, with its queue emptied.
 std::string openssl_reason() {
@@ -36,12 +39,16 @@ std::string openssl_reason() {
   throw std::runtime_error(std::string(key) + " = " + path + ": " + why);
 }
 
+/// A TLS file must be a regular file (config/regular_file.hpp): OpenSSL
+/// would block opening a FIFO put in its place, and with it a SIGHUP reload.
 void require_readable(const char* key, const std::string& path) {
-  if (::access(path.c_str(), R_OK) != 0) refuse(key, path, std::string("cannot read it: ") + std::strerror(errno));
+  if (const auto why = check_regular_file(path, max_tls_file_bytes); !why.empty())
+    refuse(key, path, why + "; expected a PEM file");
 }
 
 /// notAfter of the first certificate in a PEM file, Unix seconds; 0 when unreadable.
 std::int64_t pem_not_after(const std::string& path) {
+  if (!check_regular_file(path, max_tls_file_bytes).empty()) return 0;
   std::FILE* f = std::fopen(path.c_str(), "r");
   if (!f) return 0;
   X509* cert = PEM_read_X509(f, nullptr, nullptr, nullptr);

@@ -173,9 +173,13 @@ void unix_listener::on_accepted(stream::socket socket) {
   const auto peer = peer_credentials(socket.native_handle());
   if (!peer_allowed(socket.native_handle(), peer)) {
     ++stats_.rejected_peer_uid;
-    log::warn("connection refused: the peer is not the daemon's user nor allowed by listen.allowed_uids, "
-              "listen.allowed_gids or listen.socket_group",
-              {{"peer_uid", std::to_string(peer ? peer->uid : -1)}, {"peer_gid", std::to_string(peer ? peer->gid : -1)}});
+    // A line for a burst: another user may connect as fast as it likes.
+    if (const auto refused = stats_.peer_refused_lines.admit())
+      log::warn("connection refused: the peer is not the daemon's user nor allowed by listen.allowed_uids, "
+                "listen.allowed_gids or listen.socket_group",
+                {{"peer_uid", std::to_string(peer ? peer->uid : -1)},
+                 {"peer_gid", std::to_string(peer ? peer->gid : -1)},
+                 {"refused_since_last_line", std::to_string(refused)}});
     socket.close(ignored);
     return;
   }

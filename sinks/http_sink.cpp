@@ -412,7 +412,7 @@ std::shared_ptr<sink_factory> make_http_sink_factory(const config& cfg) {
   s->pipeline = static_cast<std::size_t>(cfg.sink.http.pipeline);
   s->headers = cfg.sink.http.headers;
   s->bearer_token = std::make_shared<reloadable_secret>("sink.http.bearer_token_file", cfg.sink.http.bearer_token_file,
-                                                        "WEIR_SINK_BEARER_TOKEN");
+                                                        "WEIR_SINK_BEARER_TOKEN", secret_use::bearer_token);
   s->timeout_ms = static_cast<int>(cfg.sink.timeout_ms);
   if (s->url.tls) s->tls = make_tls_context(cfg);
   return std::make_shared<http_factory>(std::move(s));

@@ -1,4 +1,7 @@
 // Configuration: precedence, defaults, and one clear line for every class of error.
+#include <sys/stat.h>
+
+#include <chrono>
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -270,7 +273,7 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   // An extra HTTP header is one header, and not one the sink frames requests with.
   f.sources.overrides = {};
   f.yaml("sink:\n  http:\n    headers:\n      X-Ok: \"a\\r\\nInjected: yes\"\n");
-  CHECK(f.error().find("sink.http.headers.X-Ok: expected a value without line breaks") != std::string::npos);
+  CHECK(f.error().find("sink.http.headers.X-Ok: expected a value without control characters") != std::string::npos);
   f.yaml("sink:\n  http:\n    headers:\n      \"Bad Name\": v\n");
   CHECK(f.error().find("expected a header name") != std::string::npos);
   f.yaml("sink:\n  http:\n    headers:\n      content-length: \"5\"\n");
@@ -367,6 +370,14 @@ TEST_CASE("credentials are found in every form a URL or conninfo can carry them"
   CHECK(weir::conninfo_has_password("postgresql://weir:s3cr#t@db/weir"));
   CHECK_FALSE(weir::conninfo_has_password("postgresql://weir@db/weir"));  // a user alone is no secret
   CHECK_FALSE(weir::conninfo_has_password("host=db user=weir dbname=weir"));
+  // libpq decodes a URI's percent-encoding, keys included: so does the check.
+  CHECK(weir::conninfo_has_password("postgresql://h/db?pass%77ord=x"));
+  CHECK(weir::conninfo_has_password("postgresql://h/db?%70assword=x"));
+  CHECK(weir::conninfo_has_password("postgresql://h/db?%70%61%73%73%77%6f%72%64=x"));
+  CHECK(weir::conninfo_has_password("postgresql://we%69r:x@h/db"));
+  CHECK_FALSE(weir::conninfo_has_password("postgresql://h/db?application_name=weir"));
+  // What libpq cannot read is judged by its text.
+  CHECK(weir::conninfo_has_password("host='db password=x"));
 
   CHECK(weir::redact_credentials("\"http://user:pw@host/x\"") == "\"http://(redacted)@host/x\"");
   CHECK(weir::redact_credentials("a http://u:1@h and postgresql://v:2@g/d") ==
@@ -375,6 +386,62 @@ TEST_CASE("credentials are found in every form a URL or conninfo can carry them"
   CHECK(weir::redact_credentials("\"http://u:p?w@h/\"") == "\"http://(redacted)@h/\"");
   CHECK(weir::redact_credentials("\"http://u:pa/ss@h/\"") == "\"http://(redacted)@h/\"");
   CHECK(weir::redact_credentials("http://host/x and more") == "http://host/x and more");
+}
+
+TEST_CASE("--print-config never shows a password in sink.postgres.conninfo", "[config][secrets]") {
+  auto c = weir::default_config();
+  c.sink.postgres.conninfo = "postgresql://h/db?pass%77ord=hunter2";
+  const auto shown = weir::render_config(c);
+  CHECK(shown.find("hunter2") == std::string::npos);
+  CHECK(shown.find("(redacted: it holds a password)") != std::string::npos);
+  c.sink.postgres.conninfo = "host=db user=weir";
+  CHECK(weir::render_config(c).find("host=db user=weir") != std::string::npos);
+}
+
+TEST_CASE("a secret file must be a regular file of a valid secret and a FIFO never blocks", "[config][secrets]") {
+  weir::test::temp_dir dir;
+  const auto file = dir / "token";
+  std::ofstream(file) << "abc.DEF-123_~+/==\n";
+  weir::reloadable_secret token("sink.http.bearer_token_file", file.string(), "WEIR_TEST_UNUSED",
+                                weir::secret_use::bearer_token);
+  CHECK(token.value() == "abc.DEF-123_~+/==");
+  std::string error;
+  // A FIFO in its place: refused at once (no writer ever comes), the token kept.
+  std::filesystem::remove(file);
+  REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_FALSE(token.reload(error));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(2));
+  CHECK(error.find("not a regular file (a FIFO)") != std::string::npos);
+  CHECK(token.value() == "abc.DEF-123_~+/==");
+  CHECK_THROWS_WITH(weir::read_secret("k", file.string(), "WEIR_TEST_UNUSED"), Catch::Contains("a FIFO"));
+  // A device never ends: refused as well.
+  CHECK_THROWS_WITH(weir::read_secret("k", "/dev/zero", "WEIR_TEST_UNUSED"), Catch::Contains("a character device"));
+  // A symlink to a regular file is followed (systemd credentials, Kubernetes secrets).
+  std::filesystem::remove(file);
+  const auto real = dir / "real-token";
+  std::ofstream(real) << "rotated-token\n";
+  std::filesystem::create_symlink(real, file);
+  CHECK(token.reload(error));
+  CHECK(token.value() == "rotated-token");
+  // What is not a bearer token is refused, and never echoed.
+  std::ofstream(real) << "root:*:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n";
+  CHECK_FALSE(token.reload(error));
+  CHECK(error.find("not a bearer token") != std::string::npos);
+  CHECK(error.find("root") == std::string::npos);
+  CHECK(token.value() == "rotated-token");
+  std::ofstream(real) << "two words\n";
+  CHECK_FALSE(token.reload(error));
+  // A file over 64 KiB is no secret.
+  std::ofstream(real) << std::string(70 * 1024, 'a');
+  CHECK_FALSE(token.reload(error));
+  CHECK(error.find("larger than 65536 bytes") != std::string::npos);
+  // A password may hold anything but a control character.
+  CHECK(weir::invalid_secret("p@ss w0rd:*!", weir::secret_use::password).empty());
+  CHECK_FALSE(weir::invalid_secret(std::string("a\0b", 3), weir::secret_use::password).empty());
+  CHECK_FALSE(weir::invalid_secret("a\nb", weir::secret_use::password).empty());
+  CHECK_FALSE(weir::invalid_secret("", weir::secret_use::bearer_token).empty());
+  CHECK_FALSE(weir::invalid_secret("==", weir::secret_use::bearer_token).empty());
 }
 
 TEST_CASE("a reloaded secret file that is empty or gone keeps the previous secret", "[config][secrets]") {

@@ -123,10 +123,18 @@ TEST_CASE("weir-server --check-config refuses exactly what the daemon refuses at
        "sink.postgres.conninfo: a password must not be written", "hunter2"},
       {{"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=dbname=weir", "--set",
         "sink.postgres.password_file=no-such-file"},
-       "sink.postgres.password_file = no-such-file: cannot read the file", ""},
+       "sink.postgres.password_file = no-such-file: cannot read it: No such file or directory", ""},
+      // libpq decodes a URI's percent-encoding, keys included.
+      {{"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=postgresql://db/weir?pass%77ord=hunter2"},
+       "sink.postgres.conninfo: a password must not be written", "hunter2"},
+      // A FIFO in a secret file's place is refused at once, never read.
+      {{"--set", "sink.type=http", "--set", "sink.http.url=http://127.0.0.1:9/ingest", "--set",
+        "sink.http.bearer_token_file=token.fifo"},
+       "sink.http.bearer_token_file = token.fifo: not a regular file (a FIFO)", ""},
       {{"--set", "sink.sqlite.path=notes.txt"}, "sink.sqlite.path = notes.txt: file is not a database", ""},
       {{"--set", "sink.sqlite.path=notes.txt/sink.db"}, "sink.sqlite.path = notes.txt/sink.db: notes.txt is not a directory", ""},
   };
+  REQUIRE(::mkfifo((dir / "token.fifo").c_str(), 0600) == 0);
   std::ofstream(dir / "notes.txt") << "a text file, not an SQLite database, and long enough to have a header's worth of bytes: "
                                    << std::string(200, 'x') << "\n";
   int checked = 0;

@@ -21,6 +21,8 @@
 #include "wab/segment_format.hpp"
 #include "support/v1_segment.hpp"
 #include "support/daemon_process.hpp"
+#include "support/http_get.hpp"
+#include "support/raw_peer.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "support/wire_peer.hpp"
@@ -349,6 +351,67 @@ TEST_CASE("listen.socket_group and listen.allowed_uids let an application user p
     CHECK_FALSE(answers_as(socket, 4245, 4246, {}));
     CHECK(d.stop() == 0);
   }
+}
+
+TEST_CASE("a flood of refused peers or of timed-out frames is a log line per burst", "[live][socket][hostile]") {
+  REQUIRE(::geteuid() == 0);  // another uid is needed to be refused
+  temp_dir dir;
+  std::filesystem::create_directories(dir / "run");
+  ::chmod(dir.path().c_str(), 0711);
+  ::chmod((dir / "run").c_str(), 0711);
+  const std::string socket = (dir / "run/weir.sock").string();
+  const auto admin = free_tcp_port();
+  daemon_process d(dir.path(), {"--set", "listen.unix=" + socket, "--set", "listen.socket_mode=0666", "--set",
+                                "listen.read_timeout_ms=300", "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
+  REQUIRE(eventually([&] { return answers_health(socket); }));
+  // Another user connects 2,000 times as fast as it can.
+  constexpr int refused = 2000;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(4243) != 0 || ::setuid(4243) != 0) _exit(3);
+    int made = 0;
+    for (int i = 0; i < refused; ++i) {
+      const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_un a{};
+      a.sun_family = AF_UNIX;
+      std::strncpy(a.sun_path, socket.c_str(), sizeof(a.sun_path) - 1);
+      if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) ++made;
+      if (fd >= 0) ::close(fd);
+    }
+    _exit(made == refused ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  // And 200 connections (of the 256 served at once) each send three bytes of a frame and nothing more.
+  std::vector<raw_peer> loris;
+  const auto frame = health_frame();
+  for (int i = 0; i < 200; ++i) {
+    loris.emplace_back(socket);
+    REQUIRE(loris.back().send_some(frame.data(), 3) == 3);
+  }
+  const auto series = [&](const std::string& name) {
+    const auto body = http_request(admin, "/metrics").body;
+    const auto at = body.find("\n" + name + " ");  // the sample, not its # HELP line
+    return at == std::string::npos ? -1.0 : std::stod(body.substr(at + name.size() + 2));
+  };
+  REQUIRE(eventually([&] { return series("weir_connections_rejected_total{reason=\"peer_uid\"}") == refused; }));
+  REQUIRE(eventually([&] { return series("weir_connection_idle_timeout_total") >= 200; }));
+  const auto log = d.log();
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  // The first of each at once, then at most a line every 10 s with a count.
+  CHECK(count("connection refused: the peer is not the daemon's user") >= 1);
+  CHECK(count("connection refused: the peer is not the daemon's user") <= 2);
+  CHECK(count("refused_since_last_line=") >= 1);
+  CHECK(count("connection closed: a frame did not arrive whole within listen.read_timeout_ms") >= 1);
+  CHECK(count("connection closed: a frame did not arrive whole within listen.read_timeout_ms") <= 2);
+  loris.clear();
+  CHECK(d.stop() == 0);
 }
 
 TEST_CASE("a socket group or allowed user that does not exist is refused at start and by --check-config",
