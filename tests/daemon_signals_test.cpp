@@ -2,6 +2,7 @@
 // names what needs a restart, an invalid file on SIGHUP changes nothing,
 // SIGPIPE is ignored, and SIGTERM still stops cleanly after all of it.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <string>
@@ -78,6 +79,42 @@ TEST_CASE("SIGHUP reloads the log level and the sink's token and names what need
   CHECK(d.stop(SIGTERM) == 0);
   CHECK(d.log().find("signal=SIGTERM") != std::string::npos);
   CHECK(!std::filesystem::exists(d.socket_path()));
+}
+
+TEST_CASE("a token file turned into a FIFO or a link to a non-token cannot freeze or leak on SIGHUP",
+          "[live][signals][secrets]") {
+  http_test_server server;
+  temp_dir dir;
+  write_file(dir / "token", "first-token\n");
+  write_file(dir / "weir.yaml", config_text(server.url(), "info", 1));
+  daemon_process d(dir.path(), {"--config", "weir.yaml"});
+  REQUIRE(d.wait_ready());
+  // A FIFO in the token's place: the reload refuses it at once, says so, keeps the token.
+  std::filesystem::remove(dir / "token");
+  REQUIRE(::mkfifo((dir / "token").c_str(), 0600) == 0);
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return d.log().find("configuration reloaded") != std::string::npos; }));
+  CHECK(d.log().find("not a regular file (a FIFO)") != std::string::npos);
+  // A token file linked to a file that is no token (/etc/passwd): refused, never sent, never logged.
+  std::filesystem::remove(dir / "token");
+  std::filesystem::create_symlink("/etc/passwd", dir / "token");
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return count_of(d.log(), "configuration reloaded") == 2; }));
+  CHECK(d.log().find("not a bearer token") != std::string::npos);
+  CHECK(d.log().find("root:") == std::string::npos);
+  auto c = client::connection::connect_unix(d.socket_path());
+  REQUIRE(c.push(as_bytes("one"), client::durability::durable).acked);
+  REQUIRE(eventually([&] { return server.accepted().size() == 1; }));
+  CHECK(server.accepted()[0].headers.at("authorization") == "Bearer first-token");
+  // A valid rotation after both still works, and SIGTERM still stops it.
+  std::filesystem::remove(dir / "token");
+  write_file(dir / "token", "second-token\n");
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return count_of(d.log(), "configuration reloaded") == 3; }));
+  REQUIRE(c.push(as_bytes("two"), client::durability::durable).acked);
+  REQUIRE(eventually([&] { return server.accepted().size() == 2; }));
+  CHECK(server.accepted()[1].headers.at("authorization") == "Bearer second-token");
+  CHECK(d.stop(SIGTERM) == 0);
 }
 
 TEST_CASE("SIGPIPE is ignored and SIGHUP without changes keeps serving", "[live][signals]") {
