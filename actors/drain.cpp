@@ -78,6 +78,7 @@ class drain_state {
   /// known; until then nothing is read, confirmed or deleted.
   void start_from_cursor() {
     listed_ = true;
+    distrust_cursor_past_segments();
     cursor_ = loaded_ ? *loaded_ : position{segments_.empty() ? 0 : segments_.begin()->first};
     stored_ = loaded_ ? *loaded_ : position{};
     // Stepping over segments that are empty or delivered moves the cursor:
@@ -509,6 +510,29 @@ class drain_state {
     }
     segments_.merge(found);  // the writer's own segments may be known already
     return true;
+  }
+
+  /// A stored cursor at segment C is only ever written once segment C or
+  /// C - 1 existed (normalise_cursor), and the segments below it are deleted
+  /// only after it is stored, highest last: so below a true cursor, what
+  /// earlier segments are left end at C - 1, or C itself exists. One that
+  /// points past a gap (a cursor file written by hand, restored from another
+  /// shard, or lying) would delete segments it never confirmed: it is not
+  /// trusted. Nothing is deleted, and the shard is delivered from its oldest
+  /// segment (duplicates possible, no loss).
+  void distrust_cursor_past_segments() {
+    if (!loaded_ || segments_.empty()) return;
+    const auto c = loaded_->sequence;
+    const auto below = segments_.lower_bound(c);
+    if (below == segments_.begin()) return;  // nothing it would delete
+    const auto highest_below = std::prev(below)->first;
+    if (segments_.count(c) > 0 || highest_below + 1 == c) return;
+    log::error("the confirm cursor points past segments it never confirmed; it is not trusted: nothing is deleted "
+               "and the shard is delivered from its oldest segment (duplicates possible)",
+               {{"dir", s_.shard_dir}, {"cursor_segment", std::to_string(c)},
+                {"last_segment_below_it", std::to_string(highest_below)},
+                {"oldest_segment", std::to_string(segments_.begin()->first)}});
+    loaded_.reset();
   }
 
   /// A cursor at the end of a closed segment moves to the start of the next

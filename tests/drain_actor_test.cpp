@@ -426,6 +426,57 @@ TEST_CASE("drain: a segment it cannot open is retried on the timer and not on ev
   CHECK(h.deliver_all().size() == 21);
 }
 
+TEST_CASE("drain: a confirm cursor past segments it never confirmed deletes nothing and the shard is delivered whole",
+          "[actor][drain][wab]") {
+  drain_harness h;
+  h.start();
+  h.write(1, {"a", "b"});
+  h.write(2, {"c"});
+  h.write(3, {"d", "e"});
+  caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
+  h.run();
+  h.segments.clear();  // an earlier run's segments now
+  h.drain = nullptr;
+  // A cursor file that checks but names segment 100: written by hand, copied
+  // from another shard, or lying. Trusted, it would delete all three.
+  wab::confirm_cursor lie;
+  lie.sequence = 100;
+  lie.offset = wab::segment_prefix_size;
+  REQUIRE(wab::store_cursor(*h.io, h.shard_dir.string(), lie) == 0);
+  h.start(101);
+  h.persist();
+  CHECK(h.exists(1));
+  CHECK(h.exists(2));
+  CHECK(h.exists(3));
+  CHECK(h.deliver_all() == std::vector<std::string>{"a", "b", "c", "d", "e"});
+  // A true cursor is still taken: at segment 4, the one after the last.
+  h.persist();
+  const auto stored = wab::load_cursor(*h.io, h.shard_dir.string());
+  REQUIRE(stored);
+  CHECK(stored->sequence == 4);
+}
+
+TEST_CASE("drain: a cursor just past the last segment (the crash between storing it and deleting) is trusted",
+          "[actor][drain][wab]") {
+  drain_harness h;
+  h.start();
+  h.write(1, {"a"});
+  h.write(2, {"b"});
+  caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
+  h.run();
+  h.segments.clear();
+  h.drain = nullptr;
+  wab::confirm_cursor done;
+  done.sequence = 3;
+  done.offset = wab::segment_prefix_size;
+  REQUIRE(wab::store_cursor(*h.io, h.shard_dir.string(), done) == 0);
+  h.start(3);
+  h.persist();
+  CHECK_FALSE(h.exists(1));  // delivered before the crash: deleted now
+  CHECK_FALSE(h.exists(2));
+  CHECK_FALSE(h.next_batch());
+}
+
 TEST_CASE("drain: segments an earlier run left that it cannot list or open at start are waited for and never stepped over",
           "[actor][drain][faults]") {
   for (const bool listing : {true, false}) {
