@@ -65,6 +65,7 @@ wab_startup recover_wab(const config& cfg, wab::file_io* io) {
       out.sealed += r.sealed_segments;
       out.quarantined += r.quarantined_segments;
       out.damaged_records += r.damaged_records;
+      out.damaged_seals += r.damaged_seals;
     } catch (const wab::recovery_error& e) {
       report(e.events);
       throw startup_error(std::string("WAB recovery failed: ") + e.what());
@@ -77,7 +78,8 @@ wab_startup recover_wab(const config& cfg, wab::file_io* io) {
                               {"truncated_segments", std::to_string(out.truncated)},
                               {"sealed_segments", std::to_string(out.sealed)},
                               {"quarantined_segments", std::to_string(out.quarantined)},
-                              {"damaged_records_lost", std::to_string(out.damaged_records)}});
+                              {"damaged_records_lost", std::to_string(out.damaged_records)},
+                              {"damaged_seals", std::to_string(out.damaged_seals)}});
   return out;
 }
 

@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <set>
 #include <fstream>
+#include <limits>
 
 #include <catch2/catch.hpp>
 
 #include "wab/recovery.hpp"
+#include "wab/segment_writer.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
 #include "support/test_paths.hpp"
@@ -324,6 +326,49 @@ TEST_CASE("records after a wide stretch of garbage are found again", "[wab][reco
   CHECK(r.records == 2);
   CHECK(r.damaged_records == 1);
   CHECK(read_indexed(f.segment(1)) == std::vector<indexed>{{1, "before"}, {3, "after"}});
+}
+
+TEST_CASE("a seal claiming more records than its extent can hold is damage and not believed", "[wab][recovery]") {
+  shard_fixture f;
+  auto made = segment_writer::create(default_file_io(), f.shard.string(), 0, 7, 1);
+  REQUIRE(made);
+  auto w = std::move(made).value();
+  for (const char* p : {"one", "two"}) {
+    const auto b = bytes_of(p);
+    REQUIRE(w->append({byte_span(b)}, 5).error == 0);
+  }
+  REQUIRE(w->seal() == 0);
+  const auto end = w->size();
+  w.reset();
+  // The seal slot rewritten, checking, with 2^64 - 1 records over two.
+  const auto forged = encode_seal(7, {std::numeric_limits<std::uint64_t>::max(), end});
+  {
+    std::fstream file(f.segment(7), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(segment_header_size));
+    file.write(reinterpret_cast<const char*>(forged.data()), static_cast<std::streamsize>(forged.size()));
+  }
+  {
+    const int fd = default_file_io()->open_existing(f.segment(7).string());
+    const auto h = header_of(*default_file_io(), fd);
+    default_file_io()->close(fd);
+    REQUIRE(h.seal);
+    CHECK_FALSE(usable_seal(h, end));  // nobody reading the file believes it
+  }
+  auto r = f.recover();
+  REQUIRE(r.segments.size() == 1);
+  CHECK(r.segments[0].records == 2);
+  CHECK(r.damaged_seals == 1);
+  CHECK(r.damaged_records == 0);  // not 2^64 - 3: how many it stood for is unknown, none is counted as lost
+  CHECK(r.quarantined_segments == 1);
+  bool said = false;
+  for (const auto& e : r.events) said = said || e.what.find("record count its extent cannot hold") != std::string::npos;
+  CHECK(said);
+  // Sealed again with what it holds.
+  const int fd = default_file_io()->open_existing(f.segment(7).string());
+  const auto h = header_of(*default_file_io(), fd);
+  default_file_io()->close(fd);
+  REQUIRE(h.seal);
+  CHECK(h.seal->records == 2);
 }
 
 TEST_CASE("an unreadable header moves the file to quarantine", "[wab][recovery]") {

@@ -202,18 +202,36 @@ class shard_recoverer {
     while (reader.advance()) {
     }
     if (reader.stop() == scan_stop::io_error) fail("cannot read " + path, reader.error());
-    if (header.seal) return finish_cut(fd, seg, path, size, reader, *header.seal);
+    if (header.seal) return finish_cut(fd, seg, path, size, reader, header);
     if (header.version == 1) finish_v1(fd, seg, path, size, reader, was_open);
     else finish_unsealed(fd, seg, path, size, reader, was_open);
   }
 
-  /// A seal that claims more than the file holds: the file was cut after it
-  /// was sealed, and the records past its end — synced, so possibly acked —
-  /// are gone. Damage: copied to quarantine, the loss counted, and sealed
-  /// again where its records now end.
+  /// A seal that cannot be believed. Most often it claims more than the
+  /// file holds: the file was cut after it was sealed, and the records past
+  /// its end — synced, so possibly acked — are gone. Damage: copied to
+  /// quarantine, the loss counted, and sealed again where its records now
+  /// end. A seal whose record count its extent cannot hold is damaged itself:
+  /// copied and sealed again the same way, counted as a damaged seal.
   void finish_cut(int fd, const segment_file& seg, const std::string& path, std::uint64_t size,
-                  const segment_reader& reader, const segment_seal& seal) {
+                  const segment_reader& reader, const segment_header& header) {
+    const segment_seal& seal = *header.seal;
     const std::string copy = quarantine(fd, seg, size);
+    if (!seal_count_possible(header, seal)) {
+      // Not a cut: the seal itself is damaged (or forged). How many records
+      // it stood for is unknown; the ones there are kept, and it is sealed
+      // again where they end.
+      result_.events.push_back({recovery_event::severity::error,
+                                "segment seal claims a record count its extent cannot hold; the seal is not believed: "
+                                "its records are read and it is sealed again; copied to quarantine",
+                                {{"segment", path},
+                                 {"sealed_records", std::to_string(seal.records)},
+                                 {"sealed_end", std::to_string(seal.data_end)},
+                                 {"records_kept", std::to_string(reader.records_read())},
+                                 {"quarantine", copy}}});
+      ++result_.damaged_seals;
+      return seal_at(fd, seg, path, reader);
+    }
     const std::uint64_t lost = seal.records > reader.records_read() ? seal.records - reader.records_read() : 0;
     result_.damaged_records += lost;
     result_.events.push_back({recovery_event::severity::error,

@@ -49,6 +49,7 @@ struct shard_recovery {
   std::uint64_t sealed_segments = 0;  // version 2: read to their end and sealed now
   std::uint64_t quarantined_segments = 0;
   std::uint64_t damaged_records = 0;  // skipped and not recoverable
+  std::uint64_t damaged_seals = 0;    // seals whose record count their extent cannot hold
   std::set<std::uint64_t> damaged_at_startup;  // sequences of the segments found damaged (and reported) here
   std::vector<recovery_event> events;  // in the order they happened
 };

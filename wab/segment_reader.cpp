@@ -38,8 +38,14 @@ outcome<segment_header, header_error> read_segment_header(file_io& io, int fd) {
   return decode_segment_header(byte_span(prefix, got > 0 ? static_cast<std::size_t>(got) : 0));
 }
 
+bool seal_count_possible(const segment_header& header, const segment_seal& seal) {
+  if (seal.data_end < header.data_start()) return false;
+  return seal.records <= (seal.data_end - header.data_start()) / record_header_size;
+}
+
 std::optional<segment_seal> usable_seal(const segment_header& header, std::uint64_t file_size) {
-  if (!header.seal || header.seal->data_end < header.data_start() || header.seal->data_end > file_size)
+  if (!header.seal || header.seal->data_end < header.data_start() || header.seal->data_end > file_size ||
+      !seal_count_possible(header, *header.seal))
     return std::nullopt;
   return header.seal;
 }

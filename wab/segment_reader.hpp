@@ -54,9 +54,15 @@ resync_window resync_window_for(const segment_header& header, std::int64_t now_n
 /// also when the file cannot be read.
 outcome<segment_header, header_error> read_segment_header(file_io& io, int fd);
 
+/// Whether `seal`'s record count fits its extent: every record takes at
+/// least a record header. One that does not (2^64 - 1 records in 40 bytes)
+/// was never written by weir.
+bool seal_count_possible(const segment_header& header, const segment_seal& seal);
+
 /// The seal, when it can be believed of a file this size: its end lies
 /// between the data start and the file's end (a seal claiming more than the
-/// file holds means the file was cut; it is read to its end instead).
+/// file holds means the file was cut; it is read to its end instead), and
+/// its record count fits that extent.
 std::optional<segment_seal> usable_seal(const segment_header& header, std::uint64_t file_size);
 
 /// Where a segment's records end: where its usable seal says, else at the
