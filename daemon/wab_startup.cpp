@@ -66,6 +66,7 @@ wab_startup recover_wab(const config& cfg, wab::file_io* io) {
       out.quarantined += r.quarantined_segments;
       out.damaged_records += r.damaged_records;
       out.damaged_seals += r.damaged_seals;
+      out.renamed += r.renamed_segments;
     } catch (const wab::recovery_error& e) {
       report(e.events);
       throw startup_error(std::string("WAB recovery failed: ") + e.what());
@@ -79,7 +80,8 @@ wab_startup recover_wab(const config& cfg, wab::file_io* io) {
                               {"sealed_segments", std::to_string(out.sealed)},
                               {"quarantined_segments", std::to_string(out.quarantined)},
                               {"damaged_records_lost", std::to_string(out.damaged_records)},
-                              {"damaged_seals", std::to_string(out.damaged_seals)}});
+                              {"damaged_seals", std::to_string(out.damaged_seals)},
+                              {"renamed_segments", std::to_string(out.renamed)}});
   return out;
 }
 

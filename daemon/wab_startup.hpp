@@ -19,7 +19,7 @@ struct wab_startup {
   std::map<std::uint16_t, std::set<std::uint64_t>> damaged_at_startup;  // shard -> segments recovery found damaged
   std::uint64_t bytes = 0;                               // live segment bytes, all shards
   std::uint64_t segments = 0, records = 0, truncated = 0, sealed = 0, quarantined = 0, damaged_records = 0,
-                damaged_seals = 0;
+                damaged_seals = 0, renamed = 0;
   std::uint64_t undelivered = 0;  // records past the shards' confirm cursors
   std::uint64_t incarnation = 0;  // in a cluster, this node's life (daemon/node_life.hpp)
 };

@@ -10,9 +10,11 @@
 #include <set>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include <catch2/catch.hpp>
 
+#include "wab/confirm_cursor.hpp"
 #include "wab/recovery.hpp"
 #include "wab/segment_writer.hpp"
 #include "wab/segment_format.hpp"
@@ -369,6 +371,51 @@ TEST_CASE("a seal claiming more records than its extent can hold is damage and n
   default_file_io()->close(fd);
   REQUIRE(h.seal);
   CHECK(h.seal->records == 2);
+}
+
+TEST_CASE("segments whose names were swapped are delivered as what they hold, under their own names",
+          "[wab][recovery]") {
+  shard_fixture f;
+  std::map<std::uint64_t, std::vector<std::string>> written{{1, {"a", "b", "c"}}, {2, {"d", "e"}}};
+  for (const auto& [seq, payloads] : written) {
+    auto made = segment_writer::create(default_file_io(), f.shard.string(), 0, seq, 1);
+    REQUIRE(made);
+    auto w = std::move(made).value();
+    for (const auto& p : payloads) {
+      const auto b = bytes_of(p);
+      REQUIRE(w->append({byte_span(b)}, 5).error == 0);
+    }
+    REQUIRE(w->seal() == 0);
+  }
+  fs::rename(f.segment(1), f.shard / "tmp");
+  fs::rename(f.segment(2), f.segment(1));
+  fs::rename(f.shard / "tmp", f.segment(2));
+  auto r = f.recover();
+  CHECK(r.renamed_segments == 2);
+  CHECK(r.quarantined_segments == 0);
+  REQUIRE(r.segments.size() == 2);
+  CHECK(r.segments[0].sequence == 1);
+  CHECK(r.segments[0].records == 3);
+  CHECK(r.segments[1].sequence == 2);
+  CHECK(r.segments[1].records == 2);
+  CHECK(r.records == 5);
+  for (std::uint64_t seq : {1, 2}) {
+    const int fd = default_file_io()->open_existing(f.segment(seq).string());
+    REQUIRE(fd >= 0);
+    CHECK(header_of(*default_file_io(), fd).sequence == seq);
+    default_file_io()->close(fd);
+  }
+  // A file whose header names a segment the confirm cursor has passed (a
+  // reused file a crash left under its new name) is moved aside as before.
+  confirm_cursor past;
+  past.sequence = 2;
+  past.offset = segment_prefix_size;
+  REQUIRE(store_cursor(*default_file_io(), f.shard.string(), past) == 0);
+  fs::rename(f.segment(1), f.segment(5));  // segment 1 (delivered) now named 5
+  auto again = f.recover();
+  CHECK(again.renamed_segments == 0);
+  CHECK_FALSE(fs::exists(f.segment(5)));
+  CHECK_FALSE(fs::exists(f.segment(1)));
 }
 
 TEST_CASE("an unreadable header moves the file to quarantine", "[wab][recovery]") {

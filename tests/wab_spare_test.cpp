@@ -290,20 +290,25 @@ TEST_CASE("a seal claiming more than the file holds is not believed and the loss
   CHECK(f.recover().damaged_records == 0);
 }
 
-TEST_CASE("a segment file holding another segment's header is moved aside and not read as that segment",
+TEST_CASE("a segment file holding another segment's header is read as that segment under its own name",
           "[wab][recovery]") {
   spare_fixture f;
   // A delivered segment 1 was renamed to a spare and reused for segment 5;
   // a power loss undid both renames: the name says 1, the header says 5.
+  // What it holds is segment 5's (nothing yet): it becomes seg 5 again,
+  // never read as segment 1.
   { auto reused = f.make(5, {}); }
   fs::rename(f.segment(5), f.segment(1));
   f.make(6, {"newer"});
   auto r = f.recover();
   CHECK_FALSE(fs::exists(f.segment(1)));
-  CHECK(fs::exists(f.quarantine / "shard_00__seg_00000001.wab"));
-  REQUIRE(r.segments.size() == 1);
-  CHECK(r.segments[0].sequence == 6);
-  CHECK(r.quarantined_segments == 0);  // not damage: it never held a record
+  CHECK(fs::exists(f.segment(5)));
+  CHECK(r.renamed_segments == 1);
+  REQUIRE(r.segments.size() == 2);
+  CHECK(r.segments[0].sequence == 5);
+  CHECK(r.segments[0].records == 0);
+  CHECK(r.segments[1].sequence == 6);
+  CHECK(r.quarantined_segments == 0);  // not damage
   CHECK(r.next_sequence == 7);
 }
 

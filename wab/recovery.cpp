@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "wab/confirm_cursor.hpp"
 #include "wab/quarantine.hpp"
 #include "wab/segment_format.hpp"
 #include "wab/segment_reader.hpp"
@@ -65,12 +66,14 @@ class shard_recoverer {
   void run() {
     const auto listing = list_shard(shard_dir_);
     const auto& segments = listing.segments;
+    cursor_ = load_cursor(io_, shard_dir_);
     for (const auto& seg : segments) {
       result_.next_sequence = std::max(result_.next_sequence, seg.sequence + 1);
       // Only the newest segment was being appended to when the daemon
       // stopped: a torn write can end it, and nothing else.
       recover(seg, &seg == &segments.back());
     }
+    place_misnamed();
     // A recycled spare still carries the header of the segment it was: the
     // numbering goes on past it, or a new segment given that number could
     // start in the file and read its old records as its own (their CRCs
@@ -178,6 +181,13 @@ class shard_recoverer {
       return;
     }
     const segment_header& header = decoded.value();
+    if (header.sequence != seg.sequence && (!cursor_ || header.sequence >= cursor_->sequence)) {
+      // What it holds is segment H's, not yet delivered (a name changed by
+      // hand, or two names swapped): it is delivered as what it is, under
+      // its own name, once every file has been looked at (place_misnamed).
+      misnamed_.push_back({seg, header.sequence});
+      return;
+    }
     if (header.sequence != seg.sequence) {
       // A reused file whose renames a power loss undid (a delivered segment
       // renamed to a spare, the spare given a new header, neither rename
@@ -289,6 +299,52 @@ class shard_recoverer {
     seal_at(fd, seg, path, reader);
   }
 
+  /// Files whose header names another segment than their name, and not one
+  /// the confirm cursor has passed: each is renamed to the name its header
+  /// gives and recovered as that segment. All are moved out of the way
+  /// first: two files whose names were swapped each stand where the other
+  /// belongs. One whose own name is taken by a file that is that segment
+  /// already goes to quarantine (both cannot be segment H), and is reported.
+  void place_misnamed() {
+    if (misnamed_.empty()) return;
+    std::vector<std::string> aside;
+    for (const auto& [seg, sequence] : misnamed_) {
+      const std::string from = shard_dir_ + "/" + seg.name;
+      aside.push_back(from + ".misnamed");
+      if (int rc = io_.rename(from, aside.back()); rc < 0) fail("cannot move " + from + " out of the way", -rc);
+    }
+    dir_changed_ = true;
+    for (std::size_t i = 0; i < misnamed_.size(); ++i) {
+      const auto& [seg, sequence] = misnamed_[i];
+      const segment_file own{sequence, segment_file_name(sequence)};
+      const std::string to = shard_dir_ + "/" + own.name;
+      std::error_code ec;
+      if (fs::exists(to, ec)) {
+        const std::string q = quarantine_name(quarantine_dir_, shard_, seg.name);
+        if (int rc = io_.rename(aside[i], q); rc < 0) fail("cannot move " + aside[i] + " to quarantine", -rc);
+        result_.events.push_back({recovery_event::severity::error,
+                                  "segment file holds another segment's header, and that segment is there too; "
+                                  "moved to quarantine (its records are not delivered)",
+                                  {{"segment", shard_dir_ + "/" + seg.name},
+                                   {"header_sequence", std::to_string(sequence)},
+                                   {"moved_to", q}}});
+        ++result_.quarantined_segments;
+        quarantine_changed_ = true;
+        continue;
+      }
+      if (int rc = io_.rename(aside[i], to); rc < 0) fail("cannot rename " + aside[i] + " to " + to, -rc);
+      result_.events.push_back({recovery_event::severity::warning,
+                                "segment file named for another segment holds this one; renamed to its own name and "
+                                "delivered as what it holds",
+                                {{"was", shard_dir_ + "/" + seg.name}, {"now", to}}});
+      ++result_.renamed_segments;
+      result_.next_sequence = std::max(result_.next_sequence, sequence + 1);
+      recover(own, false);
+    }
+    std::sort(result_.segments.begin(), result_.segments.end(),
+              [](const recovered_segment& a, const recovered_segment& b) { return a.sequence < b.sequence; });
+  }
+
   /// Damage, not a torn write: the file is kept as it was for inspection
   /// before anything is cut, and the loss is reported.
   void report_damage(int fd, const segment_file& seg, const std::string& path, std::uint64_t size,
@@ -331,6 +387,8 @@ class shard_recoverer {
   const std::int64_t now_ns_;
   shard_recovery& result_;
   bool dir_changed_ = false, quarantine_changed_ = false;
+  std::optional<confirm_cursor> cursor_;  // segments below it were delivered
+  std::vector<std::pair<segment_file, std::uint64_t>> misnamed_;  // (file, the segment its header names)
 };
 
 }  // namespace

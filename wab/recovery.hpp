@@ -50,6 +50,7 @@ struct shard_recovery {
   std::uint64_t quarantined_segments = 0;
   std::uint64_t damaged_records = 0;  // skipped and not recoverable
   std::uint64_t damaged_seals = 0;    // seals whose record count their extent cannot hold
+  std::uint64_t renamed_segments = 0;  // files named for another segment, renamed to what their header says
   std::set<std::uint64_t> damaged_at_startup;  // sequences of the segments found damaged (and reported) here
   std::vector<recovery_event> events;  // in the order they happened
 };
