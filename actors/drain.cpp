@@ -79,6 +79,15 @@ class drain_state {
   void start_from_cursor() {
     listed_ = true;
     distrust_cursor_past_segments();
+    if (loaded_) {
+      // Delivered before the last stop, their deletion cut short: said, since they go now.
+      std::uint64_t passed = 0;
+      for (const auto& [seq, st] : segments_) passed += seq < loaded_->sequence;
+      if (passed > 0)
+        log::info("WAB segments the stored confirm cursor has passed are deleted (delivered before the last stop)",
+                  {{"dir", s_.shard_dir}, {"segments", std::to_string(passed)},
+                   {"cursor_segment", std::to_string(loaded_->sequence)}});
+    }
     cursor_ = loaded_ ? *loaded_ : position{segments_.empty() ? 0 : segments_.begin()->first};
     stored_ = loaded_ ? *loaded_ : position{};
     // Stepping over segments that are empty or delivered moves the cursor:
@@ -524,15 +533,52 @@ class drain_state {
     if (!loaded_ || segments_.empty()) return;
     const auto c = loaded_->sequence;
     const auto below = segments_.lower_bound(c);
-    if (below == segments_.begin()) return;  // nothing it would delete
+    if (below == segments_.begin()) {
+      // Nothing below it to delete; within its own segment it must still
+      // name a record where one starts, with that record's index.
+      if (segments_.count(c) == 0 || cursor_fits_its_segment()) return;
+      log::error("the confirm cursor names no record of its segment; it is not trusted: the shard is delivered "
+                 "from its oldest segment (duplicates possible)",
+                 {{"dir", s_.shard_dir}, {"cursor_segment", std::to_string(c)},
+                  {"cursor_offset", std::to_string(loaded_->offset)}, {"cursor_index", std::to_string(loaded_->index)}});
+      loaded_.reset();
+      return;
+    }
     const auto highest_below = std::prev(below)->first;
-    if (segments_.count(c) > 0 || highest_below + 1 == c) return;
-    log::error("the confirm cursor points past segments it never confirmed; it is not trusted: nothing is deleted "
+    if ((segments_.count(c) > 0 && cursor_fits_its_segment()) || (segments_.count(c) == 0 && highest_below + 1 == c))
+      return;
+    log::error("the confirm cursor points past records it never confirmed; it is not trusted: nothing is deleted "
                "and the shard is delivered from its oldest segment (duplicates possible)",
                {{"dir", s_.shard_dir}, {"cursor_segment", std::to_string(c)},
                 {"last_segment_below_it", std::to_string(highest_below)},
                 {"oldest_segment", std::to_string(segments_.begin()->first)}});
     loaded_.reset();
+  }
+
+  /// Whether the stored cursor names, in its own segment (one an earlier
+  /// run left), the start of a record with that record's index, or the end
+  /// of its records with the index after the last: what a true one always
+  /// does. One read of that segment, once, at start.
+  bool cursor_fits_its_segment() {
+    const auto& at = *loaded_;
+    const auto it = segments_.find(at.sequence);
+    const std::string path = s_.shard_dir + "/" + wab::segment_file_name(at.sequence);
+    const int fd = s_.io->open_existing(path);
+    if (fd < 0) return true;  // not readable now: the drain waits on it as it does for any segment
+    bool fits = false;
+    if (const auto header = wab::read_segment_header(*s_.io, fd)) {
+      wab::segment_reader reader(*s_.io, fd, header.value(), it->second.end, 0, 1,
+                                 wab::resync_window_for(header.value(), wab::wall_clock_ns()));
+      std::uint64_t next_index = 1;
+      wab::stored_record r;
+      while (reader.next(r) && r.offset < at.offset) next_index = r.index + 1;
+      if (reader.stop() == wab::scan_stop::none) fits = r.offset == at.offset && r.index == at.index;
+      else fits = at.offset == std::max(reader.valid_end(), header.value().data_start()) && at.index == next_index;
+    } else {
+      fits = true;  // a header recovery could not read is quarantined there, not judged here
+    }
+    s_.io->close(fd);
+    return fits;
   }
 
   /// A cursor at the end of a closed segment moves to the start of the next

@@ -49,6 +49,15 @@ bool conninfo_has_password(const std::string& conninfo) {
   return at != std::string::npos && lower.substr(start, at - start).find(':') != std::string::npos;
 }
 
+bool conninfo_readable(const std::string& conninfo) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  PQfreemem(error);
+  if (!options) return false;
+  PQconninfoFree(options);
+  return true;
+}
+
 std::string redact_credentials(const std::string& text) {
   // In an error message it errs on the side of hiding: everything from the
   // scheme to the last '@' of the same word goes, wherever the URL's own

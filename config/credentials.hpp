@@ -16,6 +16,9 @@ bool has_url_credentials(const std::string& url);
 /// "postgresql://user:password@…"), or the word "password" anywhere in it.
 bool conninfo_has_password(const std::string& conninfo);
 
+/// Whether libpq reads `conninfo` (PQconninfoParse) without an error.
+bool conninfo_readable(const std::string& conninfo);
+
 /// `text` with any URL user-info replaced by "(redacted)": safe to echo in an error.
 std::string redact_credentials(const std::string& text);
 

@@ -137,6 +137,12 @@ void validate_config(const config& c) {
   if (conninfo_has_password(c.sink.postgres.conninfo))
     fail("sink.postgres.conninfo: a password must not be written in the configuration; use "
          "sink.postgres.password_file or WEIR_SINK_POSTGRES_PASSWORD");
+  // What libpq cannot read would fail at every connect, with libpq's
+  // message echoing the piece it choked on (a password among them): refused
+  // here, without echoing any of it.
+  if (!c.sink.postgres.conninfo.empty() && !conninfo_readable(c.sink.postgres.conninfo))
+    fail("sink.postgres.conninfo: libpq cannot read it (a malformed keyword, value or percent-encoding; not shown); "
+         "expected key=value pairs or a postgresql:// URI");
   if (c.sink.type == "mysql" && c.sink.mysql.database.empty())
     fail("sink.mysql.database = \"\": expected the name of a database when sink.type is mysql");
   if (c.sink.type == "mysql" && c.sink.mysql.user.empty())

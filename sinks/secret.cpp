@@ -18,6 +18,8 @@ std::string invalid_secret(const std::string& value, secret_use use) {
     while (i < value.size() && token_char(static_cast<unsigned char>(value[i]))) ++i;
     const bool chars = i > 0;
     while (i < value.size() && value[i] == '=') ++i;
+    if (value.size() > max_bearer_token_bytes)
+      return "longer than " + std::to_string(max_bearer_token_bytes) + " bytes (HTTP servers refuse such a header)";
     if (!chars || i != value.size())
       return "not a bearer token (RFC 6750: letters, digits and -._~+/, then '=' padding; nothing else, no spaces "
              "or line breaks)";
@@ -53,7 +55,12 @@ reloadable_secret::reloadable_secret(std::string key, std::string file, const ch
       file_(std::move(file)),
       env_name_(env_name),
       use_(use),
-      value_(read_secret(key_, file_, env_name_, use_)) {}
+      value_(read_secret(key_, file_, env_name_, use_)) {
+  // A file named for a secret that holds none would mean requests or logins
+  // without one: refused at start as on a reload.
+  if (!file_.empty() && value_.empty())
+    throw std::runtime_error(key_ + " = " + file_ + ": the file is empty; expected the secret");
+}
 
 std::string reloadable_secret::value() const {
   std::lock_guard<std::mutex> guard(mutex_);

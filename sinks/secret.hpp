@@ -19,6 +19,8 @@ enum class secret_use {
 
 /// The largest secret file read.
 inline constexpr std::size_t max_secret_bytes = 64 * 1024;
+/// The longest bearer token taken: an Authorization header past a few KiB is refused by HTTP servers.
+inline constexpr std::size_t max_bearer_token_bytes = 8 * 1024;
 
 /// Why `value` is not a valid secret for `use`, or "".
 std::string invalid_secret(const std::string& value, secret_use use);
@@ -35,7 +37,8 @@ std::string read_secret(const std::string& key, const std::string& file, const c
 /// a restart. Safe to read from any thread.
 class reloadable_secret {
  public:
-  /// Reads it once, as read_secret does (and throws as it does).
+  /// Reads it once, as read_secret does (and throws as it does, and when
+  /// its file is empty).
   reloadable_secret(std::string key, std::string file, const char* env_name, secret_use use = secret_use::password);
 
   std::string value() const;

@@ -388,6 +388,30 @@ TEST_CASE("credentials are found in every form a URL or conninfo can carry them"
   CHECK(weir::redact_credentials("http://host/x and more") == "http://host/x and more");
 }
 
+TEST_CASE("a conninfo libpq cannot read is refused without echoing it", "[config][secrets]") {
+  for (const std::string bad : {"postgresql://u@h/db?pass%77ord=S3cr3t%zz", "postgresql://u@h/db?pass%77ord=S3cr3t&bogus=1",
+                                "host=db pass%77ord=S3cr3t"}) {
+    INFO(bad);
+    CHECK_FALSE(weir::conninfo_readable(bad));
+    fixture f;
+    f.yaml("sink:\n  type: postgres\n  postgres:\n    conninfo: \"" + bad + "\"\n");
+    const auto e = f.error();
+    CHECK(e.find("sink.postgres.conninfo") != std::string::npos);
+    CHECK(e.find("S3cr3t") == std::string::npos);
+  }
+  CHECK(weir::conninfo_readable("host=db user=weir dbname=weir"));
+  CHECK(weir::conninfo_readable("postgresql://weir@db:5432/weir?application_name=x"));
+}
+
+TEST_CASE("an empty secret file is refused at start as on a reload", "[config][secrets]") {
+  weir::test::temp_dir dir;
+  std::ofstream(dir / "token") << "\n\n";
+  CHECK_THROWS_WITH(weir::reloadable_secret("sink.http.bearer_token_file", (dir / "token").string(), "WEIR_TEST_UNUSED",
+                                            weir::secret_use::bearer_token),
+                    Catch::Contains("the file is empty"));
+  CHECK_FALSE(weir::invalid_secret(std::string(9000, 'a'), weir::secret_use::bearer_token).empty());
+}
+
 TEST_CASE("--print-config never shows a password in sink.postgres.conninfo", "[config][secrets]") {
   auto c = weir::default_config();
   c.sink.postgres.conninfo = "postgresql://h/db?pass%77ord=hunter2";

@@ -20,6 +20,7 @@
 #include "messages/wire/coordinate.hpp"
 #include "observability/metrics.hpp"
 #include "wab/confirm_cursor.hpp"
+#include "wab/segment_reader.hpp"
 #include "wab/spare_pool.hpp"
 #include "wab/segment_writer.hpp"
 #include "support/faulty_file_io.hpp"
@@ -454,6 +455,39 @@ TEST_CASE("drain: a confirm cursor past segments it never confirmed deletes noth
   const auto stored = wab::load_cursor(*h.io, h.shard_dir.string());
   REQUIRE(stored);
   CHECK(stored->sequence == 4);
+}
+
+TEST_CASE("drain: a confirm cursor that names no record of its segment is not trusted", "[actor][drain][wab]") {
+  struct lie {
+    const char* what;
+    std::uint64_t offset, index;
+  };
+  for (const auto& l : {lie{"an offset past the segment's end", 1000000000000ull, 1},
+                        lie{"an offset inside a record", wab::segment_prefix_size + 3, 2},
+                        lie{"a record's offset with another index", 0, 7},
+                        lie{"an index of 2^64 - 1", wab::segment_prefix_size, ~0ull}}) {
+    INFO(l.what);
+    drain_harness h;
+    h.start();
+    h.write(1, {"a", "b"});
+    h.write(2, {"c", "d", "e"});
+    caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
+    h.run();
+    h.segments.clear();
+    h.drain = nullptr;
+    wab::confirm_cursor c;
+    c.sequence = 2;
+    c.offset = l.offset;
+    c.index = l.index;
+    if (c.offset == 0) {  // the second record's offset, with another index
+      const auto records = wab::read_segment_extent(*h.io, (h.shard_dir / wab::segment_file_name(2)).string());
+      REQUIRE(records);
+      c.offset = records.value().start + wab::record_header_size + 1;  // "c" is one byte: record 2 starts here
+    }
+    REQUIRE(wab::store_cursor(*h.io, h.shard_dir.string(), c) == 0);
+    h.start(3);
+    CHECK(h.deliver_all() == std::vector<std::string>{"a", "b", "c", "d", "e"});
+  }
 }
 
 TEST_CASE("drain: a cursor just past the last segment (the crash between storing it and deleting) is trusted",

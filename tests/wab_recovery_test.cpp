@@ -373,7 +373,42 @@ TEST_CASE("a seal claiming more records than its extent can hold is damage and n
   CHECK(h.seal->records == 2);
 }
 
-TEST_CASE("segments whose names were swapped are delivered as what they hold, under their own names",
+TEST_CASE("a seal that ends before records that follow it is not believed", "[wab][recovery]") {
+  for (std::uint64_t claimed : {0, 1}) {
+    INFO("the seal counts " << claimed << " of 3 records");
+    shard_fixture f;
+    auto made = segment_writer::create(default_file_io(), f.shard.string(), 0, 3, 1);
+    REQUIRE(made);
+    auto w = std::move(made).value();
+    std::vector<std::uint64_t> ends{w->size()};
+    for (const char* p : {"one", "two", "three"}) {
+      const auto b = bytes_of(p);
+      REQUIRE(w->append({byte_span(b)}, 5).error == 0);
+      ends.push_back(w->size());
+    }
+    w.reset();
+    // A seal that checks and whose count fits its extent, but stops early.
+    const auto forged = encode_seal(3, {claimed, ends[claimed]});
+    {
+      std::fstream file(f.segment(3), std::ios::in | std::ios::out | std::ios::binary);
+      file.seekp(static_cast<std::streamoff>(segment_header_size));
+      file.write(reinterpret_cast<const char*>(forged.data()), static_cast<std::streamsize>(forged.size()));
+    }
+    auto r = f.recover();
+    REQUIRE(r.segments.size() == 1);
+    CHECK(r.segments[0].records == 3);
+    CHECK(r.segments[0].valid_bytes == ends[3]);
+    CHECK(r.damaged_seals == 1);
+    CHECK(r.damaged_records == 0);
+    const int fd = default_file_io()->open_existing(f.segment(3).string());
+    const auto h = header_of(*default_file_io(), fd);
+    default_file_io()->close(fd);
+    REQUIRE(h.seal);
+    CHECK(h.seal->records == 3);
+  }
+}
+
+TEST_CASE("segments whose names were swapped are delivered as what they hold under their own names",
           "[wab][recovery]") {
   shard_fixture f;
   std::map<std::uint64_t, std::vector<std::string>> written{{1, {"a", "b", "c"}}, {2, {"d", "e"}}};

@@ -202,9 +202,11 @@ class shard_recoverer {
       dir_changed_ = quarantine_changed_ = true;
       return;
     }
-    if (auto seal = usable_seal(header, size)) {
+    if (auto seal = usable_seal(header, size); seal && !record_at(fd, header, seal->data_end, size)) {
       // Sealed after a sync covering all of it: its extent is known without
       // reading a record. The drain checks every record as it reads them.
+      // (One record header's read shows a seal that ends before records that
+      // follow it: a seal weir never wrote, read past below.)
       keep(seg, path, seal->records, seal->data_end);
       return;
     }
@@ -217,6 +219,16 @@ class shard_recoverer {
     else finish_unsealed(fd, seg, path, size, reader, was_open);
   }
 
+  /// Whether a record of this segment that checks starts at `offset` (what
+  /// follows a true seal's end is zeros, or bytes of an earlier life of the
+  /// file, whose CRCs never check in this one).
+  bool record_at(int fd, const segment_header& header, std::uint64_t offset, std::uint64_t size) {
+    if (offset + record_header_size > size) return false;
+    segment_reader reader(io_, fd, header, size, offset, 1, std::nullopt);
+    stored_record r;
+    return reader.next(r) && r.offset == offset;
+  }
+
   /// A seal that cannot be believed. Most often it claims more than the
   /// file holds: the file was cut after it was sealed, and the records past
   /// its end — synced, so possibly acked — are gone. Damage: copied to
@@ -227,13 +239,15 @@ class shard_recoverer {
                   const segment_reader& reader, const segment_header& header) {
     const segment_seal& seal = *header.seal;
     const std::string copy = quarantine(fd, seg, size);
-    if (!seal_count_possible(header, seal)) {
-      // Not a cut: the seal itself is damaged (or forged). How many records
-      // it stood for is unknown; the ones there are kept, and it is sealed
-      // again where they end.
+    if (!seal_count_possible(header, seal) || (seal.data_end <= size && reader.valid_end() > seal.data_end)) {
+      // Not a cut: the seal itself is damaged (or forged), claiming a count
+      // its extent cannot hold, or ending before records that follow it.
+      // How many records it stood for is unknown; the ones there are kept,
+      // and it is sealed again where they end.
       result_.events.push_back({recovery_event::severity::error,
-                                "segment seal claims a record count its extent cannot hold; the seal is not believed: "
-                                "its records are read and it is sealed again; copied to quarantine",
+                                "segment seal claims a record count its extent cannot hold, or ends before records that "
+                                "follow it; the seal is not believed: its records are read and it is sealed again; "
+                                "copied to quarantine",
                                 {{"segment", path},
                                  {"sealed_records", std::to_string(seal.records)},
                                  {"sealed_end", std::to_string(seal.data_end)},
