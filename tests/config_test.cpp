@@ -412,7 +412,7 @@ TEST_CASE("an empty secret file is refused at start as on a reload", "[config][s
   CHECK_FALSE(weir::invalid_secret(std::string(9000, 'a'), weir::secret_use::bearer_token).empty());
 }
 
-TEST_CASE("--print-config never shows a password in sink.postgres.conninfo", "[config][secrets]") {
+TEST_CASE("config: --print-config never shows a password in sink.postgres.conninfo", "[config][secrets]") {
   auto c = weir::default_config();
   c.sink.postgres.conninfo = "postgresql://h/db?pass%77ord=hunter2";
   const auto shown = weir::render_config(c);
