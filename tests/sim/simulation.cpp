@@ -14,6 +14,7 @@
 #include "wab/segment_format.hpp"
 #include "sim/daemon_life.hpp"
 #include "sim/invariants.hpp"
+#include "sim/job_runner.hpp"
 #include "sim/log_silencer.hpp"
 #include "sim/scratch_dir.hpp"
 #include "sim/sim_sink.hpp"
@@ -162,21 +163,8 @@ class simulation {
     return first_record;
   }
 
-  /// Runs up to `n` messages. Shuffled, each is taken from a ready actor the
-  /// seed picks: actors run concurrently in the daemon, so any interleaving
-  /// that keeps each mailbox in order is one the daemon can meet.
   bool run_jobs(std::size_t n, bool shuffled) {
-    auto& s = life_->sched();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (s.jobs.empty()) return true;
-      if (shuffled && s.jobs.size() > 1 && sched_rng_.percent(50)) {
-        const auto k = static_cast<std::ptrdiff_t>(sched_rng_.below(s.jobs.size()));
-        std::rotate(s.jobs.begin(), s.jobs.begin() + k, s.jobs.begin() + k + 1);
-      }
-      s.run_once();
-      if (w_.failed) return false;
-    }
-    return s.jobs.empty();
+    return sim::run_jobs(life_->sched(), sched_rng_, n, shuffled, [this] { return w_.failed.has_value(); });
   }
 
   void run_some() {

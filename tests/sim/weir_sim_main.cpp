@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "sim/seed_args.hpp"
 #include "sim/simulation.hpp"
 
 using namespace weir::sim;
@@ -26,16 +27,6 @@ int usage(const std::string& why) {
   std::cerr << "weir-sim: " << why << "\n"
             << "usage: weir-sim --seed N | --seeds A..B [--steps N] [--jobs N] [--sabotage NAME] [--daemon-wiring]\n";
   return 2;
-}
-
-bool parse_u64(const std::string& s, std::uint64_t& out) {
-  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
-  try {
-    out = std::stoull(s);
-  } catch (const std::exception&) {
-    return false;
-  }
-  return true;
 }
 
 struct totals {
@@ -135,10 +126,7 @@ int main(int argc, char** argv) {
       if (!parse_u64(v, seed)) return usage("--seed wants a number, got '" + v + "'");
       have_seed = true;
     } else if (a == "--seeds") {
-      const auto dots = v.find("..");
-      if (dots == std::string::npos || !parse_u64(v.substr(0, dots), first) || !parse_u64(v.substr(dots + 2), last) ||
-          last < first)
-        return usage("--seeds wants A..B with A <= B, got '" + v + "'");
+      if (!parse_seed_range(v, first, last)) return usage("--seeds wants A..B with A <= B, got '" + v + "'");
       have_range = true;
     } else if (a == "--steps") {
       if (!parse_u64(v, steps) || steps == 0 || steps > 1000000) return usage("--steps wants 1..1000000");

@@ -15,6 +15,7 @@
 #include "sim/cluster/cluster_checker.hpp"
 #include "sim/cluster/cluster_node.hpp"
 #include "sim/cluster/sim_network.hpp"
+#include "sim/job_runner.hpp"
 #include "sim/log_silencer.hpp"
 #include "sim/scratch_dir.hpp"
 #include "sim/sim_sink.hpp"
@@ -362,21 +363,8 @@ class cluster_simulation {
     return first;
   }
 
-  /// Runs up to `n` messages, each from a ready actor the seed picks when
-  /// `shuffled` (any interleaving that keeps each mailbox in order is one
-  /// the processes could meet). True when nothing is left to run.
   bool run_jobs(std::size_t n, bool shuffled) {
-    auto& s = *sched_;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (s.jobs.empty()) return true;
-      if (shuffled && s.jobs.size() > 1 && sched_rng_.percent(50)) {
-        const auto k = static_cast<std::ptrdiff_t>(sched_rng_.below(s.jobs.size()));
-        std::rotate(s.jobs.begin(), s.jobs.begin() + k, s.jobs.begin() + k + 1);
-      }
-      s.run_once();
-      if (failed()) return false;
-    }
-    return s.jobs.empty();
+    return sim::run_jobs(*sched_, sched_rng_, n, shuffled, [this] { return failed(); });
   }
 
   /// Everything runs until nothing is left; false (and a failure) if it never ends.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/cluster/cluster_simulation.hpp"
+#include "sim/seed_args.hpp"
 
 using namespace weir::sim;
 
@@ -28,12 +29,6 @@ const char* usage_line =
 int usage(const std::string& why) {
   std::cerr << "weir-cluster-sim: " << why << "\n" << usage_line;
   return 2;
-}
-
-bool parse_u64(const std::string& s, std::uint64_t& out) {
-  if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) return false;
-  out = std::stoull(s);
-  return true;
 }
 
 void add(cluster_sim_result& t, const cluster_sim_result& r) {
@@ -134,10 +129,7 @@ int main(int argc, char** argv) {
       if (!parse_u64(v, seed)) return usage("--seed wants a number, got '" + v + "'");
       have_seed = true;
     } else if (a == "--seeds") {
-      const auto dots = v.find("..");
-      if (dots == std::string::npos || !parse_u64(v.substr(0, dots), first) || !parse_u64(v.substr(dots + 2), last) ||
-          last < first)
-        return usage("--seeds wants A..B with A <= B, got '" + v + "'");
+      if (!parse_seed_range(v, first, last)) return usage("--seeds wants A..B with A <= B, got '" + v + "'");
       have_range = true;
     } else if (a == "--steps") {
       if (!parse_u64(v, steps) || steps == 0 || steps > 1000000) return usage("--steps wants 1..1000000");
