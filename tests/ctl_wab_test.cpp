@@ -116,6 +116,36 @@ std::string contents(const std::filesystem::path& file) {
 
 }  // namespace
 
+TEST_CASE("weir-ctl dl list shows what it cannot read of a dead-letter file and exits 1", "[ctl][wab]") {
+  test::temp_dir dir;
+  const auto letters = dir / "var/dead_letter";
+  std::filesystem::create_directories(letters);
+  std::filesystem::create_directories(dir / "var/wab");  // a data directory, as weir-ctl wants one
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
+  // A record that checks but is no dead letter: dl drop would delete it, so dl list shows it.
+  const std::string junk = "not an envelope";
+  const std::vector<byte_span> one{byte_span(reinterpret_cast<const std::uint8_t*>(junk.data()), junk.size())};
+  auto seg = wab::segment_writer::create(wab::default_file_io(), letters.string(), 0, 3, now);
+  REQUIRE(seg);
+  REQUIRE(seg.value()->append(one, now).error == 0);
+  REQUIRE(seg.value()->seal() == 0);
+  seg.value().reset();
+  std::filesystem::rename(letters / wab::segment_file_name(3), letters / "dl_00000003.wab");
+  const auto r = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "dl", "list"}, dir.path());
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("no dead letters") == std::string::npos);
+  CHECK(r.out.find("dl_00000003.wab#1  UNREADABLE: the record checks but holds no dead letter") != std::string::npos);
+  // A file whose header does not read is named too.
+  std::ofstream(letters / "dl_00000004.wab") << std::string(200, 'x');
+  const auto j = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "--json", "dl", "list"}, dir.path());
+  CHECK(j.exit_code == 1);
+  const auto listed = nlohmann::json::parse(j.out);
+  REQUIRE(listed.size() == 2);
+  CHECK(listed.at(1).at("file") == "dl_00000004.wab");
+  CHECK(listed.at(1).at("unreadable").get<std::string>().find("header") != std::string::npos);
+}
+
 TEST_CASE("weir-ctl segments names the record whose payload byte flipped in a sealed segment and exits 1",
           "[ctl][wab]") {
   test::temp_dir dir;

@@ -92,14 +92,29 @@ struct dead_letter_entry {
   stored_dead_letter letter;
 };
 
-/// Every well-formed dead letter in one file.
-std::vector<dead_letter_entry> read_dead_letters(const fs::path& file) {
-  std::vector<dead_letter_entry> out;
-  read_records(file, [&](const wab::stored_record& r) {
-    if (auto d = dead_letter_store::decode_envelope(r.payload)) out.push_back({r.index, std::move(*d)});
+/// One dead-letter file as read: its letters, and what of it cannot be
+/// read, with why (index 0: the file as a whole).
+struct dead_letter_file {
+  std::vector<dead_letter_entry> letters;
+  std::vector<std::pair<std::uint64_t, std::string>> unreadable;
+};
+
+dead_letter_file read_dead_letter_file(const fs::path& file) {
+  dead_letter_file out;
+  const auto read = read_records(file, [&](const wab::stored_record& r) {
+    if (auto d = dead_letter_store::decode_envelope(r.payload)) out.letters.push_back({r.index, std::move(*d)});
+    else out.unreadable.push_back({r.index, "the record checks but holds no dead letter (its envelope does not decode)"});
   });
+  if (read.stop == "unreadable" || read.stop.rfind("header: ", 0) == 0)
+    out.unreadable.push_back({0, "the file cannot be read (" + read.stop + ")"});
+  else if (read.damaged > 0)
+    out.unreadable.push_back({0, std::to_string(read.damaged) + " damaged record(s) read past, " +
+                                     std::to_string(read.recovered) + " of them recovered"});
   return out;
 }
+
+/// Every well-formed dead letter in one file.
+std::vector<dead_letter_entry> read_dead_letters(const fs::path& file) { return read_dead_letter_file(file).letters; }
 
 /// A dead-letter file held for requeueing or deleting: once locked, the
 /// daemon appends nothing more to it (it starts a new file), so what is read
@@ -180,24 +195,40 @@ int wab_list(const std::string& data_dir, bool json) {
   return 0;
 }
 
+/// Every letter, and every part of a dead-letter file that cannot be read
+/// (listed with why, exit 1): what `dl drop` would delete is all shown.
 int dead_letter_list(const std::string& data_dir, bool json) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& f : ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence))
-    for (const auto& [index, d] : read_dead_letters(f))
+  bool unreadable = false;
+  for (const auto& f : ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence)) {
+    const auto read = read_dead_letter_file(f);
+    for (const auto& [index, d] : read.letters)
       out.push_back({{"file", f.filename().string()}, {"index", index}, {"shard", d.shard}, {"segment", d.segment},
                      {"idx", d.index}, {"reason", d.reason}, {"payload_bytes", d.payload.size()},
                      {"payload", printable(d.payload, json ? 4096 : 60)}});
+    for (const auto& [index, why] : read.unreadable) {
+      out.push_back({{"file", f.filename().string()}, {"index", index}, {"unreadable", why}});
+      unreadable = true;
+    }
+  }
+  const int status = unreadable ? 1 : 0;
   if (json) {
     std::cout << out.dump() << "\n";
-    return 0;
+    return status;
   }
   if (out.empty()) std::puts("no dead letters");
-  for (const auto& d : out)
+  for (const auto& d : out) {
+    if (d.contains("unreadable")) {
+      std::printf("%s#%llu  UNREADABLE: %s\n", d["file"].get<std::string>().c_str(),
+                  d["index"].get<unsigned long long>(), d["unreadable"].get<std::string>().c_str());
+      continue;
+    }
     std::printf("%s#%llu  from %s #%llu  reason: %s  payload (%llu B): %s\n", d["file"].get<std::string>().c_str(),
                 d["index"].get<unsigned long long>(), d["segment"].get<std::string>().c_str(),
                 d["idx"].get<unsigned long long>(), d["reason"].get<std::string>().c_str(),
                 d["payload_bytes"].get<unsigned long long>(), d["payload"].get<std::string>().c_str());
-  return 0;
+  }
+  return status;
 }
 
 int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& args, bool act, bool json) {
