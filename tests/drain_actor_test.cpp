@@ -52,6 +52,15 @@ struct drain_harness : test::test_scheduler {
     run();
   }
 
+  /// The daemon stops: the drain goes, and the segments written so far
+  /// are an earlier run's for the next start().
+  void end_run() {
+    caf::anon_send_exit(drain, caf::exit_reason::user_shutdown);
+    run();
+    segments.clear();
+    drain = nullptr;
+  }
+
   /// Lets the cursor timer fire: a confirmed position is stored, and the
   /// segments behind it go.
   void persist() { advance(std::chrono::milliseconds(cursor_persist_ms)); }
@@ -295,10 +304,7 @@ TEST_CASE("drain: a restart resumes at the confirm cursor and delivers only what
   h.write(1, {"r3"});
   auto b2 = h.next_batch();
   REQUIRE(b2);  // delivered but never confirmed: it must come again
-  caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
-  h.run();
-  h.segments.clear();  // the process died; segment 1 is from an earlier run now
-  h.drain = nullptr;
+  h.end_run();  // its segments are an earlier run's now
   h.start(2);
   auto again = h.next_batch();
   REQUIRE(again);
@@ -434,10 +440,7 @@ TEST_CASE("drain: a confirm cursor past segments it never confirmed deletes noth
   h.write(1, {"a", "b"});
   h.write(2, {"c"});
   h.write(3, {"d", "e"});
-  caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
-  h.run();
-  h.segments.clear();  // an earlier run's segments now
-  h.drain = nullptr;
+  h.end_run();  // its segments are an earlier run's now
   // A cursor file that checks but names segment 100: written by hand, copied
   // from another shard, or lying. Trusted, it would delete all three.
   wab::confirm_cursor lie;
@@ -471,10 +474,7 @@ TEST_CASE("drain: a confirm cursor that names no record of its segment is not tr
     h.start();
     h.write(1, {"a", "b"});
     h.write(2, {"c", "d", "e"});
-    caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
-    h.run();
-    h.segments.clear();
-    h.drain = nullptr;
+    h.end_run();  // its segments are an earlier run's now
     wab::confirm_cursor c;
     c.sequence = 2;
     c.offset = l.offset;
@@ -496,10 +496,7 @@ TEST_CASE("drain: a cursor just past the last segment (the crash between storing
   h.start();
   h.write(1, {"a"});
   h.write(2, {"b"});
-  caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
-  h.run();
-  h.segments.clear();
-  h.drain = nullptr;
+  h.end_run();  // its segments are an earlier run's now
   wab::confirm_cursor done;
   done.sequence = 3;
   done.offset = wab::segment_prefix_size;
@@ -519,10 +516,7 @@ TEST_CASE("drain: segments an earlier run left that it cannot list or open at st
     h.start();
     h.write(1, {"a"});
     h.write(2, {"b", "c"});
-    caf::anon_send_exit(h.drain, caf::exit_reason::user_shutdown);
-    h.run();
-    h.segments.clear();  // an earlier run's segments now
-    h.drain = nullptr;
+    h.end_run();  // its segments are an earlier run's now
     if (listing) h.io->fail_lists = EMFILE;
     else h.io->fail_opens = EIO;
     h.start(3);
