@@ -11,18 +11,11 @@
 #include <cerrno>
 #include <ctime>
 
+#include "files/pem.hpp"
+
 namespace weir::client {
 
 namespace {
-
-std::string last_openssl_error() {
-  const unsigned long e = ERR_peek_last_error();
-  ERR_clear_error();
-  if (e == 0) return "";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
-}
 
 bool is_ip_address(const std::string& s) {
   unsigned char buf[16];
@@ -81,14 +74,24 @@ tls_channel::tls_channel(int fd, const std::string& host, const tls_options& opt
   if (!ctx_) fail("cannot create a context");
   SSL_CTX* ctx = ctx_.get();
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  if (options.ca_file.empty() || SSL_CTX_load_verify_locations(ctx, options.ca_file.c_str(), nullptr) != 1)
-    fail("cannot load the CA file '" + options.ca_file + "'");
-  if (!options.cert_file.empty() && SSL_CTX_use_certificate_chain_file(ctx, options.cert_file.c_str()) != 1)
-    fail("cannot load the client certificate '" + options.cert_file + "'");
-  if (!options.key_file.empty() &&
-      (SSL_CTX_use_PrivateKey_file(ctx, options.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-       SSL_CTX_check_private_key(ctx) != 1))
-    fail("cannot load the client key '" + options.key_file + "', or it does not match the certificate");
+  // Each file is read as a regular file within a time limit (files/pem.hpp),
+  // not by OpenSSL from its path: a FIFO there would block the client.
+  auto load = [&](const char* what, const std::string& path, auto&& use) {
+    std::string pem;
+    std::string why = read_pem_file(path, pem);
+    if (why.empty()) why = use(pem);
+    if (!why.empty()) throw client_error("TLS: cannot load " + std::string(what) + " '" + path + "': " + why, error_kind::tls);
+  };
+  if (options.ca_file.empty()) fail("no CA file given");
+  load("the CA file", options.ca_file, [&](const std::string& pem) { return trust_ca_pem(ctx, pem, false); });
+  if (!options.cert_file.empty())
+    load("the client certificate", options.cert_file,
+         [&](const std::string& pem) { return use_certificate_chain_pem(ctx, pem); });
+  if (!options.key_file.empty())
+    load("the client key", options.key_file, [&](const std::string& pem) {
+      const std::string why = use_private_key_pem(ctx, pem);
+      return why == key_does_not_match ? "it does not match the client certificate" : why;
+    });
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
   ssl_.reset(SSL_new(ctx));
   if (!ssl_ || SSL_set_fd(ssl_.get(), fd) != 1) fail("cannot create a session");

@@ -5,37 +5,39 @@
 #   cmake -DSOURCE_DIR=<repo> [-DMIN_FILES=n] -P cmake/check_layers.cmake
 #
 # The layers, lowest first (docs/architecture.md, "Layout"):
-#   0  config/  messages/wire/  messages/sink_record.hpp   plain data, the wire codec
-#   1  wab/  sinks/  client/                              storage, sinks, the client library
-#   2  messages/                                          actor messages and protocols
-#   3  observability/                                     log, metrics, status
-#   4  actors/
-#   5  daemon/
-#   6  tools/  bench/  examples/                          the other binaries, client examples
+#   0  files/                                             named files read without blocking, PEM
+#   1  config/  messages/wire/  messages/sink_record.hpp   plain data, the wire codec
+#   2  wab/  sinks/  client/                              storage, sinks, the client library
+#   3  messages/                                          actor messages and protocols
+#   4  observability/                                     log, metrics, status
+#   5  actors/
+#   6  daemon/
+#   7  tools/  bench/  examples/                          the other binaries, client examples
 # Outside the layers: tests/, cmake/, build*/ and hidden folders.
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layers.cmake: pass -DSOURCE_DIR=<repository root>")
 endif()
 
 # Longest prefix first: a file entry, then messages/wire/ before messages/.
-set(layer_units messages/sink_record.hpp config messages/wire client/include/weir client wab sinks messages
+set(layer_units files messages/sink_record.hpp config messages/wire client/include/weir client wab sinks messages
     observability actors daemon tools bench examples)
-set(layer_of_messages/sink_record.hpp 0)
-set(layer_of_config 0)
-set(layer_of_messages/wire 0)
-set(layer_of_wab 1)
-set(layer_of_sinks 1)
-set(layer_of_client/include/weir 1)
-set(layer_of_client 1)
-set(layer_of_messages 2)
-set(layer_of_observability 3)
-set(layer_of_actors 4)
-set(layer_of_daemon 5)
-set(layer_of_tools 6)
-set(layer_of_bench 6)
-set(layer_of_examples 6)
+set(layer_of_files 0)
+set(layer_of_messages/sink_record.hpp 1)
+set(layer_of_config 1)
+set(layer_of_messages/wire 1)
+set(layer_of_wab 2)
+set(layer_of_sinks 2)
+set(layer_of_client/include/weir 2)
+set(layer_of_client 2)
+set(layer_of_messages 3)
+set(layer_of_observability 4)
+set(layer_of_actors 5)
+set(layer_of_daemon 6)
+set(layer_of_tools 7)
+set(layer_of_bench 7)
+set(layer_of_examples 7)
 # Units that must not use CAF, directly or through a header they include.
-set(no_caf_units messages/sink_record.hpp config messages/wire client/include/weir client wab sinks observability examples)
+set(no_caf_units files messages/sink_record.hpp config messages/wire client/include/weir client wab sinks observability examples)
 set(source_globs *.cpp *.hpp *.h *.ipp *.inc)
 
 # The unit a repository path belongs to (empty when none). `path` is

@@ -15,6 +15,7 @@
 
 #include "config/credentials.hpp"
 #include "config/schema.hpp"
+#include "files/regular_file.hpp"
 #include "config/value_parsing.hpp"
 
 extern char** environ;
@@ -87,28 +88,18 @@ std::string yaml_problem(const YAML::ParserException& e) {
 constexpr std::uintmax_t max_config_bytes = 1 << 20;
 
 void apply_file(config& c, key_origins& origins, const config_sources& src) {
-  // Looked at before it is opened: a FIFO would block the open, a device
-  // (/dev/zero) would be read until memory ran out, and a directory reads as
-  // empty, which would mean running on defaults.
-  struct stat st {};
-  if (::stat(src.file.c_str(), &st) != 0) {
-    if (!src.file_required && errno == ENOENT) return;
-    throw config_error("config error: cannot read config file " + src.file + ": " + std::strerror(errno));
+  // Read as a regular file (files/regular_file.hpp): a FIFO would block the
+  // open, a device (/dev/zero) would be read until memory ran out, a
+  // directory reads as empty (running on defaults), and a file system that
+  // stopped answering would stall a reload.
+  std::string content;
+  if (const auto why = read_regular_file(src.file, max_config_bytes, content); !why.empty()) {
+    if (!src.file_required && names_missing_file(why)) return;
+    const std::string cannot = "cannot read it: ";
+    if (why.starts_with(cannot))
+      throw config_error("config error: cannot read config file " + src.file + ": " + why.substr(cannot.size()));
+    throw config_error("config error: config file " + src.file + ": " + why + "; expected a YAML file of at most 1 MiB");
   }
-  if (!S_ISREG(st.st_mode))
-    throw config_error("config error: config file " + src.file +
-                       " is not a regular file (a directory, device or pipe); expected a YAML file");
-  if (static_cast<std::uintmax_t>(st.st_size) > max_config_bytes)
-    throw config_error("config error: config file " + src.file + " is " + std::to_string(st.st_size) +
-                       " bytes; expected a YAML file of at most 1 MiB");
-  std::ifstream in(src.file);
-  if (!in)
-    throw config_error("config error: cannot read config file " + src.file + ": " + std::strerror(errno));
-  std::string content(max_config_bytes + 1, '\0');
-  in.read(content.data(), static_cast<std::streamsize>(content.size()));
-  content.resize(static_cast<std::size_t>(in.gcount()));
-  if (content.size() > max_config_bytes)  // it grew after the stat
-    throw config_error("config error: config file " + src.file + " is over 1 MiB; expected a YAML file of at most 1 MiB");
   std::stringstream text(content);
   YAML::Node root;
   try {

@@ -35,6 +35,7 @@ void reload_config(config& running, const std::function<config()>& reread,
                    const std::function<sink_factory::secret_reload()>& reload_secrets,
                    const std::function<std::string(const config::tls_files&)>& reload_tls,
                    const std::function<std::string(const config&)>& reload_cluster_tls) {
+  log::info("reloading the configuration and the files it names");
   config fresh;
   try {
     fresh = reread();

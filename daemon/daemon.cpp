@@ -24,6 +24,7 @@
 #include "daemon/cluster_runtime.hpp"
 #include "daemon/node_life.hpp"
 #include "daemon/config_reload.hpp"
+#include "daemon/reload_runner.hpp"
 #include "daemon/client_activity.hpp"
 #include "daemon/cpu_keep_awake.hpp"
 #include "daemon/cpu_placement.hpp"
@@ -346,13 +347,20 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   if (tls_contexts) reload_tls = [&](const config::tls_files& files) { return tls_contexts->reload(files); };
   std::function<std::string(const config&)> reload_cluster_tls;
   if (cluster) reload_cluster_tls = [&](const config& next) { return cluster->reload_tls(next); };
+  // Reloads run off this thread (daemon/reload_runner.hpp): SIGTERM is
+  // acted on at once, whatever a reload is reading.
+  reload_runner reloads([&] {
+    reload_config(running, reread, [&] { return shards.reload_sink_secrets(); }, reload_tls, reload_cluster_tls);
+  });
   int sig = 0;
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
-    reload_config(running, reread, [&] { return shards.reload_sink_secrets(); }, reload_tls, reload_cluster_tls);
+    if (!reloads.request()) log::info("SIGHUP during a reload: another reload follows it");
   }
   log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  // A reload in progress gives up on the file it is reading, and none starts.
+  reloads.stop();
 
   // Stop accepting; every connection stops reading, writes the replies it
   // owes (Durable ones after their sync) and closes. Then the writers write

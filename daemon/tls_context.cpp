@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "config/regular_file.hpp"
+#include "files/pem.hpp"
 #include "observability/log.hpp"
 
 namespace weir {
@@ -23,43 +23,24 @@ namespace ssl = boost::asio::ssl;
 
 namespace {
 
-constexpr std::size_t max_tls_file_bytes = 1024 * 1024;
-
-/// OpenSSL's reason for the last failure, with its queue emptied.
-std::string openssl_reason() {
-  const unsigned long e = ERR_peek_last_error();
-  ERR_clear_error();
-  if (e == 0) return "unknown OpenSSL error";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
-}
-
 [[noreturn]] void refuse(const char* key, const std::string& path, const std::string& why) {
   throw std::runtime_error(std::string(key) + " = " + path + ": " + why);
 }
 
-/// A TLS file must be a regular file (config/regular_file.hpp): OpenSSL
-/// would block opening a FIFO put in its place, and with it a SIGHUP reload.
-void require_readable(const char* key, const std::string& path) {
-  if (const auto why = check_regular_file(path, max_tls_file_bytes); !why.empty())
-    refuse(key, path, why + "; expected a PEM file");
+/// The PEM text of a TLS file, read as a regular file within the time
+/// limit (files/pem.hpp): OpenSSL would block opening a FIFO put in its
+/// place, or a file on a file system that stopped answering, and with it a
+/// SIGHUP reload.
+std::string pem_of(const char* key, const std::string& path) {
+  std::string pem;
+  if (const auto why = read_pem_file(path, pem); !why.empty()) refuse(key, path, why + "; expected a PEM file");
+  return pem;
 }
 
 /// notAfter of the first certificate in a PEM file, Unix seconds; 0 when unreadable.
-std::int64_t pem_not_after(const std::string& path) {
-  if (!check_regular_file(path, max_tls_file_bytes).empty()) return 0;
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (!f) return 0;
-  X509* cert = PEM_read_X509(f, nullptr, nullptr, nullptr);
-  std::fclose(f);
-  ERR_clear_error();
-  if (!cert) return 0;
-  std::tm tm{};
-  std::int64_t at = 0;
-  if (ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) == 1) at = static_cast<std::int64_t>(timegm(&tm));
-  X509_free(cert);
-  return at;
+std::int64_t file_not_after(const std::string& path) {
+  std::string pem;
+  return read_pem_file(path, pem).empty() ? pem_not_after(pem) : 0;
 }
 
 std::string utc(std::int64_t at) {
@@ -75,26 +56,17 @@ std::string utc(std::int64_t at) {
 
 void load_mutual_tls(ssl::context& ctx, const tls_file_keys& keys, const std::string& cert, const std::string& key,
                      const std::string& ca) {
-  require_readable(keys.cert, cert);
-  require_readable(keys.key, key);
-  require_readable(keys.ca, ca);
+  const std::string cert_pem = pem_of(keys.cert, cert), key_pem = pem_of(keys.key, key), ca_pem = pem_of(keys.ca, ca);
   SSL_CTX* native = ctx.native_handle();
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
   ctx.set_options(ssl::context::default_workarounds | ssl::context::no_compression | ssl::context::single_dh_use);
-  ERR_clear_error();
-  const std::string mismatch = std::string("does not match the certificate in ") + keys.cert;
-  if (SSL_CTX_use_certificate_chain_file(native, cert.c_str()) != 1)
-    refuse(keys.cert, cert, "not a PEM certificate chain (" + openssl_reason() + ")");
-  if (SSL_CTX_use_PrivateKey_file(native, key.c_str(), SSL_FILETYPE_PEM) != 1) {
-    if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) refuse(keys.key, key, mismatch);
-    refuse(keys.key, key, "not a PEM private key, or one with a passphrase (" + openssl_reason() + ")");
-  }
-  if (SSL_CTX_check_private_key(native) != 1) refuse(keys.key, key, mismatch);
-  if (SSL_CTX_load_verify_locations(native, ca.c_str(), nullptr) != 1)
-    refuse(keys.ca, ca, "not a PEM CA certificate (" + openssl_reason() + ")");
-  // The CA names a peer is told to choose its certificate by.
-  if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(ca.c_str())) SSL_CTX_set_client_CA_list(native, names);
-  ERR_clear_error();
+  if (const auto why = use_certificate_chain_pem(native, cert_pem); !why.empty())
+    refuse(keys.cert, cert, "not a PEM certificate chain: " + why);
+  if (const auto why = use_private_key_pem(native, key_pem); !why.empty())
+    refuse(keys.key, key, why == key_does_not_match ? std::string("does not match the certificate in ") + keys.cert : why);
+  // The CA's names are also what a peer is told to choose its certificate by.
+  if (const auto why = trust_ca_pem(native, ca_pem, true); !why.empty())
+    refuse(keys.ca, ca, "not a PEM CA certificate: " + why);
   // A peer certificate is required, not merely checked when sent.
   SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
 }
@@ -137,7 +109,7 @@ std::string tls_context_store::reload(const config::tls_files& files) {
 }
 
 void tls_context_store::note_expiry(const config::tls_files& files) {
-  const std::int64_t cert = pem_not_after(files.cert), ca = pem_not_after(files.client_ca);
+  const std::int64_t cert = file_not_after(files.cert), ca = file_not_after(files.client_ca);
   stats_.tls_cert_not_after = cert;
   stats_.tls_ca_not_after = ca;
   const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));

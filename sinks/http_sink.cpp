@@ -41,6 +41,7 @@
 #include "messages/wire/coordinate.hpp"
 #include "messages/wire/outcome.hpp"
 #include "config/http_url.hpp"
+#include "files/pem.hpp"
 #include "sinks/json_envelope.hpp"
 #include "sinks/secret.hpp"
 #include "sinks/sink_types.hpp"
@@ -70,20 +71,30 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const config& cfg) {
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
   SSL_CTX_set_verify(native, SSL_VERIFY_PEER, nullptr);
   const auto& h = cfg.sink.http;
-  for (const auto& [key, path] : {std::pair{"sink.http.ca_file", h.ca_file}, std::pair{"sink.http.tls.cert", h.tls.cert},
-                                  std::pair{"sink.http.tls.key", h.tls.key}})
-    if (!path.empty() && ::access(path.c_str(), R_OK) != 0)
-      throw std::runtime_error(std::string(key) + " = " + path + ": cannot read it: " + std::strerror(errno));
-  if (h.ca_file.empty() ? SSL_CTX_set_default_verify_paths(native) != 1
-                        : SSL_CTX_load_verify_locations(native, h.ca_file.c_str(), nullptr) != 1)
-    throw std::runtime_error("sink.http.ca_file = " + (h.ca_file.empty() ? "\"\" (the system's CAs)" : h.ca_file) +
-                             ": cannot load CA certificates from it");
-  if (!h.tls.cert.empty() && SSL_CTX_use_certificate_chain_file(native, h.tls.cert.c_str()) != 1)
-    throw std::runtime_error("sink.http.tls.cert = " + h.tls.cert + ": not a readable PEM certificate chain");
-  if (!h.tls.key.empty() && (SSL_CTX_use_PrivateKey_file(native, h.tls.key.c_str(), SSL_FILETYPE_PEM) != 1 ||
-                             SSL_CTX_check_private_key(native) != 1))
-    throw std::runtime_error("sink.http.tls.key = " + h.tls.key +
-                             ": not a readable PEM key without a passphrase, or not sink.http.tls.cert's key");
+  // Read as regular files within the time limit (files/pem.hpp), never by
+  // OpenSSL from the path: a FIFO there would block the sink's start.
+  auto pem_of = [](const char* key, const std::string& path) {
+    std::string pem;
+    if (const auto why = read_pem_file(path, pem); !why.empty())
+      throw std::runtime_error(std::string(key) + " = " + path + ": " + why + "; expected a PEM file");
+    return pem;
+  };
+  auto refuse = [](const char* key, const std::string& path, const std::string& what, const std::string& why) {
+    throw std::runtime_error(std::string(key) + " = " + path + ": " + what + ": " + why);
+  };
+  if (h.ca_file.empty()) {
+    if (SSL_CTX_set_default_verify_paths(native) != 1)
+      throw std::runtime_error("sink.http.ca_file = \"\" (the system's CAs): cannot load CA certificates");
+  } else if (const auto why = trust_ca_pem(native, pem_of("sink.http.ca_file", h.ca_file), false); !why.empty()) {
+    refuse("sink.http.ca_file", h.ca_file, "cannot load CA certificates from it", why);
+  }
+  if (!h.tls.cert.empty())
+    if (const auto why = use_certificate_chain_pem(native, pem_of("sink.http.tls.cert", h.tls.cert)); !why.empty())
+      refuse("sink.http.tls.cert", h.tls.cert, "not a PEM certificate chain", why);
+  if (!h.tls.key.empty())
+    if (const auto why = use_private_key_pem(native, pem_of("sink.http.tls.key", h.tls.key)); !why.empty())
+      refuse("sink.http.tls.key", h.tls.key, why == key_does_not_match ? "not sink.http.tls.cert's key" : "not a usable key",
+             why);
   return ctx;
 }
 

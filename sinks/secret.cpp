@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "config/regular_file.hpp"
+#include "files/regular_file.hpp"
 
 namespace weir {
 

@@ -2,7 +2,7 @@
 // Secrets (passwords, tokens) come from a file or the environment, never from
 // the command line or the config file itself, and are never logged. A secret
 // file must be a regular file (a symlink to one is followed) of at most
-// 64 KiB, read without blocking (config/regular_file.hpp), and its content
+// 64 KiB, read without blocking (files/regular_file.hpp), and its content
 // must be a valid value for where it goes: a bearer token as RFC 6750 spells
 // one, a password without control characters. Anything else is refused with
 // a reason that never shows the content.

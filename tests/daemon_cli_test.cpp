@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "support/daemon_process.hpp"
+#include "support/hung_file_system.hpp"
 #include "support/test_paths.hpp"
 
 using namespace weir::test;
@@ -131,10 +132,17 @@ TEST_CASE("weir-server --check-config refuses exactly what the daemon refuses at
       {{"--set", "sink.type=http", "--set", "sink.http.url=http://127.0.0.1:9/ingest", "--set",
         "sink.http.bearer_token_file=token.fifo"},
        "sink.http.bearer_token_file = token.fifo: not a regular file (a FIFO)", ""},
+      // One on a file system that does not answer is given up on after the time limit.
+      {{"--set", "sink.type=http", "--set", "sink.http.url=http://127.0.0.1:9/ingest", "--set",
+        "sink.http.bearer_token_file=nfs/token"},
+       "sink.http.bearer_token_file = nfs/token: did not answer within 5 s", ""},
       {{"--set", "sink.sqlite.path=notes.txt"}, "sink.sqlite.path = notes.txt: file is not a database", ""},
       {{"--set", "sink.sqlite.path=notes.txt/sink.db"}, "sink.sqlite.path = notes.txt/sink.db: notes.txt is not a directory", ""},
   };
   REQUIRE(::mkfifo((dir / "token.fifo").c_str(), 0600) == 0);
+  hung_file_system hung(dir / "nfs");
+  INFO(hung.error());
+  REQUIRE(hung.mounted());
   std::ofstream(dir / "notes.txt") << "a text file, not an SQLite database, and long enough to have a header's worth of bytes: "
                                    << std::string(200, 'x') << "\n";
   int checked = 0;
@@ -178,16 +186,16 @@ TEST_CASE("weir-server --config must name a regular file of at most 1 MiB", "[cl
     std::string path, expect;
   };
   int checked = 0;
-  for (const refused& r : {refused{(dir / "a-directory").string(), "is not a regular file"},
-                           refused{"/dev/zero", "is not a regular file"},
-                           refused{(dir / "a-fifo").string(), "is not a regular file"},
+  for (const refused& r : {refused{(dir / "a-directory").string(), "not a regular file ("},
+                           refused{"/dev/zero", "not a regular file ("},
+                           refused{(dir / "a-fifo").string(), "not a regular file ("},
                            refused{(dir / "big.yaml").string(), "expected a YAML file of at most 1 MiB"}}) {
     INFO(r.path);
     const auto check = run_binary(binary("weir-server"), {"--config", r.path, "--check-config"}, dir.path(), {},
                                   std::chrono::seconds(10));
     CHECK(check.exit_code == 2);
     CHECK(lines_in(check.err) == 1);
-    CHECK(check.err.find("config file " + r.path + " ") != std::string::npos);
+    CHECK(check.err.find("config file " + r.path + ": ") != std::string::npos);
     CHECK(check.err.find(r.expect) != std::string::npos);
     ++checked;
   }

@@ -11,6 +11,7 @@
 
 #include "support/daemon_process.hpp"
 #include "support/http_test_server.hpp"
+#include "support/hung_file_system.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "weir/client.hpp"
@@ -115,6 +116,42 @@ TEST_CASE("a token file turned into a FIFO or a link to a non-token cannot freez
   REQUIRE(eventually([&] { return server.accepted().size() == 2; }));
   CHECK(server.accepted()[1].headers.at("authorization") == "Bearer second-token");
   CHECK(d.stop(SIGTERM) == 0);
+}
+
+TEST_CASE("a token on a file system that stops answering neither stalls reloads nor delays SIGTERM",
+          "[live][signals][secrets]") {
+  http_test_server server;
+  temp_dir dir;
+  hung_file_system hung(dir / "nfs");
+  INFO(hung.error());
+  REQUIRE(hung.mounted());
+  write_file(dir / "token", "first-token\n");
+  write_file(dir / "weir.yaml", config_text(server.url(), "info", 1));
+  daemon_process d(dir.path(), {"--config", "weir.yaml"});
+  REQUIRE(d.wait_ready());
+  // The token is rotated as Kubernetes does, by a symlink: now into a dead mount.
+  std::filesystem::remove(dir / "token");
+  std::filesystem::create_symlink(hung.path("token"), dir / "token");
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  // Given up on after the time limit; the previous token stays; the daemon serves on.
+  REQUIRE(eventually([&] { return d.log().find("configuration reloaded") != std::string::npos; }));
+  CHECK(d.log().find("sink.http.bearer_token_file = token: did not answer within 5 s") != std::string::npos);
+  CHECK(d.log().find("the previous secret stays in use") != std::string::npos);
+  auto c = client::connection::connect_unix(d.socket_path());
+  REQUIRE(c.push(as_bytes("one"), client::durability::durable).acked);
+  REQUIRE(eventually([&] { return server.accepted().size() == 1; }));
+  CHECK(server.accepted()[0].headers.at("authorization") == "Bearer first-token");
+  // A reload reading the dead file when SIGTERM comes: the stop does not wait
+  // for it (with the reload on the signal thread, its time limit would pass
+  // first and say so a second time).
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return count_of(d.log(), "reloading the configuration") == 2; }));
+  CHECK(d.stop(SIGTERM) == 0);
+  CHECK(count_of(d.log(), "did not answer within") == 1);
+  const auto stopping = d.log().find("shutting down");
+  REQUIRE(stopping != std::string::npos);
+  CHECK(d.log().find("stopped", stopping) != std::string::npos);
+  CHECK(hung.mounted());  // it stopped while the file system was still dead
 }
 
 TEST_CASE("SIGPIPE is ignored and SIGHUP without changes keeps serving", "[live][signals]") {

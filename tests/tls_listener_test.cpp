@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "messages/wire/frame.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
+#include "support/hung_file_system.hpp"
 #include "support/raw_peer.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
@@ -271,6 +273,41 @@ TEST_CASE("the client refuses a daemon whose certificate another CA signed or th
     CHECK(e.kind() == client::error_kind::unreachable);
     CHECK_FALSE(e.retryable());
   }
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("weir-ctl and the client refuse a TLS file that is a FIFO or on a dead file system without blocking",
+          "[live][tls][files]") {
+  tls_fixture f;
+  daemon_process d(f.dir.path(), f.daemon_args());
+  REQUIRE(d.wait_ready());
+  hung_file_system hung(f.dir / "nfs");
+  INFO(hung.error());
+  REQUIRE(hung.mounted());
+  REQUIRE(::mkfifo((f.dir / "ca.fifo").c_str(), 0600) == 0);
+  const std::string port = "127.0.0.1:" + std::to_string(f.tcp_port);
+  auto ctl_with_ca = [&](const std::string& ca) {
+    return run_binary(binary("weir-ctl"), {"--tcp", port, "--ca", ca, "--cert", f.pki.pem("client"), "--key",
+                                           f.pki.key("client"), "health"},
+                      f.dir.path());
+  };
+  const auto fifo = ctl_with_ca("ca.fifo");
+  CHECK(fifo.exit_code == 2);
+  CHECK(fifo.err.find("cannot load the CA file 'ca.fifo': not a regular file (a FIFO)") != std::string::npos);
+  const auto dead = ctl_with_ca(hung.path("ca.pem").string());
+  CHECK(dead.exit_code == 2);
+  CHECK(dead.err.find("did not answer within 5 s") != std::string::npos);
+  auto opts = f.as("client");
+  opts.key_file = (f.dir / "ca.fifo").string();
+  try {
+    client::connection::connect_tcp("127.0.0.1", f.tcp_port, opts, 5s);
+    FAIL("a FIFO was taken as a key");
+  } catch (const client::client_error& e) {
+    CHECK(e.kind() == client::error_kind::tls);
+    CHECK(std::string(e.what()).find("cannot load the client key") != std::string::npos);
+  }
+  // The right files still work.
+  CHECK(ctl_with_ca(f.pki.pem("server-ca")).exit_code == 0);
   CHECK(d.stop() == 0);
 }
 

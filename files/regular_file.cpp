@@ -1,4 +1,6 @@
-#include "config/regular_file.hpp"
+#include "files/regular_file.hpp"
+
+#include "files/time_limit.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -20,11 +22,13 @@ const char* kind_of(mode_t mode) {
   return "not a file";
 }
 
+std::string cannot_read(int error) { return std::string("cannot read it: ") + std::strerror(error); }
+
 /// Opens `path` without blocking and checks what it is; -1 and `why` when refused.
 int open_regular(const std::string& path, std::size_t max_bytes, std::string& why, std::size_t& size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
-    why = std::string("cannot read it: ") + std::strerror(errno);
+    why = cannot_read(errno);
     return -1;
   }
   struct stat st {};
@@ -42,9 +46,7 @@ int open_regular(const std::string& path, std::size_t max_bytes, std::string& wh
   return -1;
 }
 
-}  // namespace
-
-std::string read_regular_file(const std::string& path, std::size_t max_bytes, std::string& out) {
+std::string read_now(const std::string& path, std::size_t max_bytes, std::string& out) {
   std::string why;
   std::size_t size = 0;
   const int fd = open_regular(path, max_bytes, why, size);
@@ -55,7 +57,7 @@ std::string read_regular_file(const std::string& path, std::size_t max_bytes, st
     const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      why = std::string("cannot read it: ") + std::strerror(errno);
+      why = cannot_read(errno);
       break;
     }
     if (n == 0) break;
@@ -68,12 +70,25 @@ std::string read_regular_file(const std::string& path, std::size_t max_bytes, st
   return "";
 }
 
-std::string check_regular_file(const std::string& path, std::size_t max_bytes) {
+std::string check_now(const std::string& path, std::size_t max_bytes) {
   std::string why;
   std::size_t size = 0;
   const int fd = open_regular(path, max_bytes, why, size);
   if (fd >= 0) ::close(fd);
   return why;
+}
+
+}  // namespace
+
+std::string read_regular_file(const std::string& path, std::size_t max_bytes, std::string& out) {
+  return read_within([path, max_bytes](std::string& data) { return read_now(path, max_bytes, data); }, out);
+}
+
+bool names_missing_file(const std::string& why) { return why == cannot_read(ENOENT); }
+
+std::string check_regular_file(const std::string& path, std::size_t max_bytes) {
+  std::string unused;
+  return read_within([path, max_bytes](std::string&) { return check_now(path, max_bytes); }, unused);
 }
 
 }  // namespace weir
