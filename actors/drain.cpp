@@ -22,6 +22,7 @@
 #include "observability/log.hpp"
 #include "observability/metrics.hpp"
 #include "wab/confirm_cursor.hpp"
+#include "wab/cursor_trust.hpp"
 #include "wab/quarantine.hpp"
 #include "wab/segment_reader.hpp"
 #include "wab/wall_clock.hpp"
@@ -521,64 +522,24 @@ class drain_state {
     return true;
   }
 
-  /// A stored cursor at segment C is only ever written once segment C or
-  /// C - 1 existed (normalise_cursor), and the segments below it are deleted
-  /// only after it is stored, highest last: so below a true cursor, what
-  /// earlier segments are left end at C - 1, or C itself exists. One that
-  /// points past a gap (a cursor file written by hand, restored from another
-  /// shard, or lying) would delete segments it never confirmed: it is not
-  /// trusted. Nothing is deleted, and the shard is delivered from its oldest
-  /// segment (duplicates possible, no loss).
+  /// A stored cursor that points past a gap or names no record of its own
+  /// segment (wab/cursor_trust.hpp) would delete or skip records it never
+  /// confirmed: it is not trusted. Nothing is deleted, and the shard is
+  /// delivered from its oldest segment (duplicates possible, no loss).
   void distrust_cursor_past_segments() {
     if (!loaded_ || segments_.empty()) return;
-    const auto c = loaded_->sequence;
-    const auto below = segments_.lower_bound(c);
-    if (below == segments_.begin()) {
-      // Nothing below it to delete; within its own segment it must still
-      // name a record where one starts, with that record's index.
-      if (segments_.count(c) == 0 || cursor_fits_its_segment()) return;
-      log::error("the confirm cursor names no record of its segment; it is not trusted: the shard is delivered "
-                 "from its oldest segment (duplicates possible)",
-                 {{"dir", s_.shard_dir}, {"cursor_segment", std::to_string(c)},
-                  {"cursor_offset", std::to_string(loaded_->offset)}, {"cursor_index", std::to_string(loaded_->index)}});
-      loaded_.reset();
-      return;
-    }
-    const auto highest_below = std::prev(below)->first;
-    if ((segments_.count(c) > 0 && cursor_fits_its_segment()) || (segments_.count(c) == 0 && highest_below + 1 == c))
-      return;
-    log::error("the confirm cursor points past records it never confirmed; it is not trusted: nothing is deleted "
-               "and the shard is delivered from its oldest segment (duplicates possible)",
-               {{"dir", s_.shard_dir}, {"cursor_segment", std::to_string(c)},
-                {"last_segment_below_it", std::to_string(highest_below)},
+    std::map<std::uint64_t, std::uint64_t> records_end;
+    for (const auto& [seq, st] : segments_) records_end.emplace(seq, st.end);
+    const auto verdict = wab::judge_cursor(*s_.io, s_.shard_dir, *loaded_, records_end);
+    if (verdict == wab::cursor_verdict::trusted) return;
+    const auto below = segments_.lower_bound(loaded_->sequence);
+    log::error(wab::why_untrusted(verdict) + "; it is not trusted: nothing is deleted and the shard is delivered "
+                   "from its oldest segment (duplicates possible)",
+               {{"dir", s_.shard_dir}, {"cursor_segment", std::to_string(loaded_->sequence)},
+                {"cursor_offset", std::to_string(loaded_->offset)}, {"cursor_index", std::to_string(loaded_->index)},
+                {"last_segment_below_it", below == segments_.begin() ? "none" : std::to_string(std::prev(below)->first)},
                 {"oldest_segment", std::to_string(segments_.begin()->first)}});
     loaded_.reset();
-  }
-
-  /// Whether the stored cursor names, in its own segment (one an earlier
-  /// run left), the start of a record with that record's index, or the end
-  /// of its records with the index after the last: what a true one always
-  /// does. One read of that segment, once, at start.
-  bool cursor_fits_its_segment() {
-    const auto& at = *loaded_;
-    const auto it = segments_.find(at.sequence);
-    const std::string path = s_.shard_dir + "/" + wab::segment_file_name(at.sequence);
-    const int fd = s_.io->open_existing(path);
-    if (fd < 0) return true;  // not readable now: the drain waits on it as it does for any segment
-    bool fits = false;
-    if (const auto header = wab::read_segment_header(*s_.io, fd)) {
-      wab::segment_reader reader(*s_.io, fd, header.value(), it->second.end, 0, 1,
-                                 wab::resync_window_for(header.value(), wab::wall_clock_ns()));
-      std::uint64_t next_index = 1;
-      wab::stored_record r;
-      while (reader.next(r) && r.offset < at.offset) next_index = r.index + 1;
-      if (reader.stop() == wab::scan_stop::none) fits = r.offset == at.offset && r.index == at.index;
-      else fits = at.offset == std::max(reader.valid_end(), header.value().data_start()) && at.index == next_index;
-    } else {
-      fits = true;  // a header recovery could not read is quarantined there, not judged here
-    }
-    s_.io->close(fd);
-    return fits;
   }
 
   /// A cursor at the end of a closed segment moves to the start of the next

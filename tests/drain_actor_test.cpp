@@ -490,6 +490,24 @@ TEST_CASE("drain: a confirm cursor that names no record of its segment is not tr
   }
 }
 
+TEST_CASE("drain: a cursor moved onto the start of a segment (no record offset yet) is trusted", "[actor][drain][wab]") {
+  drain_harness h;
+  h.start();
+  h.write(1, {"a", "b"});
+  h.write(2, {"c", "d"});
+  h.end_run();  // its segments are an earlier run's now
+  // What the drain stores when a segment is done: the next one, at its start,
+  // with the default offset (before a version-2 segment's first record).
+  wab::confirm_cursor next;
+  next.sequence = 2;
+  REQUIRE(next.offset < wab::segment_prefix_size);
+  REQUIRE(wab::store_cursor(*h.io, h.shard_dir.string(), next) == 0);
+  h.start(3);
+  h.persist();
+  CHECK_FALSE(h.exists(1));  // delivered before the stop: deleted now
+  CHECK(h.deliver_all() == std::vector<std::string>{"c", "d"});  // and not delivered again
+}
+
 TEST_CASE("drain: a cursor just past the last segment (the crash between storing it and deleting) is trusted",
           "[actor][drain][wab]") {
   drain_harness h;
