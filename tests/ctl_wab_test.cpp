@@ -4,12 +4,16 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support/daemon_process.hpp"
+#include "support/sink_contents.hpp"
+#include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
+#include "wab/confirm_cursor.hpp"
 #include "wab/file_io.hpp"
 #include "wab/recovery.hpp"
 #include "wab/segment_format.hpp"
@@ -42,8 +46,10 @@ TEST_CASE("weir-ctl wab reads past a damaged record and reports it", "[ctl][wab]
     f.put('X');
   }
   const auto r = test::run_binary(test::binary("weir-ctl"), {"--data-dir", "var", "--json", "wab"}, dir.path());
-  REQUIRE(r.exit_code == 0);
+  CHECK(r.exit_code == 1);  // damage
   const auto j = nlohmann::json::parse(r.out);
+  // What the next start does with it is said as `segments` says it.
+  CHECK(j.at(0).at("next_start").at(0).at("what").get<std::string>().starts_with("segment damaged"));
   const auto& seg = j.at(0).at("segments").at(0);
   CHECK(seg.at("records") == 2);  // alpha and charlie: reading went on past the damage
   CHECK(seg.at("damaged") == 1);
@@ -306,6 +312,92 @@ TEST_CASE("weir-ctl segments counts what a cut sealed segment lost and predicts 
   CHECK(d.exit_code == 1);
   CHECK(d.out.find("shard_00/seg_00000001.wab #2 ") != std::string::npos);
   CHECK(d.err.find("2 record(s) lost") != std::string::npos);
+}
+
+TEST_CASE("weir-ctl wab segments and dump say what the next start does with files that lie and it does so",
+          "[ctl][wab][live]") {
+  test::temp_dir dir;
+  const auto wab_dir = dir / "var/wab";
+  // shard_00: two sealed segments whose names were swapped.
+  write_segment(wab_dir / "shard_00", 1, {"a", "b"}, true);
+  write_segment(wab_dir / "shard_00", 2, {"c", "d", "e"}, true);
+  std::filesystem::rename(wab_dir / "shard_00/seg_00000001.wab", wab_dir / "shard_00/swap");
+  std::filesystem::rename(wab_dir / "shard_00/seg_00000002.wab", wab_dir / "shard_00/seg_00000001.wab");
+  std::filesystem::rename(wab_dir / "shard_00/swap", wab_dir / "shard_00/seg_00000002.wab");
+  // shard_01: a confirm cursor that checks but names segment 100.
+  write_segment(wab_dir / "shard_01", 1, {"f", "g"}, true);
+  wab::confirm_cursor lie;
+  lie.sequence = 100;
+  REQUIRE(wab::store_cursor(*wab::default_file_io(), (wab_dir / "shard_01").string(), lie) == 0);
+  // shard_02: a seal claiming 2^64 - 1 records over two (its CRC checks).
+  const auto forged = write_segment(wab_dir / "shard_02", 1, {"h", "i"}, true);
+  {
+    const auto slot = wab::encode_seal(1, {~0ull, wab::segment_prefix_size + 2 * (wab::record_header_size + 1)});
+    std::fstream f(forged, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(wab::segment_header_size));
+    f.write(reinterpret_cast<const char*>(slot.data()), static_cast<std::streamsize>(slot.size()));
+  }
+  auto ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--data-dir", "var"});
+    return test::run_binary(test::binary("weir-ctl"), args, dir.path());
+  };
+
+  const auto seg = ctl({"--json", "segments"});
+  CHECK(seg.exit_code == 1);
+  const auto j = nlohmann::json::parse(seg.out);
+  REQUIRE(j.size() == 3);
+  // Swapped: each file is renamed to the segment it holds, nothing is lost.
+  CHECK(j.at(0).at("segments").at(0).at("next_start_name") == "seg_00000002.wab");
+  CHECK(j.at(0).at("segments").at(1).at("next_start_name") == "seg_00000001.wab");
+  REQUIRE(j.at(0).at("repairs").size() == 2);
+  for (const auto& e : j.at(0).at("repairs")) {
+    CHECK(e.at("level") == "warning");
+    CHECK(e.at("what").get<std::string>().find("renamed to its own name") != std::string::npos);
+  }
+  // The lying cursor: not trusted, said as the drain will say it.
+  REQUIRE(j.at(1).at("repairs").size() == 1);
+  CHECK(j.at(1).at("repairs").at(0).at("level") == "error");
+  CHECK(j.at(1).at("repairs").at(0).at("what").get<std::string>().starts_with(
+      "the confirm cursor points past records it never confirmed; it is not trusted"));
+  // The forged seal: damage of the seal, no loss, the two records kept.
+  const auto& sealed = j.at(2).at("segments").at(0);
+  CHECK(sealed.at("seal_damaged") == true);
+  CHECK(sealed.at("records") == 2);
+  CHECK(sealed.at("lost") == 0);
+  CHECK(j.at(2).at("repairs").at(0).at("what").get<std::string>().find("the seal is not believed") != std::string::npos);
+
+  const auto text = ctl({"segments"});
+  CHECK(text.out.find("holds segment seg_00000002.wab: renamed to it at the next start") != std::string::npos);
+  CHECK(text.out.find("its seal was not written by weir") != std::string::npos);
+  CHECK(text.out.find("18446744073709551613") == std::string::npos);  // no absurd loss
+
+  const auto listed = ctl({"wab"});
+  CHECK(listed.exit_code == 1);
+  CHECK(listed.out.find("at the next start (warning): segment file named for another segment holds this one") !=
+        std::string::npos);
+  CHECK(listed.out.find("at the next start (error): the confirm cursor points past records it never confirmed") !=
+        std::string::npos);
+  const auto dumped = ctl({"dump", "shard_02/seg_00000001.wab"});
+  CHECK(dumped.exit_code == 1);
+  CHECK(dumped.err.find("its seal was not written by weir (it claims 18446744073709551615 record(s)") !=
+        std::string::npos);
+  CHECK(dumped.out.find("#2 ") != std::string::npos);
+
+  // The next start does what was said: every record delivered, nothing lost.
+  test::daemon_process d(dir.path(), {"--set", "ingest.shards=3"});
+  REQUIRE(d.wait_ready());
+  std::set<std::string> delivered;
+  REQUIRE(test::eventually([&] {
+    delivered.clear();
+    for (const auto& row : test::sqlite_rows(dir / "var/sink.db")) delivered.insert(row.payload);
+    return delivered.size() == 9;
+  }));
+  CHECK(delivered == std::set<std::string>{"a", "b", "c", "d", "e", "f", "g", "h", "i"});
+  CHECK(d.log().find("renamed_segments=2") != std::string::npos);
+  CHECK(d.log().find("damaged_seals=1") != std::string::npos);
+  CHECK(d.log().find("the confirm cursor points past records it never confirmed; it is not trusted") !=
+        std::string::npos);
+  CHECK(d.stop() == 0);
 }
 
 TEST_CASE("weir-ctl quarantine lists the copies with their records and inspect prints one", "[ctl][wab]") {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "messages/wire/bytes.hpp"
 #include "weir/client.hpp"
@@ -52,8 +52,22 @@ nlohmann::json exposition_json(const std::string& text);
 int cluster_certs(const std::vector<std::string>& args);
 extern const char* cluster_certs_help;
 
-/// Lists each shard's segments (records, bytes) and its confirm cursor.
+/// Lists each shard's segments (records, bytes) and its confirm cursor,
+/// and what the next start would repair (as `segments` says it); 1 when
+/// anything is damaged or the cursor would not be trusted.
 int wab_list(const std::string& data_dir, bool json);
+
+/// What the next start does with one of the node's own shard directories
+/// (recovery run on a file layer that changes nothing, and the confirm
+/// cursor judged as the drain judges it): its "repairs", each {level, what,
+/// fields}, and whether any is an error.
+struct next_start_report {
+  nlohmann::json repairs;
+  bool errors = false;
+};
+next_start_report next_start_of(const std::string& shard_dir, const std::string& quarantine_dir);
+/// One repair as a line of text: "what k=v k=v".
+std::string repair_text(const nlohmann::json& repair);
 
 /// Checks every record of every segment (WAB shards and replicas) and says
 /// what startup recovery would repair; 1 when anything is damaged.

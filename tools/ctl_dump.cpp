@@ -51,6 +51,14 @@ int dump_segment(const std::string& data_dir, dump_request req) {
     return scan.problem.rfind("header unreadable", 0) == 0 ? 1 : 2;
   }
   if (req.format == dump_format::json) std::cout << out.dump() << "\n";
+  if (scan.seal_damaged && scan.damaged == 0 && scan.lost == 0) {
+    std::fprintf(stderr,
+                 "weir-ctl dump: %s: damaged: its seal was not written by weir (it claims %llu record(s); a count its "
+                 "extent cannot hold, or records follow its end); the %llu record(s) that check are shown\n",
+                 file.c_str(), static_cast<unsigned long long>(scan.header->seal ? scan.header->seal->records : 0),
+                 static_cast<unsigned long long>(scan.records));
+    return 1;
+  }
   if (scan.damaged_or_lost()) {
     std::fprintf(stderr,
                  "weir-ctl dump: %s: damaged: record %llu (offset %llu) does not check; %llu record(s) lost%s%s\n",

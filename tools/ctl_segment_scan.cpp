@@ -44,9 +44,13 @@ segment_scan scan_segment(wab::file_io& io, const std::string& path,
   out.header = decoded.value();
   const auto& header = *out.header;
   if (on_header) on_header(header);
-  const auto seal = wab::usable_seal(header, size);
+  const auto seal = wab::believable_seal(io, fd, header, size);
   out.sealed = seal.has_value();
-  wab::segment_reader reader(io, fd, header, wab::records_end(header, size), 0, 1,
+  // As recovery judges it: a seal not believed though the file is long
+  // enough for it is the seal's own damage, not a cut file.
+  out.seal_damaged = header.seal && !seal &&
+                     (!wab::seal_count_possible(header, *header.seal) || header.seal->data_end <= size);
+  wab::segment_reader reader(io, fd, header, seal ? seal->data_end : size, 0, 1,
                              wab::resync_window_for(header, wab::wall_clock_ns()));
   for (;;) {
     const auto index = reader.next_index();
@@ -67,8 +71,8 @@ segment_scan scan_segment(wab::file_io& io, const std::string& path,
     out.problem = std::string("read failed: ") + std::strerror(-reader.error());
   // What a seal counts is synced, so possibly acked: records it counts that
   // are not there (records stopping short of it, or a file cut after it) are lost.
-  const std::optional<wab::segment_seal> claimed = seal ? seal : header.seal;
-  out.cut = header.seal && !seal;
+  const std::optional<wab::segment_seal> claimed = seal ? seal : out.seal_damaged ? std::nullopt : header.seal;
+  out.cut = header.seal && !seal && !out.seal_damaged;
   if (claimed && (out.cut || reader.stop() != wab::scan_stop::end_of_file)) {
     // (Records recovered whole past damage are among out.records.)
     out.lost += claimed->records > out.records ? claimed->records - out.records : 0;

@@ -21,6 +21,8 @@ struct segment_scan {
   std::optional<wab::segment_header> header;
   bool sealed = false;      // its seal can be believed
   bool cut = false;         // sealed, but the file ends before the seal says: records lost
+  bool seal_damaged = false; // a seal weir never wrote: a count its extent cannot hold, or
+                             // records that check after its end (recovery reseals it, no loss)
   std::uint64_t records = 0;     // that check
   std::uint64_t records_end = 0; // byte offset where the last record that checks ends
   std::uint64_t damaged = 0, recovered = 0, lost = 0;
@@ -29,7 +31,7 @@ struct segment_scan {
   };
   std::optional<damage> first_damage;
 
-  bool damaged_or_lost() const { return !problem.empty() || damaged > 0 || lost > 0; }
+  bool damaged_or_lost() const { return !problem.empty() || damaged > 0 || lost > 0 || seal_damaged; }
 };
 
 /// Reads `path` through `io` (a dry-run file layer: nothing is written);

@@ -6,11 +6,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "tools/ctl_commands.hpp"
 #include "tools/ctl_segment_scan.hpp"
+#include "wab/confirm_cursor.hpp"
+#include "wab/cursor_trust.hpp"
 #include "wab/dry_run_file_io.hpp"
 #include "wab/recovery.hpp"
 #include "wab/segment_format.hpp"
@@ -26,7 +30,7 @@ nlohmann::json segment_row(const fs::path& file, const segment_scan& s) {
                      {"records_end", s.records_end},      {"sealed", s.sealed},
                      {"cut", s.cut},                      {"damaged", s.damaged},
                      {"recovered", s.recovered},          {"lost", s.lost},
-                     {"first_damage", nullptr}};
+                     {"seal_damaged", s.seal_damaged},    {"first_damage", nullptr}};
   std::error_code ec;
   const auto bytes = fs::file_size(file, ec);
   row["file_bytes"] = ec ? 0 : bytes;
@@ -43,10 +47,45 @@ nlohmann::json event_json(const wab::recovery_event& e) {
           {"fields", fields}};
 }
 
+/// The shard's segment files as the next start will find them after
+/// recovery (the dry run's renames followed): sequence -> the real file.
+std::map<std::uint64_t, std::string> segments_after_recovery(wab::dry_run_file_io& io, const fs::path& shard_dir) {
+  std::map<std::uint64_t, std::string> out;
+  std::vector<std::string> names;
+  if (io.list_directory(shard_dir.string(), names) < 0) return out;
+  for (const auto& n : names)
+    if (const auto seq = wab::parse_segment_file_name(n)) out[*seq] = io.real_path((shard_dir / n).string());
+  return out;
+}
+
+/// The confirm cursor's verdict as the drain will give it at the next
+/// start (wab/cursor_trust.hpp): a repair at error level when it is not
+/// trusted.
+std::optional<nlohmann::json> cursor_repair(wab::dry_run_file_io& io, const fs::path& shard_dir,
+                                            const std::map<std::uint64_t, std::uint64_t>& records_end) {
+  bool damaged = false;
+  const auto cursor = wab::load_cursor(io, shard_dir.string(), &damaged);
+  if (damaged)
+    return nlohmann::json{{"level", "error"},
+                          {"what", "confirm cursor unreadable; the shard is delivered from its first segment "
+                                   "(duplicates possible)"},
+                          {"fields", nlohmann::json::object()}};
+  if (!cursor) return std::nullopt;
+  const auto verdict = wab::judge_cursor(io, shard_dir.string(), *cursor, records_end);
+  if (verdict == wab::cursor_verdict::trusted) return std::nullopt;
+  return nlohmann::json{{"level", "error"},
+                        {"what", wab::why_untrusted(verdict) + "; it is not trusted: nothing is deleted and the shard "
+                                                                "is delivered from its oldest segment (duplicates possible)"},
+                        {"fields", {{"cursor_segment", std::to_string(cursor->sequence)},
+                                    {"cursor_offset", std::to_string(cursor->offset)},
+                                    {"cursor_index", std::to_string(cursor->index)}}}};
+}
+
 /// `when`: "next_start" for the node's own shards (startup recovers them),
 /// "failover" for a replica (recovered when this node comes to deliver it).
 nlohmann::json check_shard(const fs::path& shard_dir, const std::string& quarantine_dir, const std::string& when) {
   wab::dry_run_file_io io;
+  wab::posix_file_io disk;  // the files as they are now, read-only
   const auto files = segment_files(shard_dir);
 
   nlohmann::json repairs = nlohmann::json::array();
@@ -68,15 +107,27 @@ nlohmann::json check_shard(const fs::path& shard_dir, const std::string& quarant
       if (e["fields"].value("segment", "") == file.string()) return e["level"] == "warning";
     return false;
   };
+  // What each file will be named after the next start's renames ("" when
+  // it is moved aside), and where each segment's records end.
+  const auto after = segments_after_recovery(io, shard_dir);
+  std::map<std::string, std::string> next_name;
+  for (const auto& [seq, real] : after) next_name[real] = wab::segment_file_name(seq);
+  std::map<std::uint64_t, std::uint64_t> records_end;
   nlohmann::json segments = nlohmann::json::array();
   for (const auto& [seq, path] : files) {
-    auto row = segment_row(path, scan_segment(io, path.string()));
+    const auto scan = scan_segment(disk, path.string());
+    auto row = segment_row(path, scan);
     if (row.contains("problem") && routine(path)) {
       row["note"] = row["problem"];
       row.erase("problem");
     }
+    const auto named = next_name.find(path.string());
+    row["next_start_name"] = named == next_name.end() ? "" : named->second;
+    if (named != next_name.end()) records_end[*wab::parse_segment_file_name(named->second)] = scan.records_end;
     segments.push_back(std::move(row));
   }
+  if (when == "next_start")
+    if (auto r = cursor_repair(io, shard_dir, records_end)) repairs.push_back(std::move(*r));
   return {{"dir", shard_dir.string()}, {"when", when}, {"segments", segments},
           {"repairs", repairs}, {"sealed_where_records_end", sealed_now}};
 }
@@ -95,7 +146,16 @@ std::vector<fs::path> shards_in(const fs::path& dir) {
 }
 
 bool is_problem(const nlohmann::json& seg) {
-  return seg.contains("problem") || seg["damaged"].get<std::uint64_t>() > 0 || seg["lost"].get<std::uint64_t>() > 0;
+  return seg.contains("problem") || seg["damaged"].get<std::uint64_t>() > 0 || seg["lost"].get<std::uint64_t>() > 0 ||
+         seg["seal_damaged"].get<bool>();
+}
+
+/// What the next start does with the file's name, when it changes it.
+std::string renaming_of(const nlohmann::json& s) {
+  const auto next = s["next_start_name"].get<std::string>();
+  if (next.empty()) return " (moved aside at the next start)";
+  if (next != s["file"].get<std::string>()) return " (holds segment " + next + ": renamed to it at the next start)";
+  return "";
 }
 
 std::string fields_text(const nlohmann::json& fields) {
@@ -110,6 +170,10 @@ std::string verdict_of(const nlohmann::json& s) {
   if (!is_problem(s)) return "ok";
   const auto n = [&](const char* k) { return std::to_string(s[k].get<std::uint64_t>()); };
   std::string v = "DAMAGED: ";
+  if (s["seal_damaged"].get<bool>() && s["damaged"].get<std::uint64_t>() == 0)
+    return v + "its seal was not written by weir (a record count its extent cannot hold, or records after its end); "
+               "the next start keeps the " + std::to_string(s["records"].get<std::uint64_t>()) +
+           " record(s) that check, seals it again and copies it to quarantine";
   if (s["cut"].get<bool>()) v += "the file ends before its seal says; ";
   v += "record " + std::to_string(s["first_damage"]["index"].get<std::uint64_t>()) + " (offset " +
        std::to_string(s["first_damage"]["offset"].get<std::uint64_t>()) + ") does not check; " + n("damaged") +
@@ -120,6 +184,19 @@ std::string verdict_of(const nlohmann::json& s) {
   return v;
 }
 
+}  // namespace
+
+std::string repair_text(const nlohmann::json& e) { return e["what"].get<std::string>() + fields_text(e["fields"]); }
+
+next_start_report next_start_of(const std::string& shard_dir, const std::string& quarantine_dir) {
+  next_start_report out;
+  out.repairs = check_shard(shard_dir, quarantine_dir, "next_start")["repairs"];
+  for (const auto& e : out.repairs) out.errors = out.errors || e["level"] == "error";
+  return out;
+}
+
+namespace {
+
 void print_text(const nlohmann::json& shards, const fs::path& data_dir) {
   for (const auto& sh : shards) {
     const bool replica = sh["when"] == "failover";
@@ -127,14 +204,13 @@ void print_text(const nlohmann::json& shards, const fs::path& data_dir) {
     if (sh["segments"].empty()) std::printf("  no segments\n");
     for (const auto& s : sh["segments"]) {
       const char* state = s.contains("problem") || s.contains("note") ? "?" : s["sealed"].get<bool>() ? "sealed" : "open";
-      std::printf("  %s  %-6s  %llu records, ending at byte %llu  %s\n", s["file"].get<std::string>().c_str(), state,
+      std::printf("  %s  %-6s  %llu records, ending at byte %llu  %s%s\n", s["file"].get<std::string>().c_str(), state,
                   s["records"].get<unsigned long long>(), s["records_end"].get<unsigned long long>(),
-                  verdict_of(s).c_str());
+                  verdict_of(s).c_str(), renaming_of(s).c_str());
     }
     const char* when = replica ? "when this node delivers the replica" : "at the next start";
     for (const auto& e : sh["repairs"])
-      std::printf("  %s (%s): %s%s\n", when, e["level"].get<std::string>().c_str(), e["what"].get<std::string>().c_str(),
-                  fields_text(e["fields"]).c_str());
+      std::printf("  %s (%s): %s\n", when, e["level"].get<std::string>().c_str(), repair_text(e).c_str());
     if (const auto n = sh["sealed_where_records_end"].get<std::uint64_t>(); n > 0)
       std::printf("  %s: %llu unsealed segment(s) sealed where their records end (the one being written, or one "
                   "whose seal does not check)\n", when, static_cast<unsigned long long>(n));

@@ -143,9 +143,10 @@ int wab_list(const std::string& data_dir, bool json) {
     return 1;
   }
   nlohmann::json out = nlohmann::json::array();
+  bool trouble = false;
   std::vector<fs::path> shards;
   for (const auto& e : fs::directory_iterator(wab_dir))
-    if (e.is_directory()) shards.push_back(e.path());
+    if (e.is_directory() && wab::parse_shard_dir_name(e.path().filename().string())) shards.push_back(e.path());
   std::sort(shards.begin(), shards.end());
   for (const auto& shard : shards) {
     auto cursor = wab::load_cursor(*wab::default_file_io(), shard.string());
@@ -156,6 +157,7 @@ int wab_list(const std::string& data_dir, bool json) {
       s.stop = read.stop;
       s.damaged = read.damaged;
       s.recovered = read.recovered;
+      trouble = trouble || read.damaged > 0;
       segs.push_back({{"file", s.file},
                       {"records", s.records},
                       {"bytes", s.bytes},
@@ -168,11 +170,16 @@ int wab_list(const std::string& data_dir, bool json) {
     nlohmann::json c = nullptr;
     if (cursor) c = {{"segment", cursor->sequence}, {"offset", cursor->offset}, {"index", cursor->index}};
     const auto spares = ordered_files(shard, [](const std::string& n) { return wab::parse_spare_file_name(n); }).size();
-    out.push_back({{"shard", shard.filename().string()}, {"segments", segs}, {"confirm_cursor", c}, {"spares", spares}});
+    // What the next start does with it, as `weir-ctl segments` says.
+    const auto next = next_start_of(shard.string(), (fs::path(data_dir) / "quarantine").string());
+    trouble = trouble || next.errors;
+    out.push_back({{"shard", shard.filename().string()}, {"segments", segs}, {"confirm_cursor", c}, {"spares", spares},
+                   {"next_start", next.repairs}});
   }
+  const int status = trouble ? 1 : 0;
   if (json) {
     std::cout << out.dump() << "\n";
-    return 0;
+    return status;
   }
   for (const auto& sh : out) {
     std::printf("%s  spares: %zu  confirm cursor: %s\n", sh["shard"].get<std::string>().c_str(),
@@ -191,8 +198,13 @@ int wab_list(const std::string& data_dir, bool json) {
                   s["records"].get<unsigned long long>(), s["record_bytes"].get<unsigned long long>(),
                   s["bytes"].get<unsigned long long>(), s["end"].get<std::string>().c_str(), damage.c_str());
     }
+    for (const auto& e : sh["next_start"])
+      std::printf("  at the next start (%s): %s\n", e["level"].get<std::string>().c_str(), repair_text(e).c_str());
   }
-  return 0;
+  if (trouble)
+    std::fprintf(stderr, "weir-ctl wab: damage, or repairs the next start would report as errors "
+                         "(weir-ctl segments checks every record)\n");
+  return status;
 }
 
 /// Every letter, and every part of a dead-letter file that cannot be read

@@ -276,9 +276,13 @@ Examples:
 
 Reads the data directory directly (the daemon may be down): each shard's
 segments with their records, bytes and whether they are sealed, spare
-files, and the confirm cursor (--json: the same as one document).
+files, the confirm cursor, and what the next start would repair — a file
+renamed to the segment it holds, a damaged header written again, a seal
+not believed, a confirm cursor not trusted — as `weir-ctl segments` says
+it (--json: the same as one document).
 
-Exit status: 0; 2 a usage error or no data directory.
+Exit status: 0; 1 damage, or a repair the next start reports as an error
+(an untrusted cursor included); 2 a usage error or no data directory.
 
 Example:
   weir-ctl --data-dir /var/lib/weir wab

@@ -3,7 +3,12 @@
 // every write, truncate, sync, rename and unlink succeeds without touching
 // the disk. Startup recovery run through it reports what it would repair at
 // the next start, on a WAB that may belong to a running daemon, or sit on a
-// read-only copy.
+// read-only copy. Renames and unlinks are remembered, so that what is read
+// afterwards by name (opened, listed) is what the next start would find
+// there: two swapped files, renamed to their own names, read as each other.
+#include <map>
+#include <set>
+
 #include "wab/file_io.hpp"
 
 namespace weir::wab {
@@ -26,9 +31,16 @@ class dry_run_file_io : public file_io {
   int unlink(const std::string& path) override;
   std::int64_t size(int fd) override;
   std::int64_t free_bytes(const std::string& dir) override;
+  int list_directory(const std::string& dir, std::vector<std::string>& names) override;
+
+  /// The real file that `path` names after the pretended renames ("" when
+  /// it was renamed away or unlinked).
+  std::string real_path(const std::string& path) const;
 
  private:
   posix_file_io real_;
+  std::map<std::string, std::string> moved_;  // name now -> the real file it names
+  std::set<std::string> gone_;                // real names no longer there
 };
 
 }  // namespace weir::wab

@@ -202,11 +202,9 @@ class shard_recoverer {
       dir_changed_ = quarantine_changed_ = true;
       return;
     }
-    if (auto seal = usable_seal(header, size); seal && !record_at(fd, header, seal->data_end, size)) {
+    if (auto seal = believable_seal(io_, fd, header, size)) {
       // Sealed after a sync covering all of it: its extent is known without
       // reading a record. The drain checks every record as it reads them.
-      // (One record header's read shows a seal that ends before records that
-      // follow it: a seal weir never wrote, read past below.)
       keep(seg, path, seal->records, seal->data_end);
       return;
     }
@@ -217,16 +215,6 @@ class shard_recoverer {
     if (header.seal) return finish_cut(fd, seg, path, size, reader, header);
     if (header.version == 1) finish_v1(fd, seg, path, size, reader, was_open);
     else finish_unsealed(fd, seg, path, size, reader, was_open);
-  }
-
-  /// Whether a record of this segment that checks starts at `offset` (what
-  /// follows a true seal's end is zeros, or bytes of an earlier life of the
-  /// file, whose CRCs never check in this one).
-  bool record_at(int fd, const segment_header& header, std::uint64_t offset, std::uint64_t size) {
-    if (offset + record_header_size > size) return false;
-    segment_reader reader(io_, fd, header, size, offset, 1, std::nullopt);
-    stored_record r;
-    return reader.next(r) && r.offset == offset;
   }
 
   /// A seal that cannot be believed. Most often it claims more than the
@@ -313,6 +301,14 @@ class shard_recoverer {
     seal_at(fd, seg, path, reader);
   }
 
+  /// Whether something is named `path`, as the file layer sees it (a
+  /// dry run's pretended renames included).
+  bool present(const std::string& path) {
+    const int fd = io_.open_existing(path);
+    if (fd >= 0) io_.close(fd);
+    return fd != -ENOENT;
+  }
+
   /// Files whose header names another segment than their name, and not one
   /// the confirm cursor has passed: each is renamed to the name its header
   /// gives and recovered as that segment. All are moved out of the way
@@ -332,8 +328,7 @@ class shard_recoverer {
       const auto& [seg, sequence] = misnamed_[i];
       const segment_file own{sequence, segment_file_name(sequence)};
       const std::string to = shard_dir_ + "/" + own.name;
-      std::error_code ec;
-      if (fs::exists(to, ec)) {
+      if (present(to)) {
         const std::string q = quarantine_name(quarantine_dir_, shard_, seg.name);
         if (int rc = io_.rename(aside[i], q); rc < 0) fail("cannot move " + aside[i] + " to quarantine", -rc);
         result_.events.push_back({recovery_event::severity::error,

@@ -273,4 +273,13 @@ bool segment_reader::read_next(stored_record* out) {
   return false;
 }
 
+std::optional<segment_seal> believable_seal(file_io& io, int fd, const segment_header& header, std::uint64_t file_size) {
+  const auto seal = usable_seal(header, file_size);
+  if (!seal || seal->data_end + record_header_size > file_size) return seal;
+  segment_reader reader(io, fd, header, file_size, seal->data_end, 1, std::nullopt);
+  stored_record r;
+  if (reader.next(r) && r.offset == seal->data_end) return std::nullopt;
+  return seal;
+}
+
 }  // namespace weir::wab

@@ -188,4 +188,11 @@ class segment_reader {
   std::uint64_t buffer_at_ = 0;
 };
 
+/// The usable seal of the open segment `fd`, unless a record of this
+/// segment that checks starts where it says the records end: what follows a
+/// true seal's end is zeros or an earlier life's bytes, whose CRCs never
+/// check in this one, so such a seal was not written by weir (records after
+/// it would be dropped if it were believed). One record header read.
+std::optional<segment_seal> believable_seal(file_io& io, int fd, const segment_header& header, std::uint64_t file_size);
+
 }  // namespace weir::wab
