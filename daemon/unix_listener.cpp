@@ -194,10 +194,14 @@ void unix_listener::on_accepted(stream::socket socket) {
     return;
   }
   ++stats_.accepted;
+  // At debug level too, a line per burst: a client that reconnects in a
+  // loop must not flood the log of an operator looking for something else.
   if (log::enabled(log_level::debug))
-    log::debug("connection accepted", {{"peer_pid", peer ? std::to_string(peer->pid) : "?"},
-                                       {"peer_uid", peer ? std::to_string(peer->uid) : "?"},
-                                       {"active", std::to_string(stats_.active.load())}});
+    if (const auto accepted = stats_.accepted_lines.admit())
+      log::debug("connection accepted", {{"peer_pid", peer ? std::to_string(peer->pid) : "?"},
+                                         {"peer_uid", peer ? std::to_string(peer->uid) : "?"},
+                                         {"active", std::to_string(stats_.active.load())},
+                                         {"accepted_since_last_line", std::to_string(accepted)}});
 }
 
 void unix_listener::close() {

@@ -45,7 +45,8 @@ struct listener_stats {
   std::atomic<std::uint64_t> evicted{0};        // closed to make room at listen.max_connections
   std::atomic<std::uint64_t> accept_errors{0};  // accept() failed (EMFILE, ENFILE, ENOMEM...)
   // The log lines of those closes and refusals: a line for a burst.
-  log_throttle idle_timeout_lines, eviction_lines, over_limit_lines, peer_refused_lines, epoll_fallback_lines;
+  log_throttle idle_timeout_lines, eviction_lines, over_limit_lines, peer_refused_lines, epoll_fallback_lines,
+      accepted_lines;
 
   // listen.tcp: set once at start when the TLS listener runs.
   std::atomic<bool> tls_enabled{false};

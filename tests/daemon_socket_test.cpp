@@ -362,7 +362,8 @@ TEST_CASE("a flood of refused peers or of timed-out frames is a log line per bur
   const std::string socket = (dir / "run/weir.sock").string();
   const auto admin = free_tcp_port();
   daemon_process d(dir.path(), {"--set", "listen.unix=" + socket, "--set", "listen.socket_mode=0666", "--set",
-                                "listen.read_timeout_ms=300", "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
+                                "listen.read_timeout_ms=300", "--set", "admin.listen=127.0.0.1:" + std::to_string(admin),
+                                "--set", "log.level=debug"});
   REQUIRE(eventually([&] { return answers_health(socket); }));
   // Another user connects 2,000 times as fast as it can.
   constexpr int refused = 2000;
@@ -410,6 +411,9 @@ TEST_CASE("a flood of refused peers or of timed-out frames is a log line per bur
   CHECK(count("refused_since_last_line=") >= 1);
   CHECK(count("connection closed: a frame did not arrive whole within listen.read_timeout_ms") >= 1);
   CHECK(count("connection closed: a frame did not arrive whole within listen.read_timeout_ms") <= 2);
+  // At debug level, the 200 accepted connections too.
+  CHECK(count("connection accepted") >= 1);
+  CHECK(count("connection accepted") <= 2);
   loris.clear();
   CHECK(d.stop() == 0);
 }
