@@ -1,6 +1,6 @@
 #pragma once
 // When a shard writer last acked a Buffered push: the io thread polls its
-// sockets for a short while after one (daemon/io_thread_loop.hpp), because a
+// sockets for a short while after one (runtime/io_thread_loop.hpp), because a
 // Buffered producer's next frame tends to follow its ack within tens of
 // microseconds. One relaxed store per write group that held a Buffered
 // push; any thread may read it.

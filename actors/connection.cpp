@@ -10,8 +10,8 @@
 
 #include "messages/ingest_protocol.hpp"
 #include "observability/metrics.hpp"
-#include "messages/wire/batch.hpp"
-#include "messages/wire/frame_reader.hpp"
+#include "wire/batch.hpp"
+#include "wire/frame_reader.hpp"
 
 namespace weir {
 

@@ -18,7 +18,7 @@
 #include "actors/failure_log.hpp"
 #include "messages/atoms.hpp"
 #include "messages/drain_protocol.hpp"
-#include "messages/wire/coordinate.hpp"
+#include "wire/coordinate.hpp"
 #include "observability/log.hpp"
 #include "observability/metrics.hpp"
 #include "wab/confirm_cursor.hpp"

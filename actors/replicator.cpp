@@ -18,7 +18,7 @@
 #include "observability/cluster_metrics.hpp"
 #include "observability/log.hpp"
 #include "wab/segment_format.hpp"
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 #include "wab/segment_reader.hpp"
 
 namespace weir {

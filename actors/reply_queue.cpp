@@ -4,7 +4,7 @@
 #include <caf/send.hpp>
 
 #include "actors/frame_budget.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/frame.hpp"
 
 namespace weir {
 

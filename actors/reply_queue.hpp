@@ -101,8 +101,7 @@ class reply_queue {
 /// connection's reply queue (when the request brought one) and onto the
 /// socket from this thread; otherwise by message to the connection actor.
 /// Direct saves the connection's thread a wake-up, and costs this thread a
-/// socket write. Who answers directly (docs/benchmarks.md has the
-/// measurements):
+/// socket write. Who answers directly (decisions 0004 and 0022):
 /// - the shard writer, every reply it gives: after its write (Buffered), a
 ///   refusal, and every reply of a sync it ran itself with nothing else
 ///   waiting in its mailbox (it syncs only when its fsync group is idle, so

@@ -15,9 +15,9 @@
 #include "actors/segment_sync.hpp"
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
-#include "messages/wire/batch.hpp"
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/batch.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/frame.hpp"
 #include "observability/log.hpp"
 #include "observability/metrics.hpp"
 #include "wab/segment_writer.hpp"
@@ -137,9 +137,8 @@ class shard_writer_state {
     }
     answer(group, written, flushing);
     // Buffered writes go through the notice like Durable ones: a message
-    // for each woke the drain to read that one record, a third of a lone
-    // Buffered producer's CPU per record on the CPU that takes its next
-    // frame (docs/benchmarks.md, "Buffered writes in the notice too").
+    // for each woke the drain to read that one record, on the CPU that
+    // takes the producer's next frame (decision 0012).
     announce(written.landed);
     if (active_->append_closed() || active_->size() >= settings_.segment_max_bytes) rotate();
     else if (!spare_asked_ && active_->size() >= settings_.segment_max_bytes / 2) ask_for_spare();
@@ -171,10 +170,9 @@ class shard_writer_state {
     ingest_request req;
   };
 
-  /// Straight into the connection's reply queue (deliver_reply): measured
-  /// with 16 Buffered producers, 9 % more records/s and 12 % less CPU per
-  /// record than handing each reply to its connection actor
-  /// (docs/benchmarks.md, "The writer writes its replies itself").
+  /// Straight into the connection's reply queue (deliver_reply), not by
+  /// message to its connection actor: one wake-up less per reply
+  /// (decision 0004).
   void reply(queued& q, byte_buffer frame, std::uint32_t acked) {
     deliver_reply(self_, q.req.replies, q.to, ingest_reply{q.req.tag, std::move(frame), acked}, /*direct=*/true);
   }
@@ -216,12 +214,11 @@ class shard_writer_state {
       // With more waiting for this thread, the idle fsync group writes these
       // replies while this thread writes and syncs the next group: written
       // here, one socket write per reply stood between a sync and the next
-      // (docs/benchmarks.md, "The fsync group writes the replies of the
-      // writer's syncs"). Not a group with Replicated acks: the replicator
+      // (decision 0022). Not a group with Replicated acks: the replicator
       // takes its waits in the order of the syncs, which a later group
       // answered here could overtake.
       // Handed over even while the group still writes an earlier hand-off's
-      // replies: answering here instead then cost 16 producers a tenth.
+      // replies: answering here instead measured slower (decision 0022).
       if (!self_->mailbox().empty() && !replicated) {
         settings_.sync_load->handed.fetch_add(1, std::memory_order_relaxed);
         self_->send(fsync_, synced_acks{std::move(durable.acks), rc});
@@ -243,8 +240,7 @@ class shard_writer_state {
   ///   arrives meanwhile waits for this sync and is written right after it,
   ///   as one group (`sync_durable_only_here`). With only Durable pushes
   ///   that costs less CPU than writing beside the group's syncs: one
-  ///   hand-off less per group (docs/benchmarks.md, "The writer syncs
-  ///   Durable-only groups itself").
+  ///   hand-off less per group (decision 0017).
   /// While Buffered pushes come, the group syncs and this thread goes on
   /// writing, so a Buffered push waits behind no sync; the first one after
   /// a quiet spell may wait for one.

@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "bench/unix_socket.hpp"
-#include "messages/wire/batch.hpp"
-#include "messages/wire/frame.hpp"
-#include "messages/wire/frame_reader.hpp"
+#include "wire/batch.hpp"
+#include "wire/frame.hpp"
+#include "wire/frame_reader.hpp"
 
 namespace weir::bench {
 

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "bench/unix_socket.hpp"
-#include "messages/wire/batch.hpp"
-#include "messages/wire/frame.hpp"
-#include "messages/wire/frame_reader.hpp"
+#include "wire/batch.hpp"
+#include "wire/frame.hpp"
+#include "wire/frame_reader.hpp"
 #include "wab/segment_format.hpp"
 
 namespace weir::bench {

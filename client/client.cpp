@@ -16,9 +16,9 @@
 
 #include "client/tls_channel.hpp"
 
-#include "messages/wire/batch.hpp"
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/batch.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/frame.hpp"
 
 namespace weir::client {
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "messages/wire/frame.hpp"
+#include "wire/frame.hpp"
 #include "weir/client.hpp"
 
 namespace weir::client {

@@ -12,12 +12,12 @@
 #include "actors/cluster_dialer.hpp"
 #include "actors/replica_store.hpp"
 #include "config/value_parsing.hpp"
-#include "daemon/actor_settings.hpp"
-#include "daemon/cluster_bridge.hpp"
-#include "daemon/cluster_gate.hpp"
-#include "daemon/cluster_tls.hpp"
-#include "daemon/data_dir.hpp"
-#include "daemon/startup_error.hpp"
+#include "runtime/actor_settings.hpp"
+#include "transport/cluster_bridge.hpp"
+#include "transport/cluster_gate.hpp"
+#include "transport/cluster_tls.hpp"
+#include "runtime/data_dir.hpp"
+#include "runtime/startup_error.hpp"
 #include "observability/log.hpp"
 
 namespace weir {

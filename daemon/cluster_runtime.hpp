@@ -14,7 +14,7 @@
 #include "actors/membership.hpp"
 #include "actors/replica_store.hpp"
 #include "config/config.hpp"
-#include "daemon/pipeline.hpp"
+#include "runtime/pipeline.hpp"
 #include "messages/cluster_protocol.hpp"
 #include "observability/cluster_metrics.hpp"
 
@@ -40,7 +40,7 @@ class cluster_runtime {
  public:
   /// Binds cluster.listen and joins; throws startup_error when the TLS
   /// files cannot be used or cluster.listen cannot be bound.
-  /// `incarnation`: this node's life (daemon/node_life.hpp).
+  /// `incarnation`: this node's life (runtime/node_life.hpp).
   cluster_runtime(caf::actor_system& sys, const config& cfg, pipeline& shards, cluster_metrics& stats,
                   std::uint64_t incarnation);
   ~cluster_runtime();

@@ -18,37 +18,37 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "daemon/actor_settings.hpp"
+#include "runtime/actor_settings.hpp"
 #include "messages/ingest_protocol.hpp"
-#include "daemon/admin_server.hpp"
+#include "transport/admin_server.hpp"
 #include "daemon/cluster_runtime.hpp"
-#include "daemon/node_life.hpp"
+#include "runtime/node_life.hpp"
 #include "daemon/config_reload.hpp"
 #include "daemon/reload_runner.hpp"
-#include "daemon/client_activity.hpp"
-#include "daemon/cpu_keep_awake.hpp"
-#include "daemon/cpu_placement.hpp"
-#include "daemon/data_dir.hpp"
-#include "daemon/io_thread_loop.hpp"
-#include "daemon/io_thread_unit.hpp"
-#include "daemon/read_poller.hpp"
-#include "daemon/disk_interrupts.hpp"
+#include "runtime/client_activity.hpp"
+#include "runtime/cpu_keep_awake.hpp"
+#include "runtime/cpu_placement.hpp"
+#include "runtime/data_dir.hpp"
+#include "runtime/io_thread_loop.hpp"
+#include "runtime/io_thread_unit.hpp"
+#include "transport/read_poller.hpp"
+#include "runtime/disk_interrupts.hpp"
 #include "observability/metrics.hpp"
-#include "daemon/pipeline.hpp"
-#include "daemon/socket_access.hpp"
-#include "daemon/process_limits.hpp"
+#include "runtime/pipeline.hpp"
+#include "transport/socket_access.hpp"
+#include "runtime/process_limits.hpp"
 #include "observability/log.hpp"
 #include "daemon/startup_checks.hpp"
-#include "daemon/startup_error.hpp"
-#include "daemon/session_registry.hpp"
-#include "daemon/tls_context.hpp"
-#include "daemon/tls_listener.hpp"
-#include "daemon/unix_listener.hpp"
-#include "daemon/usable_cores.hpp"
+#include "runtime/startup_error.hpp"
+#include "transport/session_registry.hpp"
+#include "transport/tls_context.hpp"
+#include "transport/tls_listener.hpp"
+#include "transport/unix_listener.hpp"
+#include "runtime/usable_cores.hpp"
 #include "observability/version.hpp"
 #include "wab/file_io.hpp"
 #include "wab/node_id_file.hpp"
-#include "daemon/wab_startup.hpp"
+#include "runtime/wab_startup.hpp"
 
 namespace weir {
 
@@ -56,9 +56,9 @@ namespace {
 
 /// Half the cores the daemon may run on (1 to 4): the other half is for the
 /// threads that are not the scheduler's — the socket thread, each shard's
-/// writer and fsync group, the drains and the sink. On two cores one
-/// scheduler thread delivered 10–20 % more with many producers than two
-/// did, which woke each other for every record (docs/benchmarks.md).
+/// writer and fsync group, the drains and the sink. On two cores two
+/// scheduler threads woke each other for every record; one delivered more
+/// with many producers (decision 0008).
 std::size_t scheduler_threads(const config& cfg) {
   if (cfg.runtime.scheduler_threads > 0) return static_cast<std::size_t>(cfg.runtime.scheduler_threads);
   return std::clamp(usable_cores() / 2, 1u, 4u);

@@ -9,7 +9,7 @@
 #include "daemon/daemon.hpp"
 #include "observability/log.hpp"
 #include "daemon/startup_checks.hpp"
-#include "daemon/startup_error.hpp"
+#include "runtime/startup_error.hpp"
 #include "observability/version.hpp"
 
 namespace {

@@ -5,9 +5,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "daemon/socket_access.hpp"
-#include "daemon/startup_error.hpp"
-#include "daemon/tls_context.hpp"
+#include "transport/socket_access.hpp"
+#include "runtime/startup_error.hpp"
+#include "transport/tls_context.hpp"
 #include "sinks/sink.hpp"
 
 namespace weir {

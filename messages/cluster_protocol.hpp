@@ -45,7 +45,7 @@
 
 #include "messages/drain_protocol.hpp"
 #include "messages/ingest_protocol.hpp"
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace weir {
 

@@ -30,7 +30,7 @@
 
 #include "messages/atoms.hpp"
 #include "messages/ingest_protocol.hpp"
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace weir {
 

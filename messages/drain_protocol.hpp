@@ -27,7 +27,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
-#include "messages/sink_record.hpp"
+#include "wire/sink_record.hpp"
 
 namespace weir {
 

@@ -44,7 +44,7 @@
 #include <caf/type_id.hpp>
 
 #include "messages/atoms.hpp"
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace weir {
 

@@ -15,7 +15,7 @@
 
 namespace weir {
 
-/// The cluster's links (daemon/cluster_gate.hpp): TLS handshakes both ways,
+/// The cluster's links (transport/cluster_gate.hpp): TLS handshakes both ways,
 /// links open, and links closed for what the peer sent.
 struct cluster_link_stats {
   tls_handshake_stats handshakes;

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "messages/sink_record.hpp"
+#include "wire/sink_record.hpp"
 
 namespace weir {
 

@@ -2,7 +2,7 @@
 // Standard base64 (RFC 4648, with padding), via OpenSSL.
 #include <string>
 
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace weir {
 

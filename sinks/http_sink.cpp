@@ -38,8 +38,8 @@
 #include <optional>
 #include <stdexcept>
 
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/outcome.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/outcome.hpp"
 #include "config/http_url.hpp"
 #include "files/pem.hpp"
 #include "sinks/json_envelope.hpp"

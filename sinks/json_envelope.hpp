@@ -12,7 +12,7 @@
 // payload is ever refused for its bytes.
 #include <string>
 
-#include "messages/sink_record.hpp"
+#include "wire/sink_record.hpp"
 
 namespace weir {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "messages/sink_record.hpp"
+#include "wire/sink_record.hpp"
 
 namespace weir {
 

@@ -6,8 +6,8 @@
 // two daemons sharing it) comes with another ingest time and is a second
 // row, not a silent drop. The key is all integers and its leading columns
 // grow with every record: inserts append to a compact index. With the
-// 64-character id in the key instead of ts, delivering a backlog took a
-// third longer (docs/benchmarks.md, "SQLite keyed on integers"). WAL mode, so
+// 64-character id in the key instead of ts, delivering a backlog was
+// slower (decision 0018). WAL mode, so
 // readers never block the drain. Every SQLite error is transient here (a
 // busy or full database heals; a record cannot violate this schema).
 //
@@ -46,8 +46,8 @@ namespace {
   "id TEXT NOT NULL, segment TEXT NOT NULL, ts INTEGER NOT NULL, payload BLOB, PRIMARY KEY (node, shard, seq, idx, ts)"
 constexpr const char* create_table = "CREATE TABLE IF NOT EXISTS weir_records(" WEIR_RECORDS_COLUMNS ")";
 /// Rows per INSERT statement. One statement per row spends more in SQLite's
-/// per-statement work than in the B-trees: 50 rows a statement measured 1.5x
-/// the rows/s of one (docs/benchmarks.md, "SQLite delivery").
+/// per-statement work than in the B-trees: 50 rows a statement delivered
+/// more than one (decision 0009).
 constexpr int rows_per_insert = 50;
 constexpr int columns_per_row = 8;
 

@@ -1,5 +1,5 @@
 // Every protocol knob reaches the actor that reads it: a value set with --set
-// comes out in that actor's settings (daemon/actor_settings.cpp is the only
+// comes out in that actor's settings (runtime/actor_settings.cpp is the only
 // place that maps keys to settings), and the defaults are the documented ones.
 #include <algorithm>
 #include <thread>
@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include "config/loader.hpp"
-#include "daemon/actor_settings.hpp"
-#include "daemon/usable_cores.hpp"
+#include "runtime/actor_settings.hpp"
+#include "runtime/usable_cores.hpp"
 #include "sinks/sink.hpp"
 
 using namespace weir;

@@ -1,5 +1,5 @@
 // What a cluster link passes on to CAF, judged byte by byte
-// (daemon/basp_frame_guard.hpp): frames are built here in CAF 0.17's BASP
+// (transport/basp_frame_guard.hpp): frames are built here in CAF 0.17's BASP
 // layout, and every case is also fed one byte at a time (a TLS record can
 // end anywhere).
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/basp_frame_guard.hpp"
+#include "transport/basp_frame_guard.hpp"
 
 using namespace weir;
 using bytes = std::vector<std::uint8_t>;

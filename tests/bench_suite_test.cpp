@@ -20,7 +20,7 @@
 
 #include "bench/minimal_server.hpp"
 #include "bench/scenario.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/frame.hpp"
 #include "support/daemon_process.hpp"
 #include "support/faulty_file_io.hpp"
 #include "support/http_get.hpp"

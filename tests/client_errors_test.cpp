@@ -14,8 +14,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "messages/wire/bytes.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/bytes.hpp"
+#include "wire/frame.hpp"
 #include "support/daemon_process.hpp"
 #include "support/fake_daemon.hpp"
 #include "support/test_pki.hpp"

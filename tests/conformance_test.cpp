@@ -3,9 +3,9 @@
 // absent the test says so and checks nothing.
 #include <catch2/catch.hpp>
 
-#include "messages/wire/batch.hpp"
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/batch.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/frame.hpp"
 #include "support/test_paths.hpp"
 #include "support/vectors.hpp"
 

@@ -18,9 +18,9 @@
 #include "actors/connection.hpp"
 #include "actors/reply_queue.hpp"
 #include "messages/ingest_protocol.hpp"
-#include "messages/wire/batch.hpp"
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/batch.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/frame.hpp"
 
 #include "support/test_scheduler.hpp"
 

@@ -9,8 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include "config/loader.hpp"
-#include "daemon/cpu_keep_awake.hpp"
-#include "daemon/usable_cores.hpp"
+#include "runtime/cpu_keep_awake.hpp"
+#include "runtime/usable_cores.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/test_helpers.hpp"

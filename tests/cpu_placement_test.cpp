@@ -12,10 +12,10 @@
 #include <catch2/catch.hpp>
 
 #include "config/loader.hpp"
-#include "daemon/client_activity.hpp"
-#include "daemon/cpu_placement.hpp"
-#include "daemon/disk_interrupts.hpp"
-#include "daemon/usable_cores.hpp"
+#include "runtime/client_activity.hpp"
+#include "runtime/cpu_placement.hpp"
+#include "runtime/disk_interrupts.hpp"
+#include "runtime/usable_cores.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/test_helpers.hpp"

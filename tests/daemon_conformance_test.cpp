@@ -3,8 +3,8 @@
 // the protocol names.
 #include <catch2/catch.hpp>
 
-#include "messages/wire/batch.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/batch.hpp"
+#include "wire/frame.hpp"
 #include "support/daemon_process.hpp"
 #include "support/test_paths.hpp"
 #include "support/vectors.hpp"

@@ -11,9 +11,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "messages/wire/batch.hpp"
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/batch.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/frame.hpp"
 #include "support/daemon_process.hpp"
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"

@@ -17,7 +17,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "messages/wire/frame.hpp"
+#include "wire/frame.hpp"
 #include "wab/segment_format.hpp"
 #include "support/v1_segment.hpp"
 #include "support/daemon_process.hpp"

@@ -13,7 +13,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "messages/wire/coordinate.hpp"
+#include "wire/coordinate.hpp"
 #include "sinks/base64.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"

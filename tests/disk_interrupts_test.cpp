@@ -10,8 +10,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/cpu_keep_awake.hpp"
-#include "daemon/disk_interrupts.hpp"
+#include "runtime/cpu_keep_awake.hpp"
+#include "runtime/disk_interrupts.hpp"
 #include "support/test_paths.hpp"
 
 using namespace weir;

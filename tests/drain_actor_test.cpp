@@ -17,7 +17,7 @@
 
 #include "actors/drain.hpp"
 #include "messages/drain_protocol.hpp"
-#include "messages/wire/coordinate.hpp"
+#include "wire/coordinate.hpp"
 #include "observability/metrics.hpp"
 #include "wab/confirm_cursor.hpp"
 #include "wab/segment_reader.hpp"

@@ -2,8 +2,8 @@
 // result, and nothing is allocated for a payload before its header passes.
 #include <catch2/catch.hpp>
 
-#include "messages/wire/batch.hpp"
-#include "messages/wire/frame_reader.hpp"
+#include "wire/batch.hpp"
+#include "wire/frame_reader.hpp"
 #include "support/vectors.hpp"
 
 using namespace weir;

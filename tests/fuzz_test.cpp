@@ -11,9 +11,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "messages/wire/batch.hpp"
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/frame_reader.hpp"
+#include "wire/batch.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/frame_reader.hpp"
 #include "wab/segment_reader.hpp"
 #include "wab/segment_writer.hpp"
 #include "support/test_paths.hpp"

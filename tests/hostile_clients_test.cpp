@@ -16,7 +16,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "messages/wire/frame.hpp"
+#include "wire/frame.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/raw_peer.hpp"

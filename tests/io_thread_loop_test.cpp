@@ -11,7 +11,7 @@
 #include <boost/asio/post.hpp>
 #include <catch2/catch.hpp>
 
-#include "daemon/io_thread_loop.hpp"
+#include "runtime/io_thread_loop.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/test_helpers.hpp"

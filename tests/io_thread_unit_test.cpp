@@ -1,4 +1,4 @@
-// daemon/io_thread_unit.hpp: an actor woken from an io thread runs on that
+// runtime/io_thread_unit.hpp: an actor woken from an io thread runs on that
 // thread, before the send returns, and what it wakes in turn runs after it,
 // not inside it; from a thread without a unit the actor runs on CAF's
 // scheduler as after any send.
@@ -13,7 +13,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
 
-#include "daemon/io_thread_unit.hpp"
+#include "runtime/io_thread_unit.hpp"
 
 using namespace weir;
 

@@ -13,7 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
-#include "daemon/read_poller.hpp"
+#include "transport/read_poller.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/test_helpers.hpp"

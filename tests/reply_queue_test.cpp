@@ -10,7 +10,7 @@
 
 #include "actors/frame_budget.hpp"
 #include "actors/reply_queue.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/frame.hpp"
 
 #include "support/test_scheduler.hpp"
 

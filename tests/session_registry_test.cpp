@@ -5,8 +5,8 @@
 #include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
 
-#include "daemon/session_registry.hpp"
-#include "daemon/socket_session.hpp"
+#include "transport/session_registry.hpp"
+#include "transport/socket_session.hpp"
 
 using namespace weir;
 using namespace std::chrono_literals;

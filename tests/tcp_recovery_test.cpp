@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/tcp_recovery.hpp"
+#include "transport/tcp_recovery.hpp"
 
 using namespace std::chrono_literals;
 

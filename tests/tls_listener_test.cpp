@@ -21,7 +21,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "messages/wire/frame.hpp"
+#include "wire/frame.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/hung_file_system.hpp"

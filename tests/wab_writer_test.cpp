@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "messages/wire/coordinate.hpp"
+#include "wire/coordinate.hpp"
 #include "wab/recovery.hpp"
 #include "wab/segment_reader.hpp"
 #include "wab/segment_writer.hpp"

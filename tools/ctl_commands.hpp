@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 #include "weir/client.hpp"
 
 namespace weir::ctl {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "messages/wire/frame.hpp"
+#include "wire/frame.hpp"
 #include "tools/ctl_commands.hpp"
 #include "weir/client.hpp"
 

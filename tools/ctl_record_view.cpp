@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "messages/wire/coordinate.hpp"
+#include "wire/coordinate.hpp"
 #include "tools/ctl_commands.hpp"
 
 namespace weir::ctl {

@@ -19,7 +19,7 @@
 
 #include "wab/file_io.hpp"
 #include "wab/file_lock.hpp"
-#include "messages/sink_record.hpp"
+#include "wire/sink_record.hpp"
 
 namespace weir {
 

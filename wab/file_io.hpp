@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace weir::wab {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "messages/wire/outcome.hpp"
+#include "wire/outcome.hpp"
 #include "wab/file_io.hpp"
 
 namespace weir::wab {

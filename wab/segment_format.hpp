@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "messages/wire/bytes.hpp"
-#include "messages/wire/outcome.hpp"
+#include "wire/bytes.hpp"
+#include "wire/outcome.hpp"
 
 namespace weir::wab {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "messages/wire/outcome.hpp"
+#include "wire/outcome.hpp"
 #include "wab/file_io.hpp"
 #include "wab/segment_format.hpp"
 

@@ -7,7 +7,7 @@
 // records re-encode to, and no record may exceed a cap or leave the body.
 #include <algorithm>
 
-#include "messages/wire/batch.hpp"
+#include "wire/batch.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
 

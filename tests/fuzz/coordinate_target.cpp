@@ -2,8 +2,8 @@
 // as a bare coordinate and, when they are a whole AckTracked frame, on its
 // payload (the client's path). A coordinate that decodes must re-encode to the
 // same bytes and keep to the limits the protocol states.
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/frame.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
 

@@ -9,8 +9,8 @@
 #include <array>
 #include <limits>
 
-#include "messages/wire/frame.hpp"
-#include "messages/wire/frame_reader.hpp"
+#include "wire/frame.hpp"
+#include "wire/frame_reader.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
 

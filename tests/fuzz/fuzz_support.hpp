@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "config/loader.hpp"
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace weir::fuzz {
 

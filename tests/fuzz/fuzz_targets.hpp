@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 
 int weir_fuzz_frame(const std::uint8_t* data, std::size_t size);
 int weir_fuzz_batch_body(const std::uint8_t* data, std::size_t size);

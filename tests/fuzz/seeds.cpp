@@ -10,7 +10,7 @@
 
 #include "config/loader.hpp"
 #include "config/schema.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/frame.hpp"
 #include "wab/file_io.hpp"
 #include "wab/segment_writer.hpp"
 #include "tests/fuzz/fuzz_support.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace weir::fuzz {
 

@@ -34,7 +34,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
 
   dead_letters_ = std::make_shared<dead_letter_store>(io, paths.dead_letters(), cfg.dead_letter_max_bytes);
   // The settings come from the seed's sim_config, not through
-  // daemon/actor_settings.cpp: the sweep explores combinations the config
+  // runtime/actor_settings.cpp: the sweep explores combinations the config
   // cannot express (the writer's and the fsync group's record limits apart,
   // segments of a few hundred bytes), and what it leaves out keeps the
   // actors' defaults, which are the config's defaults.
@@ -53,7 +53,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     const std::string dir = paths.shard_dir(s.shard);
     std::shared_ptr<wab::spare_pool> spares;
     if (cfg.spare_segments > 0) {
-      // As daemon/pipeline.cpp: the spares an earlier life left are adopted
+      // As runtime/pipeline.cpp: the spares an earlier life left are adopted
       // (a failure to read them leaves the pool empty, and the daemon goes on).
       spares = std::make_shared<wab::spare_pool>(io, dir, cfg.segment_max_bytes, cfg.spare_segments, 0);
       (void)spares->adopt();
@@ -116,7 +116,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
   for (std::size_t p = 0; p < cfg.producers; ++p) producers_.push_back(sys_->spawn<producer_actor>(replies, p));
 }
 
-/// The startup of daemon/wab_startup.cpp, over the sim file system: every
+/// The startup of runtime/wab_startup.cpp, over the sim file system: every
 /// shard recovered, numbering continuing after both the highest segment
 /// found and the cursor (a reused sequence would give new records the ids of
 /// delivered ones), the live bytes counted against the cap.

@@ -1,7 +1,7 @@
 #pragma once
 // One life of the daemon, from startup to crash: WAB recovery of every shard
-// directory over the sim file system (as daemon/wab_startup.cpp does it),
-// then the actors as daemon/pipeline.cpp wires them — per shard a drain,
+// directory over the sim file system (as runtime/wab_startup.cpp does it),
+// then the actors as runtime/pipeline.cpp wires them — per shard a drain,
 // an fsync_group and a shard_writer, one sink_runner with its workers — all
 // on CAF's test scheduler in one actor system, plus the simulated producers.
 // A crash ends the life: every actor is killed and the actor system goes.

@@ -3,9 +3,9 @@
 #include <set>
 #include <unordered_set>
 
-#include "messages/wire/batch.hpp"
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/batch.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/frame.hpp"
 #include "wab/segment_format.hpp"
 #include "sim/segment_scan.hpp"
 

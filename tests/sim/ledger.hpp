@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "messages/ingest_protocol.hpp"
-#include "messages/wire/coordinate.hpp"
+#include "wire/coordinate.hpp"
 
 namespace weir::sim {
 

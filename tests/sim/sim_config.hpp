@@ -28,7 +28,7 @@ bool parse_sabotage(const std::string& name, sabotage& out);
 enum class sync_wiring : std::uint8_t {
   /// The writer hands every Durable group to the fsync group.
   separate,
-  /// As daemon/pipeline.cpp wires them: the writer syncs a group itself while
+  /// As runtime/pipeline.cpp wires them: the writer syncs a group itself while
   /// its fsync group is idle and its mailbox empty, or under the adaptive
   /// policy while the shard has had no Buffered push for the quiet time, and
   /// leaves the replies of such a sync to the fsync group when more waits;

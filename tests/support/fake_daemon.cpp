@@ -13,8 +13,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "messages/wire/bytes.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/bytes.hpp"
+#include "wire/frame.hpp"
 
 namespace weir::test {
 

@@ -3,7 +3,7 @@
 // upgraded in place still holds, and must still be read.
 #include <cstdint>
 
-#include "messages/wire/bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace weir::test {
 

@@ -4,9 +4,9 @@
 #include <set>
 
 #include "actors/replica_store.hpp"
-#include "messages/wire/batch.hpp"
-#include "messages/wire/coordinate.hpp"
-#include "messages/wire/frame.hpp"
+#include "wire/batch.hpp"
+#include "wire/coordinate.hpp"
+#include "wire/frame.hpp"
 #include "wab/segment_format.hpp"
 #include "sim/segment_scan.hpp"
 

@@ -9,8 +9,8 @@
 #include <caf/send.hpp>
 
 #include "daemon/cluster_runtime.hpp"
-#include "daemon/node_life.hpp"
-#include "daemon/wab_startup.hpp"
+#include "runtime/node_life.hpp"
+#include "runtime/wab_startup.hpp"
 #include "sim/cluster/sim_network.hpp"
 #include "wab/segment_format.hpp"
 
@@ -54,7 +54,7 @@ cluster_node_life::cluster_node_life(caf::actor_system& sys, const config& cfg, 
     disk.io->adopt_directory(d);
   }
   auto recovered = recover_wab(cfg, disk.io.get());
-  // As daemon/node_life.cpp, with the caller's clock.
+  // As runtime/node_life.cpp, with the caller's clock.
   const bool empty = number_empty_shards(recovered, cfg.ingest.shards, first_if_empty);
   if (disk.incarnation == 0) disk.incarnation = rng.next() | 1;
   new_life_ = empty;

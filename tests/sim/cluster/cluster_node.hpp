@@ -1,11 +1,11 @@
 #pragma once
 // One simulated cluster node: its disk, which outlives its crashes (until it
 // is lost and replaced by an empty one), and one life of its process — the
-// daemon's own parts as the daemon wires them (daemon/pipeline.cpp, and the
+// daemon's own parts as the daemon wires them (runtime/pipeline.cpp, and the
 // replica store and membership with cluster_runtime's settings), over the
 // node's simulated disk, on the shared test scheduler. Only the links
 // differ: membership dials through the simulated network, and learns who a
-// link's node is from it (daemon/cluster_gate.hpp does both with TLS).
+// link's node is from it (transport/cluster_gate.hpp does both with TLS).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,7 +17,7 @@
 #include "actors/membership.hpp"
 #include "actors/replica_store.hpp"
 #include "config/config.hpp"
-#include "daemon/pipeline.hpp"
+#include "runtime/pipeline.hpp"
 #include "sim/fault_plan.hpp"
 #include "sim/producer_actor.hpp"
 #include "sim/sim_file_io.hpp"
@@ -44,7 +44,7 @@ class cluster_node_life {
  public:
   /// Recovers the node's WAB and starts every actor (none has run yet).
   /// `first_if_empty`: where a WAB that holds nothing numbers its first
-  /// segments (daemon/node_life.cpp takes the wall clock). Throws
+  /// segments (runtime/node_life.cpp takes the wall clock). Throws
   /// wab::recovery_error or startup_error as the daemon's startup would.
   cluster_node_life(caf::actor_system& sys, const config& cfg, node_disk& disk, sim_network& net,
                     const caf::actor& identity, std::shared_ptr<sink_factory> sink, reply_observer* replies,

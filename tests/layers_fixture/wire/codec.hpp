@@ -1,0 +1,3 @@
+#pragma once
+// The wire codec reaching up into the actor protocols: refused.
+#include "messages/protocol.hpp"
