@@ -27,15 +27,6 @@ class cluster_gate;
 /// system's configuration; nothing outside a cluster.
 void prepare_cluster_config(caf::actor_system_config& caf_cfg, const config& cfg);
 
-/// The replica store's and membership's settings as a node makes them
-/// (the cluster simulation makes its nodes with them too): copies kept in
-/// data_dir/replica, failover and retired copies delivered by `shards`.
-/// Membership's links (middleman, identity, members) are the caller's.
-replica_store_settings replica_store_settings_for(const config& cfg, pipeline& shards,
-                                                  std::shared_ptr<wab::file_io> io);
-membership_settings membership_settings_for(const config& cfg, pipeline& shards, replica_store_actor store,
-                                            std::uint64_t incarnation);
-
 class cluster_runtime {
  public:
   /// Binds cluster.listen and joins; throws startup_error when the TLS

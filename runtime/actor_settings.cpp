@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "runtime/pipeline.hpp"
+
 namespace weir {
 
 namespace {
@@ -106,6 +108,45 @@ std::shared_ptr<wab::spare_pool> spare_pool_for(const config& cfg, const std::st
   return std::make_shared<wab::spare_pool>(std::move(io), shard_dir, narrow<std::uint64_t>(cfg.wab.segment_max_bytes),
                                            narrow<std::uint32_t>(cfg.wab.spare_segments),
                                            narrow<std::uint64_t>(cfg.wab.min_free_bytes));
+}
+
+replica_store_settings replica_store_settings_for(const config& cfg, pipeline& shards,
+                                                  std::shared_ptr<wab::file_io> io) {
+  replica_store_settings rs;
+  rs.node = cluster_node(cfg);
+  rs.root = cfg.data_dir + "/replica";
+  rs.io = std::move(io);
+  rs.quarantine_dir = cfg.data_dir + "/quarantine";
+  // Copies of other nodes' earlier lives are delivered from here.
+  rs.retired = [&shards](std::uint16_t origin, std::uint16_t shard, const std::string& dir) {
+    shards.start_retired_drain(origin, shard, dir);
+  };
+  rs.retired_done = [&shards](const std::string& dir) { shards.stop_retired_drain(dir); };
+  return rs;
+}
+
+membership_settings membership_settings_for(const config& cfg, pipeline& shards, replica_store_actor store,
+                                            std::uint64_t incarnation) {
+  membership_settings ms;
+  ms.node = cluster_node(cfg);
+  ms.incarnation = incarnation;
+  ms.listen = cfg.cluster.listen;
+  ms.peers = cfg.cluster.peers;
+  ms.heartbeat = std::chrono::milliseconds(cfg.cluster.heartbeat_ms);
+  ms.failover_after = std::chrono::milliseconds(cfg.cluster.failover_after_ms);
+  // A peer that restarts is called again well within failover_after: a
+  // longer reconnect backoff would let it fail over a live peer first.
+  ms.reconnect_max = std::clamp(ms.failover_after / 4, std::chrono::milliseconds(100), std::chrono::milliseconds(5000));
+  ms.store = std::move(store);
+  ms.replicators = shards.replicators();
+  const std::string root = cfg.data_dir + "/replica";
+  ms.failover.start = [&shards, root](std::uint16_t origin, std::uint16_t shard) {
+    shards.start_failover_drain(origin, shard, replica_shard_dir(root, origin, shard));
+  };
+  ms.failover.stop = [&shards](std::uint16_t origin, std::optional<std::uint16_t> shard) {
+    return shards.take_failover_drains(origin, shard);
+  };
+  return ms;
 }
 
 }  // namespace weir

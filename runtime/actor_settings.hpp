@@ -11,6 +11,8 @@
 #include "actors/connection.hpp"
 #include "actors/drain.hpp"
 #include "actors/fsync_group.hpp"
+#include "actors/membership.hpp"
+#include "actors/replica_store.hpp"
 #include "actors/replicator.hpp"
 #include "actors/shard_writer.hpp"
 #include "actors/sink_runner.hpp"
@@ -18,6 +20,8 @@
 #include "wab/spare_pool.hpp"
 
 namespace weir {
+
+class pipeline;
 
 /// This node's number in its cluster; 0 outside one.
 std::uint16_t cluster_node(const config& cfg);
@@ -37,6 +41,14 @@ drain_settings drain_settings_for(const config& cfg, std::uint16_t shard, const 
 sink_runner_settings runner_settings_for(const config& cfg, bool one_writer);
 /// A shard's replicator (a cluster node's).
 replicator_settings replicator_settings_for(const config& cfg, std::uint16_t shard, const std::string& shard_dir);
+/// The replica store's and membership's settings as a node makes them
+/// (the cluster simulation makes its nodes with them too): copies kept in
+/// data_dir/replica, failover and retired copies delivered by `shards`.
+/// Membership's links (middleman, identity, members) are the caller's.
+replica_store_settings replica_store_settings_for(const config& cfg, pipeline& shards,
+                                                  std::shared_ptr<wab::file_io> io);
+membership_settings membership_settings_for(const config& cfg, pipeline& shards, replica_store_actor store,
+                                            std::uint64_t incarnation);
 /// A shard's spare pool (wab.spare_segments files of wab.segment_max_bytes).
 std::shared_ptr<wab::spare_pool> spare_pool_for(const config& cfg, const std::string& shard_dir,
                                                 std::shared_ptr<wab::file_io> io);

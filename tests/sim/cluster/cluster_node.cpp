@@ -8,7 +8,8 @@
 #include <caf/io/middleman_actor.hpp>
 #include <caf/send.hpp>
 
-#include "daemon/cluster_runtime.hpp"
+#include "runtime/actor_settings.hpp"
+#include "runtime/pipeline.hpp"
 #include "runtime/node_life.hpp"
 #include "runtime/wab_startup.hpp"
 #include "sim/cluster/sim_network.hpp"

@@ -2,8 +2,8 @@
 // One simulated cluster node: its disk, which outlives its crashes (until it
 // is lost and replaced by an empty one), and one life of its process — the
 // daemon's own parts as the daemon wires them (runtime/pipeline.cpp, and the
-// replica store and membership with cluster_runtime's settings), over the
-// node's simulated disk, on the shared test scheduler. Only the links
+// replica store and membership with the settings of runtime/actor_settings),
+// over the node's simulated disk, on the shared test scheduler. Only the links
 // differ: membership dials through the simulated network, and learns who a
 // link's node is from it (transport/cluster_gate.hpp does both with TLS).
 #include <cstdint>
