@@ -17,7 +17,7 @@
 //               rechecked every dead_letter_recheck_ms) -> delivering ...
 // Failures count attempts, not slots: the commits in flight when the first
 //               of them fails are one attempt, however many slots report it.
-// Backoff: drain.retry.initial_ms x multiplier^(failures-1), capped at
+// Backoff: sink.retry.initial_ms x multiplier^(failures-1), capped at
 // max_ms, +-jitter; a Retry-After from the sink replaces it. Forever. A
 // probe that succeeds during a backoff (not a Retry-After) ends it early.
 // Health: healthy after a commit; degraded from the first failed attempt;

@@ -17,6 +17,11 @@ enum class cpu_placement_mode { adaptive, spread };
 enum class read_batching_mode { adaptive, always, off };
 
 struct config {
+  /// Not a setting: one line for each earlier name of a key the sources
+  /// used (config/schema.hpp, renamed_keys), logged at start and printed by
+  /// --check-config.
+  std::vector<std::string> deprecations;
+
   std::string data_dir;
 
   struct tls_files {
@@ -68,12 +73,6 @@ struct config {
     std::int64_t batch_max_records;
     std::int64_t batch_max_bytes;
     std::int64_t linger_ms;
-    struct {
-      std::int64_t initial_ms;
-      double multiplier;
-      std::int64_t max_ms;
-      double jitter;
-    } retry;
     std::int64_t dead_letter_max_bytes;
     std::int64_t dead_letter_recheck_ms;
     std::int64_t cursor_persist_ms;
@@ -85,6 +84,12 @@ struct config {
     std::int64_t timeout_ms;
     std::int64_t health_interval_ms;
     std::int64_t down_after_failures;
+    struct {
+      std::int64_t initial_ms;
+      double multiplier;
+      std::int64_t max_ms;
+      double jitter;
+    } retry;
     struct { std::string path; } sqlite;
     struct { std::string conninfo; std::string password_file; } postgres;
     struct {

@@ -48,6 +48,15 @@ void assign_or_throw(config& c, key_origins& origins, const setting& s, const YA
                        " (" + where + "): expected " + s.allowed);
 }
 
+/// The setting `key` names, or the one it names under an earlier name (a
+/// deprecation line is then added to `c`); nullptr when none.
+const setting* setting_named(config& c, const std::string& key, const std::string& where) {
+  if (const setting* s = find_setting(key)) return s;
+  const setting* s = renamed_setting(key);
+  if (s) c.deprecations.push_back(key + " is now " + s->key + " (" + where + "); the old name is still read, and will not be in a later release");
+  return s;
+}
+
 /// Where in the file each key was given: YAML keeps both of two equal keys
 /// (and a dotted key beside its section's), and the last would silently win.
 /// A section may come twice (files made by concatenation); a key may not.
@@ -59,10 +68,10 @@ void apply_yaml_map(config& c, key_origins& origins, keys_given& given, const YA
     if (!kv.first.IsScalar())
       throw config_error("config error: " + at(file, kv.first.Mark()) + ": keys must be plain names");
     const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
-    if (const setting* s = find_setting(key)) {
-      if (const auto [first, fresh] = given.emplace(key, kv.first.Mark()); !fresh)
-        throw config_error("config error: " + key + " is given twice (" + at(file, first->second) + " and " +
-                           at(file, kv.first.Mark()) + "); expected each key once");
+    if (const setting* s = setting_named(c, key, at(file, kv.first.Mark()))) {
+      if (const auto [first, fresh] = given.emplace(s->key, kv.first.Mark()); !fresh)
+        throw config_error("config error: " + s->key + " is given twice (" + at(file, first->second) + " and " +
+                           at(file, kv.first.Mark()) + "); expected each key once (an earlier name counts)");
       assign_or_throw(c, origins, *s, kv.second, at(file, kv.second.Mark()));
     } else if (is_section(key)) {
       if (kv.second.IsMap())
@@ -146,6 +155,8 @@ void apply_env(config& c, key_origins& origins, const config_sources& src) {
     const setting* match = nullptr;
     for (auto& s : settings())
       if (env_name(s.key) == name) match = &s;
+    for (const auto& r : renamed_keys())
+      if (!match && env_name(r.old_key) == name) match = setting_named(c, r.old_key, "environment " + name);
     if (match) {
       const std::string where = "environment " + name;
       assign_or_throw(c, origins, *match, node_from_text(*match, value, where), where);
@@ -166,7 +177,7 @@ void apply_overrides(config& c, key_origins& origins, const config_sources& src)
     if (eq == std::string::npos || eq == 0)
       throw config_error("config error: --set " + entry + ": expected section.key=value");
     const std::string key = entry.substr(0, eq), value = entry.substr(eq + 1);
-    const setting* s = find_setting(key);
+    const setting* s = setting_named(c, key, "--set");
     if (!s)
       throw config_error("config error: --set " + entry + ": unknown key " + key +
                          "; see docs/configuration.md");

@@ -300,14 +300,6 @@ std::vector<setting> make_settings() {
                         256 * MiB, "4MiB", "Most payload bytes in one sink commit."));
   s.push_back(integer("drain.linger_ms", WEIR_FIELD(drain.linger_ms), 0, 60000, "5",
                       "How long the drain waits to fill a batch before committing it."));
-  s.push_back(integer("drain.retry.initial_ms", WEIR_FIELD(drain.retry.initial_ms), 1, 600000,
-                      "100", "First delay after a transient sink failure."));
-  s.push_back(number("drain.retry.multiplier", WEIR_FIELD(drain.retry.multiplier), 1.0, 10.0,
-                     "2.0", "Growth of the delay after each further failure."));
-  s.push_back(integer("drain.retry.max_ms", WEIR_FIELD(drain.retry.max_ms), 1, 3600000, "30000",
-                      "Longest delay between retries."));
-  s.push_back(number("drain.retry.jitter", WEIR_FIELD(drain.retry.jitter), 0.0, 1.0, "0.2",
-                     "Random fraction added to or taken from each delay."));
   s.push_back(byte_size("drain.dead_letter_max_bytes", WEIR_FIELD(drain.dead_letter_max_bytes),
                         1 * MiB, 64 * TiB, "1GiB",
                         "Dead-letter space; when full, delivery stops until space frees."));
@@ -336,6 +328,14 @@ std::vector<setting> make_settings() {
   s.push_back(integer("sink.down_after_failures", WEIR_FIELD(sink.down_after_failures), 1, 1000, "3",
                       "Consecutive failed commit attempts after which the sink is reported down (degraded "
                       "before that; healthy again after a commit succeeds)."));
+  s.push_back(integer("sink.retry.initial_ms", WEIR_FIELD(sink.retry.initial_ms), 1, 600000,
+                      "100", "First delay after a transient sink failure."));
+  s.push_back(number("sink.retry.multiplier", WEIR_FIELD(sink.retry.multiplier), 1.0, 10.0,
+                     "2.0", "Growth of the delay after each further failure."));
+  s.push_back(integer("sink.retry.max_ms", WEIR_FIELD(sink.retry.max_ms), 1, 3600000, "30000",
+                      "Longest delay between retries."));
+  s.push_back(number("sink.retry.jitter", WEIR_FIELD(sink.retry.jitter), 0.0, 1.0, "0.2",
+                     "Random fraction added to or taken from each delay."));
   s.push_back(text("sink.sqlite.path", WEIR_FIELD(sink.sqlite.path), tr::path, "var/sink.db",
                    "SQLite database file; a relative path is taken from the working directory, not from `data_dir`."));
   s.push_back(text("sink.postgres.conninfo", WEIR_FIELD(sink.postgres.conninfo), tr::any, "\"\"",
@@ -465,10 +465,28 @@ const setting* find_setting(const std::string& key) {
   return nullptr;
 }
 
+const std::vector<renamed_key>& renamed_keys() {
+  // The sink runner's backoff was configured under drain.* (it is the
+  // sink's retry, not the drain's).
+  static const std::vector<renamed_key> renamed{{"drain.retry.initial_ms", "sink.retry.initial_ms"},
+                                                {"drain.retry.multiplier", "sink.retry.multiplier"},
+                                                {"drain.retry.max_ms", "sink.retry.max_ms"},
+                                                {"drain.retry.jitter", "sink.retry.jitter"}};
+  return renamed;
+}
+
+const setting* renamed_setting(const std::string& old_key) {
+  for (const auto& r : renamed_keys())
+    if (old_key == r.old_key) return find_setting(r.new_key);
+  return nullptr;
+}
+
 bool is_section(const std::string& key) {
   const std::string prefix = key + ".";
   return std::any_of(settings().begin(), settings().end(),
-                     [&](const setting& s) { return s.key.rfind(prefix, 0) == 0; });
+                     [&](const setting& s) { return s.key.rfind(prefix, 0) == 0; }) ||
+         std::any_of(renamed_keys().begin(), renamed_keys().end(),
+                     [&](const renamed_key& r) { return std::string(r.old_key).rfind(prefix, 0) == 0; });
 }
 
 std::string env_name(const std::string& key) {

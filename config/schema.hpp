@@ -29,10 +29,22 @@ const std::vector<setting>& settings();
 /// nullptr when `key` names no setting.
 const setting* find_setting(const std::string& key);
 
-/// True when `key` is a section that holds settings ("drain", "drain.retry").
+/// A key's earlier name: still read, with a deprecation line, so that a
+/// configuration written for an earlier version keeps working.
+struct renamed_key {
+  const char* old_key;
+  const char* new_key;
+};
+const std::vector<renamed_key>& renamed_keys();
+
+/// The setting `old_key` was renamed to; nullptr when it names none.
+const setting* renamed_setting(const std::string& old_key);
+
+/// True when `key` is a section that holds settings ("drain", "sink.retry"),
+/// or held one under an earlier name ("drain.retry").
 bool is_section(const std::string& key);
 
-/// WEIR_<SECTION>__<KEY>: "drain.retry.initial_ms" -> "WEIR_DRAIN__RETRY__INITIAL_MS".
+/// WEIR_<SECTION>__<KEY>: "sink.retry.initial_ms" -> "WEIR_SINK__RETRY__INITIAL_MS".
 std::string env_name(const std::string& key);
 
 config default_config();

@@ -112,9 +112,9 @@ void validate_config(const config& c) {
          ": expected at least limits.max_payload_bytes = " + format_bytes(c.limits.max_payload_bytes) +
          " (a frame of the largest allowed payload must fit)");
 
-  if (c.drain.retry.max_ms < c.drain.retry.initial_ms)
-    fail("drain.retry.max_ms = " + std::to_string(c.drain.retry.max_ms) +
-         ": expected at least drain.retry.initial_ms = " + std::to_string(c.drain.retry.initial_ms));
+  if (c.sink.retry.max_ms < c.sink.retry.initial_ms)
+    fail("sink.retry.max_ms = " + std::to_string(c.sink.retry.max_ms) +
+         ": expected at least sink.retry.initial_ms = " + std::to_string(c.sink.retry.initial_ms));
 
   if (c.sink.type == "http" && c.sink.http.url.empty())
     fail("sink.http.url = \"\": expected an http:// or https:// URL when sink.type is http");

@@ -43,6 +43,7 @@ void reload_config(config& running, const std::function<config()>& reread,
     log::error("reload refused: the configuration is invalid; nothing changed", {{"error", e.what()}});
     return;
   }
+  for (const auto& d : fresh.deprecations) log::warn("config: a key is read under its earlier name", {{"key", d}});
   std::vector<std::string> applied, restart;
   for (const auto& key : changed_keys(running, fresh)) (reloads_live(key) ? applied : restart).push_back(key);
   running.log = fresh.log;

@@ -124,11 +124,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "config error: %s\n", e.what());
       return 2;
     }
+    for (const auto& d : cfg.deprecations) std::fprintf(stderr, "config warning: %s\n", d.c_str());
     std::printf("config ok\n");
     return 0;
   }
 
   weir::log::configure(cfg.log.level, cfg.log.format);
+  for (const auto& d : cfg.deprecations) weir::log::warn("config: a key is read under its earlier name", {{"key", d}});
   try {
     return weir::run_daemon(cfg, [&args] { return weir::load_config(args.sources); });
   } catch (const weir::startup_error& e) {

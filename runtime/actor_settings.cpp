@@ -83,10 +83,10 @@ sink_runner_settings runner_settings_for(const config& cfg, bool one_writer) {
   // commits them one after another on one thread: four threads taking turns
   // on SQLite's lock delivered less than one (decision 0009).
   s.concurrency = one_writer ? 1 : narrow<std::uint32_t>(cfg.sink.concurrency);
-  s.retry_initial_ms = narrow<std::uint32_t>(cfg.drain.retry.initial_ms);
-  s.retry_multiplier = cfg.drain.retry.multiplier;
-  s.retry_max_ms = narrow<std::uint32_t>(cfg.drain.retry.max_ms);
-  s.retry_jitter = cfg.drain.retry.jitter;
+  s.retry_initial_ms = narrow<std::uint32_t>(cfg.sink.retry.initial_ms);
+  s.retry_multiplier = cfg.sink.retry.multiplier;
+  s.retry_max_ms = narrow<std::uint32_t>(cfg.sink.retry.max_ms);
+  s.retry_jitter = cfg.sink.retry.jitter;
   s.health_interval_ms = narrow<std::uint32_t>(cfg.sink.health_interval_ms);
   s.down_after_failures = narrow<std::uint32_t>(cfg.sink.down_after_failures);
   s.dead_letter_recheck_ms = narrow<std::uint32_t>(cfg.drain.dead_letter_recheck_ms);

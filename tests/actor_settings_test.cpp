@@ -48,8 +48,8 @@ TEST_CASE("every protocol knob set in the config reaches its actor", "[config][s
                          "wab.min_free_bytes=2MiB", "group_commit.max_bytes=64KiB", "group_commit.max_records=77",
                          "group_commit.policy=deadline", "group_commit.max_delay_us=450", "drain.cursor_persist_ms=35",
                          "drain.batch_max_records=12", "drain.batch_max_bytes=96KiB", "drain.linger_ms=8",
-                         "drain.dead_letter_recheck_ms=321", "drain.retry.initial_ms=11", "drain.retry.multiplier=3",
-                         "drain.retry.max_ms=999", "drain.retry.jitter=0.5", "sink.health_interval_ms=1234",
+                         "drain.dead_letter_recheck_ms=321", "sink.retry.initial_ms=11", "sink.retry.multiplier=3",
+                         "sink.retry.max_ms=999", "sink.retry.jitter=0.5", "sink.health_interval_ms=1234",
                          "sink.concurrency=6"});
   const auto c = connection_settings_for(cfg);
   CHECK(c.budget_retry_ms == 17);

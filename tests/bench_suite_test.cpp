@@ -217,7 +217,7 @@ TEST_CASE("weir-bench: an outage round keeps acking while the sink refuses and c
 daemon:
   sink.type: http
   sink.http.format: ndjson
-  drain.retry.max_ms: 200
+  sink.retry.max_ms: 200
 endpoint:
   delay_ms: 0
 outage_seconds: 1

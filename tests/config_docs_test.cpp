@@ -53,7 +53,7 @@ TEST_CASE("log.format json writes numbers as numbers and --print-config numbers 
     CHECK(ready == 1);
   }
   const auto printed = weir::test::run_binary(weir::test::binary("weir-server"),
-                                              {"--set", "drain.retry.jitter=0.3", "--print-config"}, dir.path());
+                                              {"--set", "sink.retry.jitter=0.3", "--print-config"}, dir.path());
   CHECK(printed.out.find("jitter: 0.3\n") != std::string::npos);
 }
 

@@ -77,18 +77,17 @@ TEST_CASE("precedence: defaults < file < environment < --set", "[config]") {
 TEST_CASE("nested keys and sizes and booleans and lists and maps from every source", "[config]") {
   fixture f;
   f.yaml(
-      "drain:\n  retry:\n    initial_ms: 250\n    jitter: 0.5\n"
       "wab:\n  segment_max_bytes: 1MiB\n"
       "listen:\n  peer_uid_check: off\n"
-      "sink:\n  http:\n    headers:\n      X-Team: storage\n");
-  f.sources.env = {"WEIR_DRAIN__RETRY__MULTIPLIER=3", "WEIR_DATA_DIR=/srv/weir"};
+      "sink:\n  retry:\n    initial_ms: 250\n    jitter: 0.5\n  http:\n    headers:\n      X-Team: storage\n");
+  f.sources.env = {"WEIR_SINK__RETRY__MULTIPLIER=3", "WEIR_DATA_DIR=/srv/weir"};
   f.sources.overrides = {"cluster.node_id=1", "cluster.listen=127.0.0.1:7000",
                          "cluster.peers=[\"127.0.0.1:7001\", \"[::1]:7002\"]", "cluster.tls.cert=n1.pem",
                          "cluster.tls.key=n1.key", "cluster.tls.ca=ca.pem"};
   auto c = f.load();
-  CHECK(c.drain.retry.initial_ms == 250);
-  CHECK(c.drain.retry.jitter == Approx(0.5));
-  CHECK(c.drain.retry.multiplier == Approx(3.0));
+  CHECK(c.sink.retry.initial_ms == 250);
+  CHECK(c.sink.retry.jitter == Approx(0.5));
+  CHECK(c.sink.retry.multiplier == Approx(3.0));
   CHECK(c.wab.segment_max_bytes == 1024 * 1024);
   CHECK_FALSE(c.listen.peer_uid_check);
   CHECK(c.sink.http.headers.at("X-Team") == "storage");
@@ -96,9 +95,37 @@ TEST_CASE("nested keys and sizes and booleans and lists and maps from every sour
   CHECK(c.cluster.peers == std::vector<std::string>{"127.0.0.1:7001", "[::1]:7002"});
 }
 
+TEST_CASE("a key's earlier name is still read from every source with a deprecation line", "[config]") {
+  fixture f;
+  f.yaml("drain:\n  retry:\n    initial_ms: 250\n  linger_ms: 7\n");
+  f.sources.env = {"WEIR_DRAIN__RETRY__MULTIPLIER=3"};
+  f.sources.overrides = {"drain.retry.max_ms=900"};
+  auto c = f.load();
+  CHECK(c.sink.retry.initial_ms == 250);
+  CHECK(c.sink.retry.multiplier == Approx(3.0));
+  CHECK(c.sink.retry.max_ms == 900);
+  CHECK(c.drain.linger_ms == 7);  // the section's other keys are where they were
+  REQUIRE(c.deprecations.size() == 3);
+  CHECK(c.deprecations[0].starts_with("drain.retry.initial_ms is now sink.retry.initial_ms ("));
+  CHECK(c.deprecations[0].find("weir.yaml line 3") != std::string::npos);
+  CHECK(c.deprecations[1].starts_with("drain.retry.multiplier is now sink.retry.multiplier (environment "
+                                      "WEIR_DRAIN__RETRY__MULTIPLIER)"));
+  CHECK(c.deprecations[2].starts_with("drain.retry.max_ms is now sink.retry.max_ms (--set)"));
+  // The new names carry no such line; both names in one file are one key given twice.
+  f.yaml("sink:\n  retry:\n    initial_ms: 250\n");
+  f.sources.env.clear();
+  f.sources.overrides.clear();
+  CHECK(f.load().deprecations.empty());
+  f.yaml("sink:\n  retry:\n    initial_ms: 250\ndrain:\n  retry:\n    initial_ms: 300\n");
+  CHECK(f.error().find("sink.retry.initial_ms is given twice") != std::string::npos);
+  // Validation names the new key, wherever the value came from.
+  f.yaml("drain:\n  retry:\n    initial_ms: 500\n    max_ms: 100\n");
+  CHECK(f.error().find("sink.retry.max_ms = 100: expected at least sink.retry.initial_ms = 500") != std::string::npos);
+}
+
 TEST_CASE("the printed configuration loads back to the same configuration", "[config]") {
   fixture f;
-  f.sources.overrides = {"ingest.shards=9", "sink.http.headers={A: b}", "drain.retry.jitter=0.25"};
+  f.sources.overrides = {"ingest.shards=9", "sink.http.headers={A: b}", "sink.retry.jitter=0.25"};
   const auto first = f.load();
   f.yaml(render_config(first));
   f.sources.overrides.clear();
@@ -113,7 +140,7 @@ TEST_CASE("every key has an environment name and a valid default", "[config]") {
     config c{};
     CHECK(s.assign(c, YAML::Load(s.default_yaml)));
   }
-  CHECK(env_name("drain.retry.initial_ms") == "WEIR_DRAIN__RETRY__INITIAL_MS");
+  CHECK(env_name("sink.retry.initial_ms") == "WEIR_SINK__RETRY__INITIAL_MS");
   CHECK(env_name("data_dir") == "WEIR_DATA_DIR");
 }
 
@@ -170,7 +197,7 @@ TEST_CASE("out-of-range values are errors with the allowed range", "[config][err
   f.sources.overrides = {"limits.max_payload_bytes=17MiB"};
   CHECK(f.error().find("16MiB") != std::string::npos);
 
-  f.sources.overrides = {"drain.retry.jitter=1.5"};
+  f.sources.overrides = {"sink.retry.jitter=1.5"};
   CHECK(f.error().find("from 0 to 1") != std::string::npos);
 
   f.sources.overrides = {"limits.max_batch_records=4096"};
@@ -246,8 +273,8 @@ TEST_CASE("cross-key rules", "[config][errors]") {
   CHECK(crossed.find("wab.segment_max_bytes from " + f.sources.file + " line 2, column 22") != std::string::npos);
   f.yaml("");
   f.sources.env = {};
-  f.sources.overrides = {"drain.retry.max_ms=10"};
-  CHECK(f.error().find("drain.retry.initial_ms by default") != std::string::npos);
+  f.sources.overrides = {"sink.retry.max_ms=10"};
+  CHECK(f.error().find("sink.retry.initial_ms by default") != std::string::npos);
   // A key's name inside an echoed value is no key of the message's.
   f.sources.overrides = {"sink.http.url=http://host/data_dir", "sink.http.ca_file=ca.pem"};
   crossed = f.error();

@@ -202,6 +202,21 @@ TEST_CASE("weir-server --config must name a regular file of at most 1 MiB", "[cl
   CHECK(checked == 4);
 }
 
+TEST_CASE("weir-server --check-config and the start say which key is read under its earlier name", "[cli][config]") {
+  temp_dir dir;
+  const auto check = run_binary(binary("weir-server"), {"--set", "drain.retry.max_ms=900", "--check-config"}, dir.path());
+  CHECK(check.exit_code == 0);
+  CHECK(check.out == "config ok\n");
+  CHECK(check.err.find("config warning: drain.retry.max_ms is now sink.retry.max_ms (--set)") != std::string::npos);
+  const auto printed = run_binary(binary("weir-server"), {"--set", "drain.retry.max_ms=900", "--print-config"}, dir.path());
+  CHECK(printed.out.find("max_ms: 900") != std::string::npos);  // under sink.retry
+  daemon_process d(dir.path(), {"--set", "drain.retry.max_ms=900"});
+  REQUIRE(d.wait_ready());
+  CHECK(d.log().find("config: a key is read under its earlier name key=\"drain.retry.max_ms is now sink.retry.max_ms") !=
+        std::string::npos);
+  CHECK(d.stop() == 0);
+}
+
 TEST_CASE("the three-node example configuration passes --check-config", "[cli][cluster]") {
   temp_dir dir;
   // Its certificates first, as its comment says.

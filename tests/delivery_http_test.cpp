@@ -34,7 +34,7 @@ namespace {
 
 std::vector<std::string> http_args(const http_test_server& server, const std::string& format = "raw") {
   return {"--set", "sink.type=http",  "--set", "sink.http.url=" + server.url(), "--set", "sink.http.format=" + format,
-          "--set", "drain.retry.initial_ms=50", "--set", "drain.retry.max_ms=400", "--set", "sink.concurrency=2",
+          "--set", "sink.retry.initial_ms=50", "--set", "sink.retry.max_ms=400", "--set", "sink.concurrency=2",
           "--set", "sink.http.headers={X-Weir-Test: yes}", "--set", "sink.timeout_ms=500"};
 }
 

@@ -43,8 +43,8 @@ struct https_fixture {
 
   std::vector<std::string> args(const std::string& url, const std::string& ca_file) const {
     return {"--set", "sink.type=http",          "--set", "sink.http.url=" + url,
-            "--set", "sink.http.ca_file=" + ca_file, "--set", "drain.retry.initial_ms=50",
-            "--set", "drain.retry.max_ms=300",  "--set", "sink.timeout_ms=2000",
+            "--set", "sink.http.ca_file=" + ca_file, "--set", "sink.retry.initial_ms=50",
+            "--set", "sink.retry.max_ms=300",  "--set", "sink.timeout_ms=2000",
             "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)};
   }
 

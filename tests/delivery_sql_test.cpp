@@ -154,7 +154,7 @@ TEST_CASE("postgres: rows arrive once and survive a server restart and data erro
   postgres_server pg;
   temp_dir dir;
   daemon_process d(dir.path(), {"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=" + pg.conninfo(),
-                                "--set", "drain.retry.initial_ms=50", "--set", "drain.retry.max_ms=500"});
+                                "--set", "sink.retry.initial_ms=50", "--set", "sink.retry.max_ms=500"});
   REQUIRE(d.wait_ready());
   std::vector<std::string> all;
   const auto ids = push_mix(d.socket_path(), 3, 50, all);
@@ -220,8 +220,8 @@ TEST_CASE("mysql: every acked record arrives once with its bytes across a server
           "[live][sink][mysql]") {
   mariadb_server db;
   temp_dir dir;
-  const auto args = with_args(db.sink_args(), {"--set", "ingest.shards=2", "--set", "drain.retry.initial_ms=50",
-                                               "--set", "drain.retry.max_ms=500"});
+  const auto args = with_args(db.sink_args(), {"--set", "ingest.shards=2", "--set", "sink.retry.initial_ms=50",
+                                               "--set", "sink.retry.max_ms=500"});
   const auto started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                               std::chrono::system_clock::now().time_since_epoch()).count();
   std::vector<std::string> all;
@@ -310,7 +310,7 @@ TEST_CASE("mysql: a lock wait is retried and refused values dead-letter only the
   temp_dir dir;
   // sink.timeout_ms = 2 s: the sink's lock waits give up after 1 s (error 1205).
   daemon_process d(dir.path(), with_args(db.sink_args(), {"--set", "sink.timeout_ms=2000", "--set",
-                                                          "drain.retry.initial_ms=50", "--set", "drain.retry.max_ms=300"}));
+                                                          "sink.retry.initial_ms=50", "--set", "sink.retry.max_ms=300"}));
   REQUIRE(d.wait_ready());
   auto c = client::connection::connect_unix(d.socket_path());
   REQUIRE(c.push(as_bytes(std::string("first")), client::durability::durable).acked);

@@ -42,7 +42,7 @@ bool have_disk(const tmpfs_mount& disk) {
 std::vector<std::string> daemon_args(const http_test_server& sink, std::uint16_t admin,
                                      const std::string& min_free = "0") {
   return {"--set", "wab.min_free_bytes=" + min_free, "--set", "sink.type=http", "--set", "sink.http.url=" + sink.url(), "--set", "sink.http.format=raw",
-          "--set", "wab.segment_retry_ms=50", "--set", "drain.retry.initial_ms=50", "--set", "drain.retry.max_ms=200", "--set", "sink.timeout_ms=500",
+          "--set", "wab.segment_retry_ms=50", "--set", "sink.retry.initial_ms=50", "--set", "sink.retry.max_ms=200", "--set", "sink.timeout_ms=500",
           "--set", "ingest.shards=1", "--set", "wab.segment_max_bytes=64KiB",
           "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)};
 }

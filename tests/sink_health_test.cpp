@@ -41,7 +41,7 @@ void check_health_through(const outage& o) {
   const auto admin = free_tcp_port();
   daemon_process d(dir.path(),
                    {"--set", "sink.type=http", "--set", "sink.http.url=" + server.url(), "--set",
-                    "drain.retry.initial_ms=50", "--set", "drain.retry.max_ms=400", "--set", "sink.concurrency=2",
+                    "sink.retry.initial_ms=50", "--set", "sink.retry.max_ms=400", "--set", "sink.concurrency=2",
                     "--set", "sink.timeout_ms=500", "--set", "sink.health_interval_ms=200", "--set",
                     "sink.down_after_failures=3", "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
   REQUIRE(d.wait_ready());

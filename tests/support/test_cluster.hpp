@@ -65,7 +65,7 @@ struct cluster3 {
                                   "--set", "cluster.replication_timeout_ms=1500",
                                   // three nodes share one SQLite file: a busy database is retried
                                   // soon, not after a backoff grown to half a minute
-                                  "--set", "drain.retry.max_ms=1000",
+                                  "--set", "sink.retry.max_ms=1000",
                                   "--set", "admin.listen=127.0.0.1:" + std::to_string(admin[i])};
     const auto tls = certificate_of(i + 1);
     args.insert(args.end(), tls.begin(), tls.end());

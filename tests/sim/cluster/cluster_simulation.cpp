@@ -148,9 +148,9 @@ class cluster_simulation {
     c.limits.wab_max_bytes = std::int64_t{1} << 30;
     c.drain.batch_max_records = batch_records_;
     c.drain.linger_ms = 2;
-    c.drain.retry.initial_ms = 10;
-    c.drain.retry.max_ms = 400;
-    c.drain.retry.jitter = 0;  // the runner's jitter comes from std::random_device: it would break replay
+    c.sink.retry.initial_ms = 10;
+    c.sink.retry.max_ms = 400;
+    c.sink.retry.jitter = 0;  // the runner's jitter comes from std::random_device: it would break replay
     c.sink.concurrency = 1;
     c.cluster.node_id = n;
     c.cluster.listen = listen_of(n);
