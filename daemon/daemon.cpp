@@ -18,37 +18,34 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "runtime/actor_settings.hpp"
-#include "messages/ingest_protocol.hpp"
-#include "transport/admin_server.hpp"
 #include "daemon/cluster_runtime.hpp"
-#include "runtime/node_life.hpp"
 #include "daemon/config_reload.hpp"
 #include "daemon/reload_runner.hpp"
-#include "runtime/client_activity.hpp"
-#include "runtime/cpu_keep_awake.hpp"
-#include "runtime/cpu_placement.hpp"
+#include "daemon/startup_checks.hpp"
+#include "messages/ingest_protocol.hpp"
+#include "observability/log.hpp"
+#include "observability/metrics.hpp"
+#include "observability/version.hpp"
+#include "runtime/actor_settings.hpp"
+#include "runtime/cpu_setup.hpp"
 #include "runtime/data_dir.hpp"
+#include "runtime/disk_interrupts.hpp"
 #include "runtime/io_thread_loop.hpp"
 #include "runtime/io_thread_unit.hpp"
-#include "transport/read_poller.hpp"
-#include "runtime/disk_interrupts.hpp"
-#include "observability/metrics.hpp"
+#include "runtime/node_life.hpp"
 #include "runtime/pipeline.hpp"
-#include "transport/socket_access.hpp"
 #include "runtime/process_limits.hpp"
-#include "observability/log.hpp"
-#include "daemon/startup_checks.hpp"
 #include "runtime/startup_error.hpp"
+#include "runtime/usable_cores.hpp"
+#include "runtime/wab_startup.hpp"
+#include "transport/admin_server.hpp"
+#include "transport/read_poller.hpp"
 #include "transport/session_registry.hpp"
+#include "transport/socket_access.hpp"
 #include "transport/tls_context.hpp"
 #include "transport/tls_listener.hpp"
 #include "transport/unix_listener.hpp"
-#include "runtime/usable_cores.hpp"
-#include "observability/version.hpp"
 #include "wab/file_io.hpp"
-#include "wab/node_id_file.hpp"
-#include "runtime/wab_startup.hpp"
 
 namespace weir {
 
@@ -63,6 +60,139 @@ std::size_t scheduler_threads(const config& cfg) {
   if (cfg.runtime.scheduler_threads > 0) return static_cast<std::size_t>(cfg.runtime.scheduler_threads);
   return std::clamp(usable_cores() / 2, 1u, 4u);
 }
+
+/// CAF's scheduler (scheduler_threads threads, work sharing), weir's
+/// message types, and in a cluster the middleman; the scheduler's threads.
+std::size_t configure_actor_system(caf::actor_system_config& caf_cfg, const config& cfg) {
+  const std::size_t threads = scheduler_threads(cfg);
+  caf_cfg.set("scheduler.max-threads", threads);
+  caf_cfg.set("scheduler.policy", caf::atom("sharing"));
+  caf_cfg.add_message_types<caf::id_block::weir>();
+  prepare_cluster_config(caf_cfg, cfg);
+  return threads;
+}
+
+/// The producers' ports, bound (not yet accepting): the Unix socket, and
+/// listen.tcp with its mutual TLS.
+struct producer_ports {
+  std::unique_ptr<unix_listener> unix_socket;
+  std::unique_ptr<tls_context_store> tls_contexts;
+  std::unique_ptr<tls_listener> tcp;
+};
+
+producer_ports open_producer_ports(const config& cfg, boost::asio::io_context& io, listener_stats& stats,
+                                   session_registry& sessions, client_activity& activity, read_poller* poller,
+                                   const unix_listener::actor_factory& make_connection) {
+  producer_ports ports;
+  if (!cfg.listen.unix_path.empty()) {
+    unix_listener_options opts{cfg.listen.unix_path, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
+                               resolve_socket_access(cfg), &activity, poller};
+    ports.unix_socket = std::make_unique<unix_listener>(io, opts, stats, sessions, make_connection);
+    ports.unix_socket->open();
+  }
+  if (!cfg.listen.tcp.empty()) {
+    try {
+      ports.tls_contexts = std::make_unique<tls_context_store>(cfg.listen.tls, stats);
+    } catch (const std::exception& e) {
+      throw startup_error(e.what());
+    }
+    tls_listener_options opts{cfg.listen.tcp, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
+                              std::chrono::milliseconds(cfg.listen.tls_handshake_timeout_ms),
+                              max_pending_handshakes(cfg.listen.max_connections), &activity};
+    ports.tcp = std::make_unique<tls_listener>(io, opts, *ports.tls_contexts, stats, sessions, make_connection);
+    ports.tcp->open();
+  }
+  return ports;
+}
+
+/// A stop's time (shutdown_timeout_ms). Every connection stops reading,
+/// writes the replies it owes (Durable ones after their sync) and closes;
+/// then the writers write and sync what is left and seal their segments.
+/// The last fifth of the time (at most 1 s) is kept for those final syncs
+/// and seals and the io threads' end, so that the whole stop fits in it;
+/// past the connections' deadline they are cut (their unanswered records
+/// are neither acked nor lost: they are on disk or never written).
+class stop_budget {
+ public:
+  using clock = std::chrono::steady_clock;
+  explicit stop_budget(std::chrono::milliseconds budget)
+      : deadline_(clock::now() + budget),
+        connections_deadline_(deadline_ - std::min<std::chrono::milliseconds>(budget / 5, std::chrono::seconds(1))),
+        reserve_(std::min<std::chrono::milliseconds>(budget, std::chrono::seconds(1))) {}
+
+  clock::time_point connections_deadline() const { return connections_deadline_; }
+  /// What is left of the time, but never less than the reserve: a final
+  /// sync cut short leaves a segment unsealed for the next start to scan.
+  std::chrono::milliseconds left() const {
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - clock::now()), reserve_);
+  }
+
+ private:
+  clock::time_point deadline_, connections_deadline_;
+  std::chrono::milliseconds reserve_;
+};
+
+/// Stops accepting and lets every connection finish what it owes, until
+/// the connections' deadline; then closes what is left.
+void close_connections(const config& cfg, const stop_budget& budget, unix_listener* listener,
+                       tls_listener* tcp_listener, session_registry& sessions, listener_stats& stats) {
+  if (listener) listener->close();
+  if (tcp_listener) tcp_listener->close();
+  sessions.wind_down();
+  while (stats.active.load() > 0 && stop_budget::clock::now() < budget.connections_deadline())
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (stats.active.load() > 0) {
+    log::warn("shutdown_timeout_ms reached with connections still owed replies; closing them",
+              {{"connections", std::to_string(stats.active.load())},
+               {"shutdown_timeout_ms", std::to_string(cfg.shutdown_timeout_ms)}});
+  }
+  sessions.stop();
+}
+
+/// Waits for the io threads to run out of work, at most `limit`; then
+/// stops the io context under them.
+void join_io_threads(boost::asio::io_context& io, std::vector<std::thread>& threads, std::chrono::milliseconds limit) {
+  auto joined = std::async(std::launch::async, [&] {
+    for (auto& t : threads) t.join();
+  });
+  if (joined.wait_for(limit) != std::future_status::ready) {
+    io.stop();
+    joined.wait();
+  }
+}
+
+/// Serves until SIGTERM or SIGINT. Each SIGHUP asks for a reload, which
+/// runs off this thread (daemon/reload_runner.hpp) so that SIGTERM is acted
+/// on at once, whatever a reload is reading; once this returns, no reload
+/// runs any more.
+void serve_until_stopped(const sigset_t& signals, const config& cfg, std::function<config()> reread, pipeline& shards,
+                         tls_context_store* tls_contexts, cluster_runtime* cluster) {
+  config running = cfg;
+  // Without a configuration source to read again, SIGHUP still reads the
+  // secret and TLS files again (a rotated certificate at the same path).
+  if (!reread) reread = [cfg] { return cfg; };
+  std::function<std::string(const config::tls_files&)> reload_tls;
+  if (tls_contexts) reload_tls = [=](const config::tls_files& files) { return tls_contexts->reload(files); };
+  std::function<std::string(const config&)> reload_cluster_tls;
+  if (cluster) reload_cluster_tls = [=](const config& next) { return cluster->reload_tls(next); };
+  reload_runner reloads([&] {
+    reload_config(running, reread, [&] { return shards.reload_sink_secrets(); }, reload_tls, reload_cluster_tls);
+  });
+  int sig = 0;
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    if (!reloads.request()) log::info("SIGHUP during a reload: another reload follows it");
+  }
+  log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  // A reload in progress gives up on the file it is reading, and none starts.
+  reloads.stop();
+}
+
+/// The process before anything else: the allocator, enough descriptors for
+/// every connection, shard and handshake, the signals it handles blocked
+/// (block_handled_signals) and files private to its user.
+sigset_t prepare_process(const config& cfg);
 
 /// Blocks the signals the daemon handles so that every thread started after
 /// this inherits the mask and only sigwait() in the main thread sees them.
@@ -82,36 +212,13 @@ sigset_t block_handled_signals() {
   return set;
 }
 
-/// The placement controller with runtime.cpu_placement: adaptive, or null
-/// when the threads stay where the kernel puts them; `ready_field` says
-/// which, and why, for the ready line.
-std::unique_ptr<cpu_placement> start_cpu_placement(const config& cfg, const std::vector<int>& allowed,
-                                                   const std::vector<int>& disk_irqs, bool keep_awake,
-                                                   client_activity& activity, const io_spin_stats* spin,
-                                                   std::string& ready_field) {
-  ready_field = "spread";
-  if (cfg.runtime.cpu_placement != cpu_placement_mode::adaptive) return nullptr;
-  if (keep_awake) {
-    // Not with the spinners: they keep the other CPUs awake, the producer
-    // is then woken there, and the gathered daemon's own CPU halts between
-    // records (one Durable producer 1.01-1.02 of append+fdatasync gathered
-    // with a spinner, against about 1.17 spread with it).
-    ready_field = "spread (runtime.keep_awake_us is on)";
-    log::info("runtime.cpu_placement: adaptive does not gather threads while runtime.keep_awake_us is on; they stay spread");
-    return nullptr;
-  }
-  auto placement = std::make_unique<cpu_placement>(gather_cpu(allowed, disk_irqs), allowed, activity, spin);
-  if (const char* why = placement->off_reason()) {
-    ready_field = std::string("spread (") + why + ")";
-    log::info("runtime.cpu_placement: threads are not moved", {{"why", why}, {"usable_cpus", cpu_list(allowed)}});
-    return nullptr;
-  }
-  ready_field = "adaptive, gathering on cpu " + std::to_string(placement->stats().gather_cpu);
-  log::info("runtime.cpu_placement: threads gather on one CPU while the daemon fits on one",
-            {{"gather_cpu", std::to_string(placement->stats().gather_cpu)},
-             {"disk_interrupt_cpus", disk_irqs.empty() ? "unknown" : cpu_list(disk_irqs)},
-             {"usable_cpus", cpu_list(allowed)}});
-  return placement;
+sigset_t prepare_process(const config& cfg) {
+  configure_allocator();
+  ensure_open_file_limit(cfg.listen.max_connections, cfg.ingest.shards,
+                         cfg.listen.tcp.empty() ? 0 : static_cast<std::int64_t>(max_pending_handshakes(cfg.listen.max_connections)));
+  const sigset_t signals = block_handled_signals();
+  ::umask(0077);
+  return signals;
 }
 
 /// A start that fails once the actor system exists unwinds through its
@@ -142,71 +249,21 @@ struct failed_start_watchdog {
 int run_daemon(const config& cfg, std::function<config()> reread) {
   check_startup_config(cfg);
   const auto started = std::chrono::steady_clock::now();
-  configure_allocator();
-  ensure_open_file_limit(cfg.listen.max_connections, cfg.ingest.shards,
-                         cfg.listen.tcp.empty() ? 0 : static_cast<std::int64_t>(max_pending_handshakes(cfg.listen.max_connections)));
-  const sigset_t signals = block_handled_signals();
-  ::umask(0077);
+  const sigset_t signals = prepare_process(cfg);
 
   ensure_private_directory(cfg.data_dir, "data_dir");
   data_dir_lock lock(cfg.data_dir);
-  const std::uint16_t recorded_node = wab::read_node_id(cfg.data_dir);
   // Before any socket exists: nothing is accepted on a WAB not yet repaired.
-  wab_startup recovered = recover_wab(cfg);
-  // Record ids carry the node: records a WAB holds under another node id
-  // would reach the sink under ids other than those acked. A WAB written
-  // outside a cluster has no node file, and its records' ids carry no node.
-  // (An empty WAB, or one whose records are all delivered, may change ids.)
-  if (recorded_node != cluster_node(cfg) && recovered.undelivered > 0) {
-    const std::string owner = recorded_node == 0 ? std::string("no node (written outside a cluster)")
-                                                 : "node " + std::to_string(recorded_node);
-    const std::string start_as = recorded_node == 0 ? std::string("without cluster.listen")
-                                                    : "with cluster.node_id " + std::to_string(recorded_node);
-    throw startup_error("cluster.node_id = " + std::to_string(cluster_node(cfg)) + ", but data_dir " + cfg.data_dir +
-                        " holds " + std::to_string(recovered.undelivered) + " undelivered records of " + owner + " (" +
-                        wab::node_id_file_name + "): their ids would change; start it " + start_as +
-                        " until they are delivered (weir-ctl status shows the backlog)");
-  }
-  begin_or_continue_life(cfg, recovered);
-  // For the offline tools: the ids they show carry this node (wab/node_id_file.hpp).
-  if (int rc = wab::write_node_id(cfg.data_dir, cluster_node(cfg)); rc < 0)
-    log::warn("cannot record the cluster node id in the data dir; weir-ctl dump and tail then need --node",
-              {{"data_dir", cfg.data_dir}, {"error", std::strerror(-rc)}});
+  wab_startup recovered = open_wab_of_this_node(cfg);
   auto usage = std::make_shared<wab::wab_usage>(static_cast<std::uint64_t>(cfg.limits.wab_max_bytes));
   usage->add(recovered.bytes);
   metrics exported(cfg.data_dir, static_cast<std::uint16_t>(cfg.ingest.shards));
   exported.recovered(recovered.records, recovered.quarantined);
 
-  // The WAB's own directory: it may be a mount of its own under data_dir.
-  const std::string wab_dir = cfg.data_dir + "/wab";
-  const auto disk_irqs = disk_interrupt_cpus(wab_dir);
-  const auto allowed = allowed_cpus(std::numeric_limits<unsigned>::max());
-  // Sessions tell it of client bytes: it outlives them.
-  std::unique_ptr<cpu_keep_awake> keep_awake;
-  if (cfg.runtime.keep_awake_us > 0) {
-    const auto spinners = spinner_cpus(allowed, usable_cores(), disk_irqs);
-    keep_awake = std::make_unique<cpu_keep_awake>(std::chrono::microseconds(cfg.runtime.keep_awake_us), spinners);
-    const bool on_interrupt_cpus = std::any_of(spinners.begin(), spinners.end(), [&](int cpu) {
-      return std::find(disk_irqs.begin(), disk_irqs.end(), cpu) != disk_irqs.end();
-    });
-    if (disk_irqs.empty())
-      log::info("keep-awake: the CPUs that take the WAB disk's interrupts cannot be told (no single block device "
-                "with interrupts of its own under it); spinners go on every usable CPU",
-                {{"dir", wab_dir}, {"spinner_cpus", cpu_list(spinners)}});
-    else
-      log::info(on_interrupt_cpus
-                    ? "every usable CPU takes the WAB disk's interrupts; keep-awake spinners go on them all"
-                    : "keep-awake spinners leave out the CPUs that take the WAB disk's interrupts",
-                {{"disk_interrupt_cpus", cpu_list(disk_irqs)}, {"spinner_cpus", cpu_list(spinners)}});
-    if (keep_awake->stats().spinners == 0)
-      log::warn("runtime.keep_awake_us is set but the CPU affinity could not be read; no CPU is kept awake");
-    if (const auto quota = cpu_quota_cores())
-      log::warn("runtime.keep_awake_us spends this cgroup's CPU quota while producers are active, and the "
-                "daemon's own threads may then be throttled; set it to 0 under a CPU quota",
-                {{"quota_cores", std::to_string(*quota)}});
-  }
-
-  // Sessions tell it of client bytes: it outlives them, like the spinners.
+  // Where the WAB's disk interrupts land and which CPUs the daemon may use.
+  const cpu_layout cpus = look_at_cpus(cfg.data_dir + "/wab");
+  // Sessions tell them of client bytes: they outlive the sessions.
+  std::unique_ptr<cpu_keep_awake> keep_awake = start_keep_awake(cfg, cpus);
   client_activity activity(keep_awake.get());
 
   // Sessions (and the stats they update) are released by connection actors,
@@ -221,12 +278,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
 
   // Declared before the actor system, so they outlive every actor that ran on them.
   std::vector<io_thread_unit> io_units(static_cast<std::size_t>(cfg.runtime.io_threads));
-  caf::actor_system_config caf_cfg;
-  const std::size_t actor_threads = scheduler_threads(cfg);
-  caf_cfg.set("scheduler.max-threads", actor_threads);
-  caf_cfg.set("scheduler.policy", caf::atom("sharing"));
-  caf_cfg.add_message_types<caf::id_block::weir>();
-  prepare_cluster_config(caf_cfg, cfg);
+  caf::actor_system_config caf_cfg;  // the system keeps a reference to it
+  const std::size_t actor_threads = configure_actor_system(caf_cfg, cfg);
   caf::actor_system system{caf_cfg};
   failed_start_watchdog watchdog;  // after the system: it runs before the system's teardown
   std::unique_ptr<cluster_metrics> cluster_stats;
@@ -251,8 +304,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
             poller ? &poller->stats() : nullptr};
 
   std::string placement_field;  // the ready line's cpu_placement
-  auto placement = start_cpu_placement(cfg, allowed, disk_irqs, keep_awake != nullptr, activity, spin.stats,
-                                       placement_field);
+  auto placement = start_cpu_placement(cfg, cpus, keep_awake != nullptr, activity, spin.stats, placement_field);
 
   // Bound before the producer socket, so a taken port fails the start cleanly.
   std::unique_ptr<admin_server> admin;
@@ -272,27 +324,9 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
     pinned.writer = shards.writer_for_new_connection();
     return spawn_connection(system, io_ptr, pinned);
   };
-  std::unique_ptr<unix_listener> listener;
-  if (!cfg.listen.unix_path.empty()) {
-    unix_listener_options opts{cfg.listen.unix_path, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
-                               resolve_socket_access(cfg), &activity, poller.get()};
-    listener = std::make_unique<unix_listener>(io, opts, stats, sessions, make_connection);
-    listener->open();
-  }
-  std::unique_ptr<tls_context_store> tls_contexts;
-  std::unique_ptr<tls_listener> tcp_listener;
-  if (!cfg.listen.tcp.empty()) {
-    try {
-      tls_contexts = std::make_unique<tls_context_store>(cfg.listen.tls, stats);
-    } catch (const std::exception& e) {
-      throw startup_error(e.what());
-    }
-    tls_listener_options opts{cfg.listen.tcp, std::chrono::milliseconds(cfg.listen.read_timeout_ms),
-                              std::chrono::milliseconds(cfg.listen.tls_handshake_timeout_ms),
-                              max_pending_handshakes(cfg.listen.max_connections), &activity};
-    tcp_listener = std::make_unique<tls_listener>(io, opts, *tls_contexts, stats, sessions, make_connection);
-    tcp_listener->open();
-  }
+  producer_ports ports = open_producer_ports(cfg, io, stats, sessions, activity, poller.get(), make_connection);
+  auto& listener = ports.unix_socket;
+  auto& tcp_listener = ports.tcp;
   // Joined only once every port of its own is bound: a start that fails on
   // a taken port never joins, so it neither ends its peers' failover of its
   // replica nor leaves the actor system waiting on a peer as it unwinds.
@@ -339,74 +373,20 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
              {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
              {"startup_ms", std::to_string(startup_ms.count())}});
 
-  config running = cfg;
-  // Without a configuration source to read again, SIGHUP still reads the
-  // secret and TLS files again (a rotated certificate at the same path).
-  if (!reread) reread = [cfg] { return cfg; };
-  std::function<std::string(const config::tls_files&)> reload_tls;
-  if (tls_contexts) reload_tls = [&](const config::tls_files& files) { return tls_contexts->reload(files); };
-  std::function<std::string(const config&)> reload_cluster_tls;
-  if (cluster) reload_cluster_tls = [&](const config& next) { return cluster->reload_tls(next); };
-  // Reloads run off this thread (daemon/reload_runner.hpp): SIGTERM is
-  // acted on at once, whatever a reload is reading.
-  reload_runner reloads([&] {
-    reload_config(running, reread, [&] { return shards.reload_sink_secrets(); }, reload_tls, reload_cluster_tls);
-  });
-  int sig = 0;
-  for (;;) {
-    sigwait(&signals, &sig);
-    if (sig != SIGHUP) break;
-    if (!reloads.request()) log::info("SIGHUP during a reload: another reload follows it");
-  }
-  log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-  // A reload in progress gives up on the file it is reading, and none starts.
-  reloads.stop();
+  serve_until_stopped(signals, cfg, std::move(reread), shards, ports.tls_contexts.get(), cluster.get());
 
-  // Stop accepting; every connection stops reading, writes the replies it
-  // owes (Durable ones after their sync) and closes. Then the writers write
-  // and sync what is left and seal their segments. All of it within
-  // shutdown_timeout_ms (the final syncs get at least min(timeout, 1 s));
-  // past that, connections are cut (their unanswered records are neither
-  // acked nor lost: they are on disk or never written).
-  const auto budget = std::chrono::milliseconds(cfg.shutdown_timeout_ms);
-  const auto deadline = std::chrono::steady_clock::now() + budget;
-  // The last fifth of it (at most 1 s) is the writers' final syncs and seals
-  // and the io threads' end, so that the whole stop fits in the timeout.
-  const auto connections_deadline = deadline - std::min<std::chrono::milliseconds>(budget / 5, std::chrono::seconds(1));
+  const stop_budget budget(std::chrono::milliseconds(cfg.shutdown_timeout_ms));
   // The last replies, syncs and seals get every CPU: quiet sockets would
   // otherwise look like a light load and gather the threads mid-shutdown.
   if (placement) placement->stop();
-  if (listener) listener->close();
-  if (tcp_listener) tcp_listener->close();
-  sessions.wind_down();
-  while (stats.active.load() > 0 && std::chrono::steady_clock::now() < connections_deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  if (stats.active.load() > 0) {
-    log::warn("shutdown_timeout_ms reached with connections still owed replies; closing them",
-              {{"connections", std::to_string(stats.active.load())},
-               {"shutdown_timeout_ms", std::to_string(cfg.shutdown_timeout_ms)}});
-  }
-  sessions.stop();
-  // What is left of the timeout, but never less than the reserve: a final
-  // sync cut short leaves a segment unsealed for the next start to scan.
-  const auto reserve = std::min<std::chrono::milliseconds>(budget, std::chrono::seconds(1));
-  const auto left = [&] {
-    const auto now = std::chrono::steady_clock::now();
-    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now), reserve);
-  };
+  close_connections(cfg, budget, listener.get(), tcp_listener.get(), sessions, stats);
   if (cluster) cluster->stop();  // no failover drain starts from here on
-  if (!shards.shut_down(left()))
+  if (!shards.shut_down(budget.left()))
     log::warn("WAB writers did not finish their final sync in time");
   trimmer.stop();
   if (poller) poller->stop();
   work.reset();
-  auto joined = std::async(std::launch::async, [&] {
-    for (auto& t : io_threads) t.join();
-  });
-  if (joined.wait_for(left()) != std::future_status::ready) {
-    io.stop();
-    joined.wait();
-  }
+  join_io_threads(io, io_threads, budget.left());
   if (listener) listener->remove_socket_file();
   if (admin) admin->stop();
   log::info("stopped", {{"connections_served", std::to_string(stats.accepted.load())}});

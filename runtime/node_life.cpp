@@ -8,6 +8,7 @@
 #include "runtime/startup_error.hpp"
 #include "observability/log.hpp"
 #include "wab/incarnation_file.hpp"
+#include "wab/node_id_file.hpp"
 
 namespace weir {
 
@@ -55,6 +56,31 @@ void begin_or_continue_life(const config& cfg, wab_startup& recovered) {
   else
     log::info("this node's life is recorded", {{"node", std::to_string(cluster_node(cfg))},
                                                {"life", wab::incarnation_text(recovered.incarnation)}});
+}
+
+wab_startup open_wab_of_this_node(const config& cfg) {
+  const std::uint16_t recorded_node = wab::read_node_id(cfg.data_dir);
+  wab_startup recovered = recover_wab(cfg);
+  // Record ids carry the node: records a WAB holds under another node id
+  // would reach the sink under ids other than those acked. A WAB written
+  // outside a cluster has no node file, and its records' ids carry no node.
+  // (An empty WAB, or one whose records are all delivered, may change ids.)
+  if (recorded_node != cluster_node(cfg) && recovered.undelivered > 0) {
+    const std::string owner = recorded_node == 0 ? std::string("no node (written outside a cluster)")
+                                                 : "node " + std::to_string(recorded_node);
+    const std::string start_as = recorded_node == 0 ? std::string("without cluster.listen")
+                                                    : "with cluster.node_id " + std::to_string(recorded_node);
+    throw startup_error("cluster.node_id = " + std::to_string(cluster_node(cfg)) + ", but data_dir " + cfg.data_dir +
+                        " holds " + std::to_string(recovered.undelivered) + " undelivered records of " + owner + " (" +
+                        wab::node_id_file_name + "): their ids would change; start it " + start_as +
+                        " until they are delivered (weir-ctl status shows the backlog)");
+  }
+  begin_or_continue_life(cfg, recovered);
+  // For the offline tools: the ids they show carry this node (wab/node_id_file.hpp).
+  if (int rc = wab::write_node_id(cfg.data_dir, cluster_node(cfg)); rc < 0)
+    log::warn("cannot record the cluster node id in the data dir; weir-ctl dump and tail then need --node",
+              {{"data_dir", cfg.data_dir}, {"error", std::strerror(-rc)}});
+  return recovered;
 }
 
 }  // namespace weir

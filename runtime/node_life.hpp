@@ -29,4 +29,10 @@ bool number_empty_shards(wab_startup& recovered, std::int64_t shards, std::uint6
 /// cannot be recorded. Outside a cluster it does nothing.
 void begin_or_continue_life(const config& cfg, wab_startup& recovered);
 
+/// The start's WAB step: recovers every shard (recover_wab), refuses a WAB
+/// whose undelivered records carry another node's ids, begins or continues
+/// this node's life, and records the node id for the offline tools. Throws
+/// startup_error.
+wab_startup open_wab_of_this_node(const config& cfg);
+
 }  // namespace weir
