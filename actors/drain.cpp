@@ -15,6 +15,10 @@
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/drain/damage_ledger.hpp"
+#include "actors/drain/known_segments.hpp"
+#include "actors/drain/record_recycler.hpp"
+#include "actors/drain/trouble_log.hpp"
 #include "actors/failure_log.hpp"
 #include "messages/atoms.hpp"
 #include "messages/drain_protocol.hpp"
@@ -34,12 +38,7 @@ namespace {
 using position = wab::confirm_cursor;  // (segment, offset, index) of a record
 
 
-struct segment_state {
-  std::uint64_t start = wab::segment_prefix_size;  // its first record (every segment this run makes is version 2)
-  std::uint64_t end = wab::segment_prefix_size;    // bytes known written, at a record boundary
-  bool closed = false;                             // no more appends will come
-  std::optional<std::uint64_t> sealed_records;     // an earlier run's seal: how many records it holds
-};
+using drain_parts::segment_state;
 
 struct in_flight {
   std::uint64_t id;
@@ -60,7 +59,8 @@ class drain_state {
     s_ = std::move(s);
     runner_ = std::move(runner);
     shard_name_ = std::filesystem::path(s_.shard_dir).filename().string();
-    quarantined_ = s_.damaged_at_startup;
+    trouble_.emplace(s_.shard_dir, s_.cursor_persist_ms);
+    damage_.emplace(s_, shard_name_);
     bool damaged = false;
     cursor_file_ = std::make_unique<wab::cursor_file>(s_.io, s_.shard_dir);
     loaded_ = cursor_file_->load(&damaged);
@@ -131,7 +131,7 @@ class drain_state {
   }
 
   void on_delivered(std::uint64_t id, spent_batch& spent) {
-    keep_for_reuse(spent);
+    recycler_.keep(spent, pending_, s_.batch_max_records, s_.batch_max_bytes);
     for (auto& b : flying_)
       if (b.id == id) {
         b.done = true;
@@ -276,7 +276,7 @@ class drain_state {
     if (cursor_ != stored_) {
       if (int rc = cursor_file_->store(cursor_); rc < 0) {
         // Not fatal: an old cursor only means redelivery.
-        report_trouble("cannot persist the confirm cursor", rc);
+        trouble_->report("cannot persist the confirm cursor", rc);
         done = false;
       } else {
         if (s_.confirmed && cursor_.sequence > stored_.sequence)
@@ -289,12 +289,8 @@ class drain_state {
       read_retry_ = false;
       pump();  // a read that fails again sets read_retry_ and the next try
     }
-    if (!done) {
-      schedule_persist();
-    } else if (in_trouble_ && !read_retry_) {
-      in_trouble_ = false;
-      log::info("WAB housekeeping works again", {{"dir", s_.shard_dir}});
-    }
+    if (!done) schedule_persist();
+    else if (!read_retry_) trouble_->all_well();
   }
 
  private:
@@ -337,7 +333,7 @@ class drain_state {
     bool any = false;
     while (!batch_full() && reader.next(read_into_)) {
       any = true;
-      sink_record& r = next_pending();
+      sink_record& r = recycler_.next(pending_);
       // The payload buffers swap: the reader fills the spent record's next time.
       r.payload.swap(read_into_.payload);
       wire::to_hex(wire::compute_record_id(segment, read_into_.index, r.payload), r.id);
@@ -353,109 +349,32 @@ class drain_state {
     any = any || reader.valid_end() > read_.offset;
     read_.offset = reader.valid_end();
     read_.index = reader.next_index();
-    if (s_.stats && !s_.damaged_at_startup.count(read_.sequence))
-      s_.stats->lost.fetch_add(reader.damaged() - reader.recovered(), std::memory_order_relaxed);
+    damage_->count_skipped(read_.sequence, reader);
     if (reader.stop() == wab::scan_stop::io_error) {
       retry_read_later("cannot read WAB segment " + segment);
       return any;
     }
     const bool ends_early = reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file;
-    if (reader.damaged() > 0 || ends_early) {
-      // A tail that stops checking is met again by the next read, which
-      // finds nothing more: one report per place.
-      const std::pair<std::uint64_t, std::uint64_t> at{read_.sequence,
-                                                       reader.first_damage().value_or(reader.valid_end())};
-      if (at != last_damage_reported_) report_damage(segment, reader, ends_early);
-      last_damage_reported_ = at;
-    }
+    damage_->met_damage(read_.sequence, fd_, segment, reader, ends_early);
     if (!any && ends_early) {
       // Records that no longer check up to its known end, and none after
       // them: nothing more to deliver from this file.
       it->second.end = read_.offset;
-      count_lost(it->first, it->second);
+      damage_->read_to_end(it->first, it->second.sealed_records, read_.index);
       return true;
     }
-    if (it->second.closed && read_.offset >= it->second.end) count_lost(it->first, it->second);
+    if (it->second.closed && read_.offset >= it->second.end)
+      damage_->read_to_end(it->first, it->second.sealed_records, read_.index);
     return any;
-  }
-
-  /// Read to its end: a sealed segment says how many records it held, and
-  /// those its indices did not reach were lost too (a damaged stretch of
-  /// several records costs one index; a tail that stopped checking, all it
-  /// held). Recovery counted its own finds already.
-  void count_lost(std::uint64_t seq, const segment_state& st) {
-    if (seq == lost_counted_for_) return;
-    lost_counted_for_ = seq;
-    const std::uint64_t reached = read_.index > 0 ? read_.index - 1 : 0;
-    if (!s_.stats || !st.sealed_records || *st.sealed_records <= reached || s_.damaged_at_startup.count(seq)) return;
-    s_.stats->lost.fetch_add(*st.sealed_records - reached, std::memory_order_relaxed);
   }
 
   /// A read failed: closes the file (reopened, header and all, next time)
   /// and tries again on the persist timer.
   void retry_read_later(const std::string& what, int rc = -EIO) {
     close_reader();
-    report_trouble(what, rc);
+    trouble_->report(what, rc);
     read_retry_ = true;
     schedule_persist();
-  }
-
-  /// A sealed segment is trusted at startup without being read, so damage
-  /// in it is first seen here: kept for inspection and reported as recovery
-  /// would have. `ends_early`: its records stop checking before its known
-  /// end, with no good record after them (the rest is lost).
-  void report_damage(const std::string& segment, const wab::segment_reader& reader, bool ends_early) {
-    std::vector<std::pair<std::string, std::string>> fields{
-        {"segment", segment},
-        {"first_damage_offset", std::to_string(reader.first_damage().value_or(reader.valid_end()))},
-        {"damaged_records_skipped", std::to_string(reader.damaged())},
-        {"of_them_recovered", std::to_string(reader.recovered())}};
-    if (ends_early)
-      fields.emplace_back("unreadable_tail", std::string(wab::name_of(reader.stop())) + " from offset " +
-                                                 std::to_string(reader.valid_end()));
-    if (!s_.quarantine_dir.empty() && quarantined_.count(fd_sequence_) == 0) {
-      const std::int64_t size = s_.io->size(fd_);
-      auto copy = wab::quarantine_copy(*s_.io, fd_, size < 0 ? 0 : static_cast<std::uint64_t>(size), s_.quarantine_dir,
-                                       shard_name_, wab::segment_file_name(fd_sequence_));
-      if (copy) quarantined_.insert(fd_sequence_);  // else tried again should the damage be met again
-      fields.emplace_back("quarantine", copy ? copy.value().path : "not copied: " + copy.error());
-      if (copy && !copy.value().copied_before && s_.stats)
-        s_.stats->quarantined_segments.fetch_add(1, std::memory_order_relaxed);
-    }
-    log::write(log_level::error, "WAB segment damaged; every record that checks is delivered", fields);
-  }
-
-  /// A record appended to pending_, made of a spent one when there is one
-  /// (its strings and payload buffer are reused as read_some refills every
-  /// field).
-  sink_record& next_pending() {
-    if (reusable_.empty()) return pending_.emplace_back();
-    pending_.push_back(std::move(reusable_.back()));
-    reusable_.pop_back();
-    reusable_bytes_ -= pending_.back().payload.capacity();
-    return pending_.back();
-  }
-
-  /// Keeps a delivered batch's records to refill: at most a batch of them,
-  /// with payload buffers of at most reuse_bytes_max_ in all (the others are
-  /// freed: large payloads gain little from reuse, and an idle drain should
-  /// not hold a burst's worth of them). Records something else still holds
-  /// are left to it.
-  void keep_for_reuse(spent_batch& spent) {
-    if (!spent.records || spent.records.use_count() != 1) return;
-    auto& records = *spent.records;
-    const std::uint64_t bytes_max = std::min<std::uint64_t>(s_.batch_max_bytes, reuse_bytes_max_);
-    for (auto& r : records) {
-      if (reusable_.size() >= s_.batch_max_records) break;
-      if (reusable_bytes_ + r.payload.capacity() > bytes_max) byte_buffer().swap(r.payload);
-      reusable_bytes_ += r.payload.capacity();
-      reusable_.push_back(std::move(r));
-    }
-    if (pending_.empty() && pending_.capacity() < records.capacity()) {
-      records.clear();
-      pending_.swap(records);  // and the next batch is cut into this one's array
-    }
-    spent.records.reset();  // what is not kept is freed here, on the drain's thread
   }
 
   void send_pending() {
@@ -494,31 +413,13 @@ class drain_state {
   /// cannot all be known. Going on without one would let the cursor step
   /// over it as if it were not there, and a later start delete it.
   bool list_earlier_segments() {
-    std::vector<std::string> names;
-    std::string failed;
-    int rc = s_.io->list_directory(s_.shard_dir, names);
-    if (rc < 0) failed = "cannot list the WAB segments of " + s_.shard_dir;
-    std::map<std::uint64_t, segment_state> found;
-    for (const auto& name : names) {
-      if (rc < 0) break;
-      auto seq = wab::parse_segment_file_name(name);
-      if (!seq || *seq >= s_.first_live_sequence) continue;
-      // Startup recovery sealed every version-2 segment: the seal says where
-      // it ends; a version-1 file ends where its records do.
-      const auto extent = wab::read_segment_extent(*s_.io, s_.shard_dir + "/" + name);
-      if (!extent) {
-        rc = extent.error();
-        failed = "cannot read the extent of WAB segment " + s_.shard_dir + "/" + name;
-      } else {
-        found[*seq] = {extent.value().start, extent.value().end, true, extent.value().sealed_records};
-      }
-    }
-    if (rc < 0) {
-      report_trouble(failed + "; nothing of the shard is delivered or deleted until it can be", rc);
+    auto earlier = drain_parts::list_earlier_segments(*s_.io, s_.shard_dir, s_.first_live_sequence);
+    if (earlier.error < 0) {
+      trouble_->report(earlier.failed + "; nothing of the shard is delivered or deleted until it can be", earlier.error);
       schedule_persist();
       return false;
     }
-    segments_.merge(found);  // the writer's own segments may be known already
+    segments_.merge(earlier.found);  // the writer's own segments may be known already
     return true;
   }
 
@@ -570,7 +471,7 @@ class drain_state {
       // Kept as a spare when the pool wants one: its blocks are already written.
       const int recycled = s_.spares ? s_.spares->recycle(path) : 0;
       if (int rc = recycled > 0 ? 0 : s_.io->unlink(path); rc < 0 && rc != -ENOENT) {
-        report_trouble("cannot delete a confirmed WAB segment " + path, rc);
+        trouble_->report("cannot delete a confirmed WAB segment " + path, rc);
         all = false;
         break;
       }
@@ -582,48 +483,33 @@ class drain_state {
     return all;
   }
 
-  /// One line when trouble starts or changes, not one per retry.
-  void report_trouble(const std::string& what, int rc) {
-    const std::string line = what + ": " + std::strerror(-rc);
-    if (in_trouble_ && line == last_trouble_) return;
-    in_trouble_ = true;
-    last_trouble_ = line;
-    log::error("WAB housekeeping failed; retrying every " + std::to_string(s_.cursor_persist_ms) + " ms",
-               {{"dir", s_.shard_dir}, {"error", line}});
-  }
-
   pointer self_ = nullptr;
   drain_settings s_;
   batch_consumer_actor runner_;
   std::string shard_name_;
-  std::map<std::uint64_t, segment_state> segments_;
+  drain_parts::segment_map segments_;
   position cursor_, read_;
   position stored_;  // the cursor as last persisted
   std::vector<sink_record> pending_;
   std::uint64_t pending_bytes_ = 0;
-  std::vector<sink_record> reusable_;  // delivered records, to refill
-  std::uint64_t reusable_bytes_ = 0;   // their payload buffers' capacity
+  drain_parts::record_recycler recycler_;
   wab::stored_record read_into_;       // the reader's target; its payload buffer swaps with a record's
   wab::read_ahead_buffer read_ahead_;  // lent to each read's reader
-  static constexpr std::uint64_t reuse_bytes_max_ = 1 << 20;
   std::deque<in_flight> flying_;
   std::uint64_t next_batch_ = 0;
   std::uint64_t linger_epoch_ = 0;
   bool linger_scheduled_ = false;
   append_notice::written_end unapplied_;  // from the notice, for a segment no message announced yet
   bool persist_scheduled_ = false;
-  bool in_trouble_ = false;
   bool read_retry_ = false;  // a read failed: pump again on the persist timer
-  std::string last_trouble_;
+  std::optional<drain_parts::trouble_log> trouble_;
+  std::optional<drain_parts::damage_ledger> damage_;
   std::unique_ptr<wab::cursor_file> cursor_file_;
   std::optional<position> loaded_;  // the cursor found at startup
   bool listed_ = false;             // the segments earlier runs left are known
   int fd_ = -1;
   std::uint64_t fd_sequence_ = 0;
   std::optional<wab::segment_header> fd_header_;
-  std::set<std::uint64_t> quarantined_;  // segments copied to quarantine this run
-  std::pair<std::uint64_t, std::uint64_t> last_damage_reported_{0, 0};  // (segment, offset)
-  std::uint64_t lost_counted_for_ = 0;  // the segment whose seal was last compared with its indices
 
  public:
   ~drain_state() { close_reader(); }

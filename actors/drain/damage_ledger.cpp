@@ -1,0 +1,61 @@
+#include "actors/drain/damage_ledger.hpp"
+
+#include <vector>
+
+#include "observability/log.hpp"
+#include "observability/metrics.hpp"
+#include "wab/quarantine.hpp"
+#include "wab/segment_format.hpp"
+
+namespace weir::drain_parts {
+
+damage_ledger::damage_ledger(const drain_settings& settings, std::string shard_name)
+    : s_(settings), shard_name_(std::move(shard_name)), quarantined_(settings.damaged_at_startup) {}
+
+void damage_ledger::count_skipped(std::uint64_t seq, const wab::segment_reader& reader) {
+  if (s_.stats && !s_.damaged_at_startup.count(seq))
+    s_.stats->lost.fetch_add(reader.damaged() - reader.recovered(), std::memory_order_relaxed);
+}
+
+void damage_ledger::met_damage(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,
+                               bool ends_early) {
+  if (reader.damaged() == 0 && !ends_early) return;
+  // A tail that stops checking is met again by the next read, which finds
+  // nothing more: one report per place.
+  const std::pair<std::uint64_t, std::uint64_t> at{seq, reader.first_damage().value_or(reader.valid_end())};
+  if (at != last_reported_) report(seq, fd, segment, reader, ends_early);
+  last_reported_ = at;
+}
+
+void damage_ledger::read_to_end(std::uint64_t seq, std::optional<std::uint64_t> sealed_records,
+                                std::uint64_t next_index) {
+  if (seq == lost_counted_for_) return;
+  lost_counted_for_ = seq;
+  const std::uint64_t reached = next_index > 0 ? next_index - 1 : 0;
+  if (!s_.stats || !sealed_records || *sealed_records <= reached || s_.damaged_at_startup.count(seq)) return;
+  s_.stats->lost.fetch_add(*sealed_records - reached, std::memory_order_relaxed);
+}
+
+void damage_ledger::report(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,
+                           bool ends_early) {
+  std::vector<std::pair<std::string, std::string>> fields{
+      {"segment", segment},
+      {"first_damage_offset", std::to_string(reader.first_damage().value_or(reader.valid_end()))},
+      {"damaged_records_skipped", std::to_string(reader.damaged())},
+      {"of_them_recovered", std::to_string(reader.recovered())}};
+  if (ends_early)
+    fields.emplace_back("unreadable_tail", std::string(wab::name_of(reader.stop())) + " from offset " +
+                                               std::to_string(reader.valid_end()));
+  if (!s_.quarantine_dir.empty() && quarantined_.count(seq) == 0) {
+    const std::int64_t size = s_.io->size(fd);
+    auto copy = wab::quarantine_copy(*s_.io, fd, size < 0 ? 0 : static_cast<std::uint64_t>(size), s_.quarantine_dir,
+                                     shard_name_, wab::segment_file_name(seq));
+    if (copy) quarantined_.insert(seq);  // else tried again should the damage be met again
+    fields.emplace_back("quarantine", copy ? copy.value().path : "not copied: " + copy.error());
+    if (copy && !copy.value().copied_before && s_.stats)
+      s_.stats->quarantined_segments.fetch_add(1, std::memory_order_relaxed);
+  }
+  log::write(log_level::error, "WAB segment damaged; every record that checks is delivered", fields);
+}
+
+}  // namespace weir::drain_parts
