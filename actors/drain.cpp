@@ -349,12 +349,13 @@ class drain_state {
     any = any || reader.valid_end() > read_.offset;
     read_.offset = reader.valid_end();
     read_.index = reader.next_index();
+    const bool ends_early = reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file;
+    if (ends_early && reader.stop() != wab::scan_stop::io_error && read_on_past_seal(it->second)) return true;
     damage_->count_skipped(read_.sequence, reader);
     if (reader.stop() == wab::scan_stop::io_error) {
       retry_read_later("cannot read WAB segment " + segment);
       return any;
     }
-    const bool ends_early = reader.stop() != wab::scan_stop::none && reader.stop() != wab::scan_stop::end_of_file;
     damage_->met_damage(read_.sequence, fd_, segment, reader, ends_early);
     if (!any && ends_early) {
       // Records that no longer check up to its known end, and none after
@@ -366,6 +367,21 @@ class drain_state {
     if (it->second.closed && read_.offset >= it->second.end)
       damage_->read_to_end(it->first, it->second.sealed_records, read_.index);
     return any;
+  }
+
+  /// An earlier run's sealed segment whose records stop checking before
+  /// its seal's end: the seal may be one weir never wrote, ending inside a
+  /// record, with acked records after it. The rest of the file is read too
+  /// (only this segment's records check there), once; what is still
+  /// damaged then is reported as damage.
+  bool read_on_past_seal(segment_state& st) {
+    if (!st.sealed_records || st.read_past_seal) return false;
+    const std::int64_t size = s_.io->size(fd_);
+    if (size <= 0 || static_cast<std::uint64_t>(size) <= st.end) return false;
+    st.read_past_seal = true;
+    s_.usage->add(static_cast<std::uint64_t>(size) - st.end);  // deleting it removes its end
+    st.end = static_cast<std::uint64_t>(size);
+    return true;
   }
 
   /// A read failed: closes the file (reopened, header and all, next time)

@@ -337,6 +337,14 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
     f.seekp(static_cast<std::streamoff>(wab::segment_header_size));
     f.write(reinterpret_cast<const char*>(slot.data()), static_cast<std::streamsize>(slot.size()));
   }
+  // shard_03: a seal that counts one record and ends inside the second (its CRC checks).
+  const auto inside = write_segment(wab_dir / "shard_03", 1, {"j", "k", "l", "m"}, true);
+  {
+    const auto slot = wab::encode_seal(1, {1, wab::segment_prefix_size + (wab::record_header_size + 1) + 3});
+    std::fstream f(inside, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(wab::segment_header_size));
+    f.write(reinterpret_cast<const char*>(slot.data()), static_cast<std::streamsize>(slot.size()));
+  }
   auto ctl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"--data-dir", "var"});
     return test::run_binary(test::binary("weir-ctl"), args, dir.path());
@@ -345,7 +353,7 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   const auto seg = ctl({"--json", "segments"});
   CHECK(seg.exit_code == 1);
   const auto j = nlohmann::json::parse(seg.out);
-  REQUIRE(j.size() == 3);
+  REQUIRE(j.size() == 4);
   // Swapped: each file is renamed to the segment it holds, nothing is lost.
   CHECK(j.at(0).at("segments").at(0).at("next_start_name") == "seg_00000002.wab");
   CHECK(j.at(0).at("segments").at(1).at("next_start_name") == "seg_00000001.wab");
@@ -365,6 +373,11 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   CHECK(sealed.at("records") == 2);
   CHECK(sealed.at("lost") == 0);
   CHECK(j.at(2).at("repairs").at(0).at("what").get<std::string>().find("the seal is not believed") != std::string::npos);
+  // The seal ending inside a record: what follows it is read, as the drain reads it.
+  const auto& short_seal = j.at(3).at("segments").at(0);
+  CHECK(short_seal.at("seal_damaged") == true);
+  CHECK(short_seal.at("records") == 4);
+  CHECK(short_seal.at("lost") == 0);
 
   const auto text = ctl({"segments"});
   CHECK(text.out.find("holds segment seg_00000002.wab: renamed to it at the next start") != std::string::npos);
@@ -384,15 +397,15 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   CHECK(dumped.out.find("#2 ") != std::string::npos);
 
   // The next start does what was said: every record delivered, nothing lost.
-  test::daemon_process d(dir.path(), {"--set", "ingest.shards=3"});
+  test::daemon_process d(dir.path(), {"--set", "ingest.shards=4"});
   REQUIRE(d.wait_ready());
   std::set<std::string> delivered;
   REQUIRE(test::eventually([&] {
     delivered.clear();
     for (const auto& row : test::sqlite_rows(dir / "var/sink.db")) delivered.insert(row.payload);
-    return delivered.size() == 9;
+    return delivered.size() == 13;
   }));
-  CHECK(delivered == std::set<std::string>{"a", "b", "c", "d", "e", "f", "g", "h", "i"});
+  CHECK(delivered == std::set<std::string>{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"});
   CHECK(d.log().find("renamed_segments=2") != std::string::npos);
   CHECK(d.log().find("damaged_seals=1") != std::string::npos);
   CHECK(d.log().find("the confirm cursor points past records it never confirmed; it is not trusted") !=

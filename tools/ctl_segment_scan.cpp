@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "wab/wall_clock.hpp"
 
@@ -50,18 +51,42 @@ segment_scan scan_segment(wab::file_io& io, const std::string& path,
   // enough for it is the seal's own damage, not a cut file.
   out.seal_damaged = header.seal && !seal &&
                      (!wab::seal_count_possible(header, *header.seal) || header.seal->data_end <= size);
-  wab::segment_reader reader(io, fd, header, seal ? seal->data_end : size, 0, 1,
-                             wab::resync_window_for(header, wab::wall_clock_ns()));
-  for (;;) {
-    const auto index = reader.next_index();
-    const auto damaged_before = reader.damaged();
-    auto r = reader.next();
-    if (reader.damaged() > damaged_before && !out.first_damage)
-      out.first_damage = segment_scan::damage{index, reader.first_damage().value_or(reader.valid_end())};
-    if (!r) break;
-    ++out.records;
-    if (each) each(*r);
+  // Reads every record up to `end`, showing `each` those from offset
+  // `show_from` on; the counts start afresh each time.
+  const auto read_up_to = [&](std::uint64_t end, std::uint64_t show_from) {
+    auto reader = std::make_unique<wab::segment_reader>(io, fd, header, end, 0, 1,
+                                                        wab::resync_window_for(header, wab::wall_clock_ns()));
+    out.records = 0;
+    out.first_damage.reset();
+    for (;;) {
+      const auto index = reader->next_index();
+      const auto damaged_before = reader->damaged();
+      auto r = reader->next();
+      if (reader->damaged() > damaged_before && !out.first_damage)
+        out.first_damage = segment_scan::damage{index, reader->first_damage().value_or(reader->valid_end())};
+      if (!r) break;
+      ++out.records;
+      if (each && r->offset >= show_from) each(*r);
+    }
+    return reader;
+  };
+  auto reader_ptr = read_up_to(seal ? seal->data_end : size, 0);
+  const auto stop = reader_ptr->stop();
+  if (seal && stop != wab::scan_stop::none && stop != wab::scan_stop::end_of_file && stop != wab::scan_stop::io_error &&
+      size > seal->data_end) {
+    // Records that stop checking before the seal's end: the drain then
+    // reads on to the file's end (a seal weir never wrote may end inside a
+    // record), and so does this; what it showed already is not shown again.
+    const std::uint64_t shown_to = reader_ptr->valid_end();
+    auto further = read_up_to(size, shown_to);
+    if (further->valid_end() > seal->data_end) {
+      out.seal_damaged = true;
+      reader_ptr = std::move(further);
+    } else {
+      reader_ptr = read_up_to(seal->data_end, ~0ull);  // the counts as they were
+    }
   }
+  auto& reader = *reader_ptr;
   io.close(fd);
   out.records_end = reader.valid_end();
   out.damaged = reader.damaged();

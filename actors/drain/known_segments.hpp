@@ -17,6 +17,7 @@ struct segment_state {
   std::uint64_t end = wab::segment_prefix_size;    // bytes known written, at a record boundary
   bool closed = false;                             // no more appends will come
   std::optional<std::uint64_t> sealed_records;     // an earlier run's seal: how many records it holds
+  bool read_past_seal = false;                     // its records stopped before its seal's end: read to the file's
 };
 
 using segment_map = std::map<std::uint64_t, segment_state>;
