@@ -345,6 +345,10 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
     f.seekp(static_cast<std::streamoff>(wab::segment_header_size));
     f.write(reinterpret_cast<const char*>(slot.data()), static_cast<std::streamsize>(slot.size()));
   }
+  // shard_04: an undelivered segment renamed to a spare's name.
+  write_segment(wab_dir / "shard_04", 1, {"n", "o"}, true);
+  write_segment(wab_dir / "shard_04", 2, {"p"}, true);
+  std::filesystem::rename(wab_dir / "shard_04/seg_00000002.wab", wab_dir / "shard_04/spare_00000009.wab");
   auto ctl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"--data-dir", "var"});
     return test::run_binary(test::binary("weir-ctl"), args, dir.path());
@@ -353,7 +357,7 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   const auto seg = ctl({"--json", "segments"});
   CHECK(seg.exit_code == 1);
   const auto j = nlohmann::json::parse(seg.out);
-  REQUIRE(j.size() == 4);
+  REQUIRE(j.size() == 5);
   // Swapped: each file is renamed to the segment it holds, nothing is lost.
   CHECK(j.at(0).at("segments").at(0).at("next_start_name") == "seg_00000002.wab");
   CHECK(j.at(0).at("segments").at(1).at("next_start_name") == "seg_00000001.wab");
@@ -378,6 +382,10 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   CHECK(short_seal.at("seal_damaged") == true);
   CHECK(short_seal.at("records") == 4);
   CHECK(short_seal.at("lost") == 0);
+  // The spare that holds segment 2: renamed back and delivered, not reused.
+  REQUIRE(j.at(4).at("repairs").size() == 1);
+  CHECK(j.at(4).at("repairs").at(0).at("fields").at("was").get<std::string>().ends_with("spare_00000009.wab"));
+  CHECK(j.at(4).at("repairs").at(0).at("fields").at("now").get<std::string>().ends_with("seg_00000002.wab"));
 
   const auto text = ctl({"segments"});
   CHECK(text.out.find("holds segment seg_00000002.wab: renamed to it at the next start") != std::string::npos);
@@ -397,16 +405,17 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   CHECK(dumped.out.find("#2 ") != std::string::npos);
 
   // The next start does what was said: every record delivered, nothing lost.
-  test::daemon_process d(dir.path(), {"--set", "ingest.shards=4"});
+  test::daemon_process d(dir.path(), {"--set", "ingest.shards=5"});
   REQUIRE(d.wait_ready());
   std::set<std::string> delivered;
   REQUIRE(test::eventually([&] {
     delivered.clear();
     for (const auto& row : test::sqlite_rows(dir / "var/sink.db")) delivered.insert(row.payload);
-    return delivered.size() == 13;
+    return delivered.size() == 16;
   }));
-  CHECK(delivered == std::set<std::string>{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"});
-  CHECK(d.log().find("renamed_segments=2") != std::string::npos);
+  CHECK(delivered == std::set<std::string>{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o",
+                                           "p"});
+  CHECK(d.log().find("renamed_segments=3") != std::string::npos);
   CHECK(d.log().find("damaged_seals=1") != std::string::npos);
   CHECK(d.log().find("the confirm cursor points past records it never confirmed; it is not trusted") !=
         std::string::npos);

@@ -73,15 +73,24 @@ class shard_recoverer {
       // stopped: a torn write can end it, and nothing else.
       recover(seg, &seg == &segments.back());
     }
-    place_misnamed();
     // A recycled spare still carries the header of the segment it was: the
     // numbering goes on past it, or a new segment given that number could
     // start in the file and read its old records as its own (their CRCs
     // start from the same sequence) — were the confirm cursor, which
     // remembers the numbers, ever lost with every segment delivered.
-    for (const auto& name : listing.spares)
-      if (auto seq = header_sequence(shard_dir_ + "/" + name))
-        result_.next_sequence = std::max(result_.next_sequence, *seq + 1);
+    for (const auto& name : listing.spares) {
+      const auto seq = header_sequence(shard_dir_ + "/" + name);
+      if (!seq) continue;
+      result_.next_sequence = std::max(result_.next_sequence, *seq + 1);
+      // One that holds records of a segment the cursor has not passed was
+      // never delivered (only delivered segments become spares; a spare
+      // taken for a new segment gets its header before its rename, but no
+      // record until after): a segment renamed by hand. Delivered as what it
+      // is, under its own name, not reused.
+      if ((!cursor_ || *seq >= cursor_->sequence) && holds_records(shard_dir_ + "/" + name))
+        misnamed_.push_back({segment_file{*seq, name}, *seq});
+    }
+    place_misnamed();
     if (dir_changed_) io_.fsync_directory(shard_dir_);
     if (quarantine_changed_) io_.fsync_directory(quarantine_dir_);
   }
@@ -132,6 +141,21 @@ class shard_recoverer {
     io_.close(fd);
     if (!header) return std::nullopt;
     return header.value().sequence;
+  }
+
+  /// Whether a record of the segment its header names checks at its start.
+  bool holds_records(const std::string& path) {
+    const int fd = io_.open_existing(path);
+    if (fd < 0) return false;
+    bool any = false;
+    if (const auto header = read_segment_header(io_, fd)) {
+      const std::int64_t size = io_.size(fd);
+      segment_reader reader(io_, fd, header.value(), size < 0 ? 0 : static_cast<std::uint64_t>(size), 0, 1, std::nullopt);
+      stored_record first;
+      any = reader.next(first);
+    }
+    io_.close(fd);
+    return any;
   }
 
   void recover(const segment_file& seg, bool was_open) {
