@@ -1,6 +1,8 @@
 // weir-ctl wab reads a shard's segments as the drain does: past a damaged
 // record to the next one that checks, and says so. weir-ctl segments checks
 // every record and says what startup recovery would repair, changing nothing.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include "support/test_helpers.hpp"
 #include "support/test_paths.hpp"
 #include "wab/confirm_cursor.hpp"
+#include "wab/dead_letter_store.hpp"
 #include "wab/file_io.hpp"
 #include "wab/recovery.hpp"
 #include "wab/segment_format.hpp"
@@ -121,6 +124,51 @@ std::string contents(const std::filesystem::path& file) {
 }
 
 }  // namespace
+
+TEST_CASE("weir-ctl wab and dl neither block on nor crash at a FIFO and dl list escapes control characters",
+          "[ctl][wab]") {
+  test::temp_dir dir;
+  const auto letters = dir / "var/dead_letter";
+  std::filesystem::create_directories(letters);
+  write_segment(dir / "var/wab/shard_00", 1, {"a"}, true);
+  REQUIRE(::mkfifo((dir / "var/wab/shard_00/seg_00000009.wab").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((letters / "dl_00000002.wab").c_str(), 0600) == 0);
+  // A letter whose reason carries terminal escapes and a line break (a
+  // forged file, or a sink's error text).
+  sink_record rec;
+  rec.id = std::string(64, 'a');
+  rec.segment = "shard_00/seg_00000001.wab";
+  rec.index = 1;
+  rec.payload = {'x'};
+  {
+    dead_letter_store store(wab::default_file_io(), letters.string(), 1 << 20);
+    std::string error;
+    store.store({dead_letter{&rec, "HTTP 422\x1b[2J\x1b]0;PWNED\x07\r\nFAKE LINE"}}, error);
+    REQUIRE(error.empty());
+  }
+  auto ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--data-dir", "var"});
+    return test::run_binary(test::binary("weir-ctl"), args, dir.path(), {}, std::chrono::seconds(20));
+  };
+  const auto listed = ctl({"wab"});
+  CHECK(listed.exit_code == 1);  // not 134: the FIFO is named, not thrown over
+  CHECK(listed.out.find("seg_00000009.wab") != std::string::npos);
+  const auto dl = ctl({"dl", "list"});
+  CHECK(dl.exit_code == 1);
+  CHECK(dl.out.find("dl_00000002.wab#0  UNREADABLE: the file cannot be read (unreadable (not a regular file (a FIFO)))") !=
+        std::string::npos);
+  CHECK(dl.out.find("\x1b") == std::string::npos);
+  CHECK(dl.out.find("\r\nFAKE LINE") == std::string::npos);
+  CHECK(dl.out.find("HTTP 422\\x1b[2J\\x1b]0;PWNED\\x07\\x0d\\x0aFAKE LINE") != std::string::npos);
+  // drop and requeue neither: a dry run counts it as holding nothing, the
+  // real one refuses to lock what is not a regular file.
+  const auto drop = ctl({"dl", "drop", "dl_00000002.wab"});
+  CHECK(drop.exit_code == 0);
+  CHECK(drop.out.find("dl_00000002.wab  0 records, 0 bytes") != std::string::npos);
+  const auto dropped = ctl({"dl", "drop", "dl_00000002.wab", "--yes"});
+  CHECK(dropped.exit_code != 0);
+  CHECK(dropped.err.find("not a regular file (a FIFO)") != std::string::npos);
+}
 
 TEST_CASE("weir-ctl dl list shows what it cannot read of a dead-letter file and exits 1", "[ctl][wab]") {
   test::temp_dir dir;
@@ -349,6 +397,24 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   write_segment(wab_dir / "shard_04", 1, {"n", "o"}, true);
   write_segment(wab_dir / "shard_04", 2, {"p"}, true);
   std::filesystem::rename(wab_dir / "shard_04/seg_00000002.wab", wab_dir / "shard_04/spare_00000009.wab");
+  // shard_05: a seal counting five records over three, its end where they
+  // end (records of 40 bytes: five would fit its extent).
+  const std::string s40(40, 's'), t40(40, 't'), u40(40, 'u');
+  const auto overcounted = write_segment(wab_dir / "shard_05", 1, {s40, t40, u40}, true);
+  {
+    const auto slot = wab::encode_seal(1, {5, wab::segment_prefix_size + 3 * (wab::record_header_size + 40)});
+    std::fstream f(overcounted, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(wab::segment_header_size));
+    f.write(reinterpret_cast<const char*>(slot.data()), static_cast<std::streamsize>(slot.size()));
+  }
+  // shard_06: a cursor at the start of segment 2, below which segment 1 is
+  // still there (a crash between storing the cursor and deleting, or a
+  // cursor copied from elsewhere): believed, and said.
+  write_segment(wab_dir / "shard_06", 1, {"q"}, true);
+  write_segment(wab_dir / "shard_06", 2, {"r"}, true);
+  wab::confirm_cursor passed;
+  passed.sequence = 2;
+  REQUIRE(wab::store_cursor(*wab::default_file_io(), (wab_dir / "shard_06").string(), passed) == 0);
   auto ctl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"--data-dir", "var"});
     return test::run_binary(test::binary("weir-ctl"), args, dir.path());
@@ -357,7 +423,7 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   const auto seg = ctl({"--json", "segments"});
   CHECK(seg.exit_code == 1);
   const auto j = nlohmann::json::parse(seg.out);
-  REQUIRE(j.size() == 5);
+  REQUIRE(j.size() == 7);
   // Swapped: each file is renamed to the segment it holds, nothing is lost.
   CHECK(j.at(0).at("segments").at(0).at("next_start_name") == "seg_00000002.wab");
   CHECK(j.at(0).at("segments").at(1).at("next_start_name") == "seg_00000001.wab");
@@ -386,6 +452,15 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   REQUIRE(j.at(4).at("repairs").size() == 1);
   CHECK(j.at(4).at("repairs").at(0).at("fields").at("was").get<std::string>().ends_with("spare_00000009.wab"));
   CHECK(j.at(4).at("repairs").at(0).at("fields").at("now").get<std::string>().ends_with("seg_00000002.wab"));
+  // The overcounting seal: damage of the seal, no loss.
+  CHECK(j.at(5).at("segments").at(0).at("seal_damaged") == true);
+  CHECK(j.at(5).at("segments").at(0).at("records") == 3);
+  CHECK(j.at(5).at("segments").at(0).at("lost") == 0);
+  // The cursor that has passed segment 1: the deletion is foretold.
+  REQUIRE(j.at(6).at("repairs").size() == 1);
+  CHECK(j.at(6).at("repairs").at(0).at("level") == "warning");
+  CHECK(j.at(6).at("repairs").at(0).at("what") == "the confirm cursor has passed segments: they are deleted as delivered");
+  CHECK(j.at(6).at("repairs").at(0).at("fields").at("segments") == "1");
 
   const auto text = ctl({"segments"});
   CHECK(text.out.find("holds segment seg_00000002.wab: renamed to it at the next start") != std::string::npos);
@@ -405,16 +480,19 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   CHECK(dumped.out.find("#2 ") != std::string::npos);
 
   // The next start does what was said: every record delivered, nothing lost.
-  test::daemon_process d(dir.path(), {"--set", "ingest.shards=5"});
+  test::daemon_process d(dir.path(), {"--set", "ingest.shards=7"});
   REQUIRE(d.wait_ready());
   std::set<std::string> delivered;
   REQUIRE(test::eventually([&] {
     delivered.clear();
     for (const auto& row : test::sqlite_rows(dir / "var/sink.db")) delivered.insert(row.payload);
-    return delivered.size() == 16;
+    return delivered.size() == 20;
   }));
+  // Every record but q, which the believed cursor says was delivered.
   CHECK(delivered == std::set<std::string>{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o",
-                                           "p"});
+                                           "p", "r", s40, t40, u40});
+  CHECK(d.log().find("WAB segment seal counts more records than its extent holds") != std::string::npos);
+  CHECK(d.log().find("WAB segments the stored confirm cursor has passed are deleted") != std::string::npos);
   CHECK(d.log().find("renamed_segments=3") != std::string::npos);
   CHECK(d.log().find("damaged_seals=1") != std::string::npos);
   CHECK(d.log().find("the confirm cursor points past records it never confirmed; it is not trusted") !=

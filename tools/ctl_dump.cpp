@@ -54,7 +54,8 @@ int dump_segment(const std::string& data_dir, dump_request req) {
   if (scan.seal_damaged && scan.damaged == 0 && scan.lost == 0) {
     std::fprintf(stderr,
                  "weir-ctl dump: %s: damaged: its seal was not written by weir (it claims %llu record(s); a count its "
-                 "extent cannot hold, or records follow its end); the %llu record(s) that check are shown\n",
+                 "records do not reach or its extent cannot hold, or records follow its end); the %llu record(s) "
+                 "that check are shown\n",
                  file.c_str(), static_cast<unsigned long long>(scan.header->seal ? scan.header->seal->records : 0),
                  static_cast<unsigned long long>(scan.records));
     return 1;

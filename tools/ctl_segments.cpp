@@ -72,7 +72,18 @@ std::optional<nlohmann::json> cursor_repair(wab::dry_run_file_io& io, const fs::
                           {"fields", nlohmann::json::object()}};
   if (!cursor) return std::nullopt;
   const auto verdict = wab::judge_cursor(io, shard_dir.string(), *cursor, records_end);
-  if (verdict == wab::cursor_verdict::trusted) return std::nullopt;
+  if (verdict == wab::cursor_verdict::trusted) {
+    // Believed: what it has passed was delivered, and goes. Said, so that a
+    // cursor copied from elsewhere or edited is seen before it deletes.
+    std::uint64_t passed = 0;
+    for (const auto& [seq, end] : records_end) passed += seq < cursor->sequence;
+    if (passed == 0) return std::nullopt;
+    return nlohmann::json{{"level", "warning"},
+                          {"what", "the confirm cursor has passed segments: they are deleted as delivered"},
+                          {"fields", {{"segments", std::to_string(passed)},
+                                      {"cursor_segment", std::to_string(cursor->sequence)},
+                                      {"cursor_index", std::to_string(cursor->index)}}}};
+  }
   return nlohmann::json{{"level", "error"},
                         {"what", wab::why_untrusted(verdict) + "; it is not trusted: nothing is deleted and the shard "
                                                                 "is delivered from its oldest segment (duplicates possible)"},
@@ -171,9 +182,9 @@ std::string verdict_of(const nlohmann::json& s) {
   const auto n = [&](const char* k) { return std::to_string(s[k].get<std::uint64_t>()); };
   std::string v = "DAMAGED: ";
   if (s["seal_damaged"].get<bool>() && s["damaged"].get<std::uint64_t>() == 0)
-    return v + "its seal was not written by weir (a record count its extent cannot hold, or records after its end); "
-               "the next start keeps the " + std::to_string(s["records"].get<std::uint64_t>()) +
-           " record(s) that check, seals it again and copies it to quarantine";
+    return v + "its seal was not written by weir (a record count its records do not reach or its extent cannot "
+               "hold, or records after its end); every one of the " + std::to_string(s["records"].get<std::uint64_t>()) +
+           " record(s) that check is delivered, none is lost";
   if (s["cut"].get<bool>()) v += "the file ends before its seal says; ";
   v += "record " + std::to_string(s["first_damage"]["index"].get<std::uint64_t>()) + " (offset " +
        std::to_string(s["first_damage"]["offset"].get<std::uint64_t>()) + ") does not check; " + n("damaged") +

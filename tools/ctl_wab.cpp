@@ -8,12 +8,14 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <set>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "files/regular_file.hpp"
 #include "wab/dead_letter_store.hpp"
 #include "wab/confirm_cursor.hpp"
 #include "wab/file_io.hpp"
@@ -63,7 +65,12 @@ std::vector<fs::path> ordered_files(const fs::path& dir, F sequence_of) {
 template <class F>
 read_outcome read_records(const fs::path& file, F each) {
   auto io = wab::default_file_io();
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  // A FIFO or a file on a file system that stops answering in its place
+  // must not block the command (files/regular_file.hpp); then opened
+  // without blocking, in case it was swapped meanwhile.
+  if (const auto why = check_regular_file(file.string(), std::numeric_limits<std::size_t>::max()); !why.empty())
+    return {"unreadable (" + why + ")"};
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return {"unreadable"};
   const auto decoded = wab::read_segment_header(*io, fd);
   if (!decoded) {
@@ -72,7 +79,12 @@ read_outcome read_records(const fs::path& file, F each) {
   }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const auto& header = decoded.value();
-  const auto file_bytes = static_cast<std::uint64_t>(fs::file_size(file));
+  std::error_code size_ec;
+  const auto file_bytes = static_cast<std::uint64_t>(fs::file_size(file, size_ec));
+  if (size_ec) {
+    ::close(fd);
+    return {"unreadable (" + size_ec.message() + ")"};
+  }
   wab::segment_reader reader(*io, fd, header, wab::records_end(header, file_bytes), 0, 1,
                              wab::resync_window_for(header, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   while (auto r = reader.next()) each(*r);
@@ -105,7 +117,7 @@ dead_letter_file read_dead_letter_file(const fs::path& file) {
     if (auto d = dead_letter_store::decode_envelope(r.payload)) out.letters.push_back({r.index, std::move(*d)});
     else out.unreadable.push_back({r.index, "the record checks but holds no dead letter (its envelope does not decode)"});
   });
-  if (read.stop == "unreadable" || read.stop.rfind("header: ", 0) == 0)
+  if (read.stop.rfind("unreadable", 0) == 0 || read.stop.rfind("header: ", 0) == 0)
     out.unreadable.push_back({0, "the file cannot be read (" + read.stop + ")"});
   else if (read.damaged > 0)
     out.unreadable.push_back({0, std::to_string(read.damaged) + " damaged record(s) read past, " +
@@ -121,6 +133,9 @@ std::vector<dead_letter_entry> read_dead_letters(const fs::path& file) { return 
 /// now is every letter it will ever hold. nullopt if it is gone (another
 /// weir-ctl removed it); throws if it cannot be locked.
 std::optional<wab::file_lock> hold_dead_letter_file(const fs::path& file) {
+  if (const auto why = check_regular_file(file.string(), std::numeric_limits<std::size_t>::max());
+      !why.empty() && !names_missing_file(why))
+    throw std::runtime_error("cannot use " + file.string() + ": " + why);
   wab::file_lock l(file.string());
   if (!l.valid() && errno == ENOENT) return std::nullopt;
   if (!l.lock(true)) throw std::runtime_error("cannot lock " + file.string() + ": " + std::strerror(errno));
@@ -129,6 +144,24 @@ std::optional<wab::file_lock> hold_dead_letter_file(const fs::path& file) {
 }
 
 }  // namespace
+
+/// `text` with every control character written as \xNN: a reason or a
+/// segment name in a dead-letter file may carry terminal escapes (a forged
+/// file, or a sink's error text), which must not drive the operator's
+/// terminal or forge a line of the listing.
+std::string terminal_safe(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    char esc[5];
+    std::snprintf(esc, sizeof esc, "\\x%02x", c);
+    out += esc;
+  }
+  return out;
+}
 
 std::string printable(const byte_buffer& p, std::size_t max) {
   std::string s;
@@ -152,7 +185,8 @@ int wab_list(const std::string& data_dir, bool json) {
     auto cursor = wab::load_cursor(*wab::default_file_io(), shard.string());
     nlohmann::json segs = nlohmann::json::array();
     for (const auto& f : ordered_files(shard, [](const std::string& n) { return wab::parse_segment_file_name(n); })) {
-      segment_summary s{f.filename().string(), 0, fs::file_size(f), ""};
+      std::error_code size_ec;
+      segment_summary s{f.filename().string(), 0, fs::file_size(f, size_ec), ""};
       const auto read = read_records(f, [&](const wab::stored_record&) { ++s.records; });
       s.stop = read.stop;
       s.damaged = read.damaged;
@@ -236,8 +270,8 @@ int dead_letter_list(const std::string& data_dir, bool json) {
       continue;
     }
     std::printf("%s#%llu  from %s #%llu  reason: %s  payload (%llu B): %s\n", d["file"].get<std::string>().c_str(),
-                d["index"].get<unsigned long long>(), d["segment"].get<std::string>().c_str(),
-                d["idx"].get<unsigned long long>(), d["reason"].get<std::string>().c_str(),
+                d["index"].get<unsigned long long>(), terminal_safe(d["segment"].get<std::string>()).c_str(),
+                d["idx"].get<unsigned long long>(), terminal_safe(d["reason"].get<std::string>()).c_str(),
                 d["payload_bytes"].get<unsigned long long>(), d["payload"].get<std::string>().c_str());
   }
   return status;
@@ -264,7 +298,8 @@ int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>
   auto count = [&](const fs::path& f) {
     const std::size_t n = read_dead_letters(f).size();
     std::error_code ec;
-    const auto size = fs::file_size(f, ec);
+    const auto file_size = fs::file_size(f, ec);
+    const std::uintmax_t size = ec ? 0 : file_size;  // a FIFO or a device has none
     records += n;
     bytes += size;
     files.push_back({{"file", f.filename().string()}, {"records", n}, {"bytes", size}});

@@ -11,7 +11,8 @@
 namespace weir::wab {
 
 file_lock::file_lock(std::string path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // Without blocking: a FIFO in the file's place must not hang the locker.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 }
 
 file_lock::~file_lock() { release(); }

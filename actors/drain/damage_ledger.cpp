@@ -13,6 +13,7 @@ damage_ledger::damage_ledger(const drain_settings& settings, std::string shard_n
     : s_(settings), shard_name_(std::move(shard_name)), quarantined_(settings.damaged_at_startup) {}
 
 void damage_ledger::count_skipped(std::uint64_t seq, const wab::segment_reader& reader) {
+  if (reader.damaged() > 0) damage_met_.insert(seq);
   if (s_.stats && !s_.damaged_at_startup.count(seq))
     s_.stats->lost.fetch_add(reader.damaged() - reader.recovered(), std::memory_order_relaxed);
 }
@@ -20,6 +21,7 @@ void damage_ledger::count_skipped(std::uint64_t seq, const wab::segment_reader& 
 void damage_ledger::met_damage(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,
                                bool ends_early) {
   if (reader.damaged() == 0 && !ends_early) return;
+  damage_met_.insert(seq);
   // A tail that stops checking is met again by the next read, which finds
   // nothing more: one report per place.
   const std::pair<std::uint64_t, std::uint64_t> at{seq, reader.first_damage().value_or(reader.valid_end())};
@@ -32,8 +34,18 @@ void damage_ledger::read_to_end(std::uint64_t seq, std::optional<std::uint64_t> 
   if (seq == lost_counted_for_) return;
   lost_counted_for_ = seq;
   const std::uint64_t reached = next_index > 0 ? next_index - 1 : 0;
-  if (!s_.stats || !sealed_records || *sealed_records <= reached || s_.damaged_at_startup.count(seq)) return;
-  s_.stats->lost.fetch_add(*sealed_records - reached, std::memory_order_relaxed);
+  if (!sealed_records || *sealed_records <= reached || s_.damaged_at_startup.count(seq)) return;
+  if (!damage_met_.count(seq)) {
+    // Every record to the seal's end checked, one after another: none is
+    // missing, so the count is what lies (a seal weir never wrote).
+    log::error("WAB segment seal counts more records than its extent holds, each of which checks; the seal is not "
+               "believed and nothing is counted lost",
+               {{"segment", s_.segment_prefix + shard_name_ + "/" + wab::segment_file_name(seq)},
+                {"sealed_records", std::to_string(*sealed_records)},
+                {"records_read", std::to_string(reached)}});
+    return;
+  }
+  if (s_.stats) s_.stats->lost.fetch_add(*sealed_records - reached, std::memory_order_relaxed);
 }
 
 void damage_ledger::report(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,

@@ -33,7 +33,8 @@ class damage_ledger {
   /// Segment `seq` read to its end, the next index `next_index`: a seal's
   /// count that the indices did not reach was lost too (a damaged stretch
   /// of several records costs one index; a tail that stopped checking, all
-  /// it held).
+  /// it held) — unless no damage was met in it: then the count is wrong,
+  /// said once, and nothing is lost.
   void read_to_end(std::uint64_t seq, std::optional<std::uint64_t> sealed_records, std::uint64_t next_index);
 
  private:
@@ -44,6 +45,7 @@ class damage_ledger {
   std::string shard_name_;
   std::set<std::uint64_t> quarantined_;  // copied to quarantine this run, or by recovery at startup
   std::pair<std::uint64_t, std::uint64_t> last_reported_{0, 0};  // (segment, offset)
+  std::set<std::uint64_t> damage_met_;  // segments whose reads met damage this run
   std::uint64_t lost_counted_for_ = 0;  // the segment whose seal was last compared with its indices
 };
 
