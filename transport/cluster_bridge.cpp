@@ -140,7 +140,16 @@ cluster_bridge::~cluster_bridge() { stop(); }
 
 void cluster_bridge::stop() {
   if (!middleman_) return;
-  caf::anon_send_exit(middleman_, caf::exit_reason::user_shutdown);
+  // CAF 0.17's middleman actor ignores every exit but kill (its constructor
+  // sets an exit handler that does nothing): user_shutdown left it running,
+  // held by the BASP broker for any connect in flight, until the middleman
+  // itself stopped in the actor system's teardown. kill ends it here; its
+  // on_exit answers the connects still pending.
+  {
+    caf::scoped_actor self{sys_};
+    self->send_exit(middleman_, caf::exit_reason::kill);
+    self->wait_for(middleman_);
+  }
   middleman_ = nullptr;
   std::lock_guard<std::mutex> guard(shared_->mutex);
   for (auto& [name, l] : shared_->offers) ::close(l.fd);

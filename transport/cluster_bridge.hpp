@@ -38,7 +38,8 @@ class cluster_bridge {
   caf::io::middleman_actor middleman() const;
   /// CAF's BASP broker (see above).
   caf::actor broker() const;
-  /// Stops the middleman actor; links close with the actor system.
+  /// Ends the middleman actor (with kill: it ignores any other exit) and
+  /// waits for it; links close with the actor system.
   void stop();
 
   struct shared;
