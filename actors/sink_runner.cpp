@@ -35,6 +35,8 @@ class sink_runner_state {
   static inline const char* name = "sink_runner";
 
   using pointer = sink_runner_actor::stateful_pointer<sink_runner_state>;
+  /// Its states (sink_runner.hpp), each with its behaviour.
+  enum class mode { delivering, backing_off, dead_letters_full };
 
   void init(pointer self, sink_runner_settings s, std::shared_ptr<sink_factory> factory,
             std::shared_ptr<dead_letter_store> dead_letters, std::shared_ptr<delivery_status> status) {
@@ -50,16 +52,35 @@ class sink_runner_state {
     schedule_probe();
   }
 
+  /// Commits run on the workers as they come.
+  sink_runner_actor::behavior_type delivering() {
+    return {
+        [this](delivery_batch& b) {
+          enqueue(b);
+          dispatch();
+        },
+        [](retry_atom, std::uint64_t) {},  // the timer of a wait that a probe cut short
+        [this](probe_atom, std::uint64_t epoch) { on_probe(epoch); },
+    };
+  }
+
+  /// After a failed attempt, or with the dead letters full: batches queue,
+  /// nothing is dispatched until the timer says so (or, when the sink could
+  /// not be reached, a probe that reaches it).
+  sink_runner_actor::behavior_type waiting() {
+    return {
+        [this](delivery_batch& b) { enqueue(b); },
+        [this](retry_atom, std::uint64_t epoch) {
+          if (epoch == retry_epoch_) resume();
+        },
+        [this](probe_atom, std::uint64_t epoch) { on_probe(epoch); },
+    };
+  }
+
   void enqueue(delivery_batch& b) {
     const std::uint64_t n = b.records.size();
     job j{b.reply_to, b.id, std::make_shared<std::vector<sink_record>>(std::move(b.records)), n};
     queue_.emplace(next_job_++, std::move(j));
-    dispatch();
-  }
-
-  void on_retry(std::uint64_t epoch) {
-    if (epoch != retry_epoch_) return;
-    resume();
   }
 
   void on_probe(std::uint64_t epoch) {
@@ -78,8 +99,10 @@ class sink_runner_state {
   }
 
  private:
+  /// Sends queued batches to idle workers (only while delivering: a
+  /// worker's answer can come in any state).
   void dispatch() {
-    while (!paused_ && !queue_.empty()) {
+    while (mode_ == mode::delivering && !queue_.empty()) {
       std::size_t w = 0;
       while (w < workers_.size() && !idle_[w]) ++w;
       if (w == workers_.size()) break;
@@ -93,7 +116,7 @@ class sink_runner_state {
       self_->request(workers_[w], caf::infinite, commit_job{j.batch})
           .then([=, this](commit_outcome& out) mutable { finished(w, key, std::move(j), out); });
     }
-    if (queue_.empty() && !paused_ && all_idle()) status_->state = delivery_state::idle;
+    if (queue_.empty() && mode_ == mode::delivering && all_idle()) status_->state = delivery_state::idle;
   }
 
   void finished(std::size_t w, std::uint64_t key, job j, const commit_outcome& out) {
@@ -122,7 +145,7 @@ class sink_runner_state {
       return;
     }
     // The batch goes back first in line; nothing else is sent until the wait is over.
-    const bool counted = !paused_ && j.attempt == attempt_;
+    const bool counted = mode_ == mode::delivering && j.attempt == attempt_;
     if (out.what != commit_outcome::kind::dead_letter_full) dead_letters_full_logged_ = false;
     if (out.settled > 0) settle_front(j, out);
     queue_.emplace(key, std::move(j));
@@ -134,7 +157,7 @@ class sink_runner_state {
       dispatch();
       return;
     }
-    paused_ = true;
+    wait(out.what == commit_outcome::kind::dead_letter_full ? mode::dead_letters_full : mode::backing_off);
     if (out.what == commit_outcome::kind::dead_letter_full) {
       // Not the sink failing: a record it refused has nowhere to go. Rechecked
       // on its own timer; the health and the backoff stay as they are.
@@ -190,9 +213,16 @@ class sink_runner_state {
     failures_ = 0;
   }
 
-  /// The backoff is over (or cut short): the next dispatch is a new attempt.
+  /// Stops dispatching until the wait is over.
+  void wait(mode why) {
+    mode_ = why;
+    self_->become(waiting());
+  }
+
+  /// The wait is over (or cut short): the next dispatch is a new attempt.
   void resume() {
-    paused_ = false;
+    mode_ = mode::delivering;
+    self_->become(delivering());
     ++attempt_;
     dispatch();
   }
@@ -237,7 +267,7 @@ class sink_runner_state {
       set_health(h, why);
       return;
     }
-    if (h == sink_health::healthy && paused_ && probe_may_resume_) {
+    if (h == sink_health::healthy && mode_ == mode::backing_off && probe_may_resume_) {
       ++retry_epoch_;  // the pending retry timer is void
       log::info("sink answers its health probe; retrying now", {{"sink", type_}});
       resume();
@@ -296,8 +326,8 @@ class sink_runner_state {
   std::uint64_t attempt_ = 0;   // one more each time a wait ends
   std::chrono::steady_clock::time_point streak_started_{};
   std::string last_logged_error_;
-  bool paused_ = false;
-  bool probe_may_resume_ = false;
+  mode mode_ = mode::delivering;  // the behaviour in use: delivering(), else waiting()
+  bool probe_may_resume_ = false;  // backing off because the sink could not be reached
   bool dead_letters_full_logged_ = false;  // one line per stop, not one per recheck
   std::uint64_t retry_epoch_ = 0, probe_epoch_ = 0;
   std::mt19937_64 rng_{std::random_device{}()};
@@ -309,11 +339,7 @@ sink_runner_actor::behavior_type sink_runner_behavior(sink_runner_state::pointer
                                                       std::shared_ptr<delivery_status> status) {
   log_exceptions(self, "sink_runner");
   self->state.init(self, s, std::move(factory), std::move(dead_letters), std::move(status));
-  return {
-      [=](delivery_batch& b) { self->state.enqueue(b); },
-      [=](retry_atom, std::uint64_t epoch) { self->state.on_retry(epoch); },
-      [=](probe_atom, std::uint64_t epoch) { self->state.on_probe(epoch); },
-  };
+  return self->state.delivering();
 }
 
 }  // namespace

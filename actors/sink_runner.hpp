@@ -15,6 +15,9 @@
 //               batch goes first, so per-shard order holds with concurrency 1)
 //               -> dead_letter_full (a refused record has nowhere to go:
 //               rechecked every dead_letter_recheck_ms) -> delivering ...
+//               Two behaviours (become): delivering() dispatches what comes;
+//               waiting() (retrying, dead letters full) only queues it until
+//               the timer, or a probe that reaches a sink it could not reach.
 // Failures count attempts, not slots: the commits in flight when the first
 //               of them fails are one attempt, however many slots report it.
 // Backoff: sink.retry.initial_ms x multiplier^(failures-1), capped at
