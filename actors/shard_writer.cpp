@@ -75,6 +75,46 @@ class shard_writer_state {
 
   using pointer = shard_writer_actor::stateful_pointer<shard_writer_state>;
 
+  /// Its states (shard_writer.hpp), each with its behaviour.
+  enum class mode { online, offline, shutting_down };
+
+  /// An open segment: requests are queued and written in groups.
+  shard_writer_actor::behavior_type online() {
+    return {
+        [this](ingest_request& req) { enqueue(req); },
+        [this](flush_atom) { write_queued(true); },
+        [this](retry_open_atom) { retry_scheduled_ = false; },  // set before the shard came back
+        [](started_atom) { return done_atom::value; },  // init has run: its first segment was tried
+        [this](shutdown_atom) { return shut_down(); },
+    };
+  }
+
+  /// No segment can be made: every request gets the failure reply at once;
+  /// a timer tries again.
+  shard_writer_actor::behavior_type offline() {
+    return {
+        [this](ingest_request& req) { refuse(req); },
+        [this](flush_atom) { write_queued(true); },  // what was queued when it went offline
+        [this](retry_open_atom) { on_retry_open(); },
+        [](started_atom) { return done_atom::value; },
+        [this](shutdown_atom) { return shut_down(); },
+    };
+  }
+
+  /// Sealed, waiting for the fsync group's last syncs: nothing more is written.
+  shard_writer_actor::behavior_type shutting_down() {
+    return {
+        [this](ingest_request& req) { refuse(req); },
+        [](flush_atom) {},
+        [this](retry_open_atom) { retry_scheduled_ = false; },
+        [](started_atom) { return done_atom::value; },
+        [](shutdown_atom) { return done_atom::value; },
+    };
+  }
+
+  /// The behaviour for the state init left it in.
+  shard_writer_actor::behavior_type first_behavior() { return mode_ == mode::offline ? offline() : online(); }
+
   void init(pointer self, shard_writer_settings s, fsync_group_actor fsync_group) {
     self_ = self;
     settings_ = std::move(s);
@@ -144,24 +184,36 @@ class shard_writer_state {
     else if (!spare_asked_ && active_->size() >= settings_.segment_max_bytes / 2) ask_for_spare();
   }
 
-  /// Writes what is queued and seals the active segment; the fsync_group's
-  /// answer to the shutdown that follows means every sync has returned.
-  void shutdown() {
+  /// Writes what is queued and seals the active segment, then answers once
+  /// the fsync_group has answered the shutdown that follows: every sync has
+  /// returned.
+  caf::typed_response_promise<done_atom> shut_down() {
     write_queued(false);
     if (active_) {
       seal_active("shutdown");
       active_.reset();
     }
-    shutting_down_ = true;
+    become(mode::shutting_down);
+    auto promise = self_->make_response_promise<done_atom>();
+    auto* self = self_;
+    self_->request(fsync_, caf::infinite, shutdown_atom::value)
+        .then(
+            [=](done_atom) mutable {
+              promise.deliver(done_atom::value);
+              self->quit();
+            },
+            [=](caf::error&) mutable {  // the fsync_group is gone: nothing left to wait for
+              promise.deliver(done_atom::value);
+              self->quit();
+            });
+    return promise;
   }
-
-  const fsync_group_actor& fsync_group() const { return fsync_; }
 
   /// Offline: try to create a segment again, without waiting for a push, so
   /// that the shard (and readiness) comes back as soon as space does.
   void on_retry_open() {
     retry_scheduled_ = false;
-    if (!active_ && !shutting_down_) open_segment();
+    if (!active_) open_segment();
   }
 
  private:
@@ -169,6 +221,24 @@ class shard_writer_state {
     ingest_client_actor to;
     ingest_request req;
   };
+
+  /// The failure reply, at once (offline, or stopping).
+  void refuse(ingest_request& req) {
+    auto to = req.reply_to;
+    deliver_reply(self_, req.replies, to, ingest_reply{req.tag, failure_reply(req)}, /*direct=*/true);
+  }
+
+  /// (During init the behaviour set here is replaced by first_behavior(),
+  /// which is the same.)
+  void become(mode m) {
+    if (m == mode_) return;
+    mode_ = m;
+    switch (m) {
+      case mode::online: self_->become(online()); break;
+      case mode::offline: self_->become(offline()); break;
+      case mode::shutting_down: self_->become(shutting_down()); break;
+    }
+  }
 
   /// Straight into the connection's reply queue (deliver_reply), not by
   /// message to its connection actor: one wake-up less per reply
@@ -324,8 +394,9 @@ class shard_writer_state {
     spare_asked_ = false;
     settings_.usage->add(active_->size());
     announce(0, /*new_segment=*/true);
-    if (offline_) log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
-    offline_ = false;
+    if (mode_ == mode::offline)
+      log::info("WAB shard back online", {{"shard", std::to_string(settings_.shard)}, {"segment", active_->name()}});
+    become(mode::online);
     if (settings_.stats) settings_.stats->offline = false;
     // A growing segment wants a spare now; one in a spare asks once it is
     // half full (write_queued), so a restart that found a spare does not
@@ -356,7 +427,7 @@ class shard_writer_state {
         .then(
             [this](spare_ready_atom) {
               preparing_ = false;
-              if (shutting_down_) return;
+              if (mode_ == mode::shutting_down) return;
               if (!active_) open_segment();
               else if (!active_in_spare_ && !active_->append_closed()) rotate();
             },
@@ -378,11 +449,11 @@ class shard_writer_state {
       retry_scheduled_ = true;
       self_->delayed_send(self_, retry_interval(), retry_open_atom::value);
     }
-    if (!offline_ || why != offline_reason_)
+    if (mode_ != mode::offline || why != offline_reason_)
       log::error("WAB shard offline; every push to it is refused until this clears",
                  {{"shard", std::to_string(settings_.shard)}, {"dir", settings_.shard_dir}, {"why", why}});
     offline_reason_ = why;
-    offline_ = true;
+    become(mode::offline);
     if (settings_.stats) settings_.stats->offline = true;
   }
 
@@ -405,37 +476,16 @@ class shard_writer_state {
   std::optional<std::chrono::steady_clock::time_point> last_buffered_;  // the last Buffered push queued
   std::uint64_t queued_records_ = 0, queued_bytes_ = 0;
   bool flush_scheduled_ = false;
-  bool offline_ = false;
+  mode mode_ = mode::online;  // the behaviour in use
   std::string offline_reason_;
   bool retry_scheduled_ = false;
-  bool shutting_down_ = false;
 };
 
 shard_writer_actor::behavior_type shard_writer_behavior(shard_writer_state::pointer self, shard_writer_settings s,
                                                         fsync_group_actor fsync_group) {
   log_exceptions(self, "shard_writer");
   self->state.init(self, std::move(s), std::move(fsync_group));
-  return {
-      [=](ingest_request& req) { self->state.enqueue(req); },
-      [=](flush_atom) { self->state.write_queued(true); },
-      [=](retry_open_atom) { self->state.on_retry_open(); },
-      [=](started_atom) { return done_atom::value; },  // init has run: its first segment was tried
-      [=](shutdown_atom) {
-        self->state.shutdown();
-        auto promise = self->make_response_promise<done_atom>();
-        self->request(self->state.fsync_group(), caf::infinite, shutdown_atom::value)
-            .then(
-                [=](done_atom) mutable {
-                  promise.deliver(done_atom::value);
-                  self->quit();
-                },
-                [=](caf::error&) mutable {  // the fsync_group is gone: nothing left to wait for
-                  promise.deliver(done_atom::value);
-                  self->quit();
-                });
-        return promise;
-      },
-  };
+  return self->state.first_behavior();
 }
 
 }  // namespace

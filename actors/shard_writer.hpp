@@ -33,6 +33,10 @@
 //                  than min_free_bytes free: every request gets the failure
 //                  reply; creation is retried every segment_retry_ms on a timer)
 //               -> writing
+//               Behaviours (become): online() queues and writes in groups
+//               (writing and rotating), offline() refuses every request at
+//               once and retries on the timer, shutting_down() (sealed,
+//               waiting for the last syncs) refuses what still comes.
 #include <chrono>
 #include <cstdint>
 #include <memory>
