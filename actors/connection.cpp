@@ -101,11 +101,40 @@ class connection_state {
     pump();
   }
 
+  /// Frames are decoded and submitted while the ack mode lets them in
+  /// (`paused` in the header is may_take_frame() saying no).
+  connection_actor::behavior_type reading() {
+    return {
+        [this](socket_data_atom, byte_buffer& bytes) { on_bytes(std::move(bytes)); },
+        [this](ingest_reply& r) { on_reply(r); },
+        [this](shutdown_atom) { on_shutdown(); },
+        [this](socket_eof_atom) { on_eof(); },
+        [this](socket_closed_atom) { finish(); },
+        [this](socket_writable_atom) { on_writable(); },
+        [this](budget_retry_atom) { on_budget_retry(); },
+        [this](replies_written_atom) { on_replies_written(); },
+    };
+  }
+
+  /// A protocol error or a shutdown: no frame is decoded any more; the
+  /// replies already owed are written, then the close.
+  connection_actor::behavior_type closing() {
+    return {
+        [](socket_data_atom, byte_buffer&) {},  // read ahead of the close: never decoded
+        [this](ingest_reply& r) { on_reply(r); },
+        [](shutdown_atom) {},
+        [](socket_eof_atom) {},
+        [this](socket_closed_atom) { finish(); },
+        [](socket_writable_atom) {},  // replies leave from their queue's own writes
+        [](budget_retry_atom) {},
+        [this](replies_written_atom) { on_replies_written(); },
+    };
+  }
+
   /// Stops reading; closes once the replies already owed are written.
   void on_shutdown() {
     if (closing_) return;
-    closing_ = true;
-    leave_line();
+    start_closing();
     if (replies_->answer({}, {}, true)) finish();
   }
 
@@ -293,10 +322,16 @@ class connection_state {
     return std::exchange(frame_budget_, 0);
   }
 
-  /// A protocol violation: answer it after every reply already owed, then close.
-  void reject(wire::nack_reason reason) {
+  /// Decodes nothing more (closing()).
+  void start_closing() {
     closing_ = true;
     leave_line();
+    if (!finished_) self_->become(closing());
+  }
+
+  /// A protocol violation: answer it after every reply already owed, then close.
+  void reject(wire::nack_reason reason) {
+    start_closing();
     if (settings_.stats) settings_.stats->tier(tier_label::none).nack[static_cast<std::uint8_t>(reason)]->Increment();
     if (replies_->answer({tier_label::none, 0, {}, take_frame_budget()}, wire::encode_nack(reason), true)) finish();
   }
@@ -312,7 +347,7 @@ class connection_state {
   bool told_mid_frame_ = false;     // what the socket was last told
   std::uint64_t told_frames_ = 0;
   bool peer_done_ = false;          // end of input seen
-  bool closing_ = false;
+  bool closing_ = false;   // the behaviour is closing(): what reading() calls checks it too
   bool finished_ = false;
   std::uint64_t frames_done_ = 0;
   std::uint64_t frame_budget_ = 0;  // held by the frame being read
@@ -326,16 +361,7 @@ connection_actor::behavior_type connection_behavior(connection_state::pointer se
   self->state.init(self, std::move(io), std::move(settings));
   self->set_down_handler([=](caf::down_msg&) { self->state.on_writer_down(); });
   self->state.start();
-  return {
-      [=](socket_data_atom, byte_buffer& bytes) { self->state.on_bytes(std::move(bytes)); },
-      [=](ingest_reply& r) { self->state.on_reply(r); },
-      [=](shutdown_atom) { self->state.on_shutdown(); },
-      [=](socket_eof_atom) { self->state.on_eof(); },
-      [=](socket_closed_atom) { self->state.finish(); },
-      [=](socket_writable_atom) { self->state.on_writable(); },
-      [=](budget_retry_atom) { self->state.on_budget_retry(); },
-      [=](replies_written_atom) { self->state.on_replies_written(); },
-  };
+  return self->state.reading();
 }
 
 }  // namespace

@@ -24,6 +24,9 @@
 // States:       reading -> paused (replies owed at the limit, replies not
 //               read by the peer, or waiting for frame memory) -> reading ...
 //               -> closing (protocol error or shutdown) -> done
+//               Behaviours (become): reading() (paused is its may_take_frame()
+//               saying no) and closing(), which decodes nothing more and only
+//               writes what is owed.
 // On the way out it stops monitoring its writer: the writer lives as long
 // as the daemon and would otherwise keep every closed connection's memory.
 #include <cstdint>
