@@ -13,11 +13,24 @@
 //                                                         goes on to its next group
 //   fsync_group  -> connection    ingest_reply            after the covering fdatasync
 //
-// A request may bring its connection's reply_queue (actors/reply_queue.hpp):
-// the writer and the fsync group then put the reply straight into it, on
-// their own thread, instead of sending ingest_reply (one scheduler hand-off
-// fewer per record). The daemon's connections always bring one; the message
-// is the protocol for every other client of a writer.
+// The reply channel. A request may bring its connection's reply channel
+// (a reply_queue, actors/reply_queue.hpp); its contract:
+// - who fills it: the connection (replies it makes itself), and whoever
+//   answers the request — the shard writer after its write or a sync it ran,
+//   the fsync group after its sync, the replicator once peers hold the
+//   records — each on its own thread, each slot once (a second fill is
+//   ignored);
+// - in what order replies leave: the connection opens a slot per frame, in
+//   the order the frames came; a filled slot leaves only when every slot
+//   before it has, from whichever thread filled the front, onto the socket
+//   at once;
+// - when the connection is told: (replies_written_atom) when a written
+//   reply frees the room it waits for (strict or ordered ack mode), and when
+//   a reply that closes the connection went out.
+// Without a channel the writer and the fsync group send ingest_reply
+// instead; the daemon's connections always bring one (one scheduler hand-off
+// fewer per record), and the message is the protocol for every other client
+// of a writer.
 //   daemon       -> shard_writer  started_atom => done    answered once the writer has tried its
 //                                                         first segment (the daemon opens its
 //                                                         socket and says ready only after that)
@@ -57,6 +70,8 @@ namespace wab {
 class segment_writer;
 }
 class reply_queue;
+/// Where a request's reply goes straight in (see "The reply channel" above).
+using reply_channel = std::shared_ptr<reply_queue>;
 
 enum class ingest_kind : std::uint8_t { push, tracked, batch };
 
@@ -88,7 +103,7 @@ struct ingest_request {
   byte_buffer body;          // the payload, or a whole PushBatch body
   std::vector<std::uint32_t> bounds;  // batch: offset and length of each record in body
   /// Where the reply goes straight in, when set. Local only: not inspected.
-  std::shared_ptr<reply_queue> replies;
+  reply_channel replies;
 
   std::size_t record_count() const { return kind == ingest_kind::batch ? bounds.size() / 2 : 1; }
 };
@@ -103,7 +118,7 @@ typename Inspector::result_type inspect(Inspector& f, ingest_request& x) {
 /// frame once the sync returned (success or failure).
 struct pending_ack {
   ingest_client_actor to;
-  std::shared_ptr<reply_queue> replies;  // the request's, if it brought one
+  reply_channel replies;  // the request's, if it brought one
   std::uint64_t tag = 0;
   std::uint32_t records = 0;  // acked by on_success
   byte_buffer on_success;
