@@ -31,7 +31,7 @@ namespace weir {
 struct shard_metrics;
 
 struct fsync_group_settings {
-  commit_policy policy = commit_policy::adaptive;
+  commit_policy policy = commit_policy::adaptive;  // deadline waits; adaptive and group sync at once
   std::uint32_t max_delay_us = 1000;
   std::uint32_t max_records = 4096;
   std::uint16_t shard = 0;

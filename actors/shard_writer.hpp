@@ -96,6 +96,9 @@ struct shard_writer_settings {
   /// has had only Durable pushes for a second (the adaptive policy; the
   /// deadline policy leaves every sync under load to its group's timing).
   bool sync_durable_only_here = false;
+  /// Whether this writer syncs a Durable group itself at all (not with
+  /// group_commit.policy: group): the wiring then gives it a sync_load.
+  bool may_sync = true;
   /// Told of every write group that acked a Buffered push (the io thread
   /// polls its sockets for a while after one). May be null.
   std::shared_ptr<buffered_activity> buffered;

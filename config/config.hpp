@@ -10,7 +10,9 @@
 namespace weir {
 
 enum class ack_mode { strict, ordered };
-enum class commit_policy { adaptive, deadline };
+/// group_commit.policy (docs/architecture.md, "Group commit"): who syncs a
+/// Durable group, and when.
+enum class commit_policy { adaptive, deadline, group };
 enum class log_format { text, json };
 enum class log_level { trace, debug, info, warn, error };
 enum class cpu_placement_mode { adaptive, spread };

@@ -281,11 +281,15 @@ std::vector<setting> make_settings() {
   s.push_back(choice("group_commit.policy", WEIR_FIELD(group_commit.policy),
                      std::vector<std::pair<std::string, commit_policy>>{
                          {"adaptive", commit_policy::adaptive},
-                         {"deadline", commit_policy::deadline}},
+                         {"deadline", commit_policy::deadline},
+                         {"group", commit_policy::group}},
                      "adaptive",
-                     "adaptive: sync at once when idle, batch what arrives during a sync (with only Durable "
-                     "pushes on a shard for a second, its writer syncs each group itself); "
-                     "deadline: wait up to max_delay_us or max_records."));
+                     "adaptive: sync at once when idle, batch what arrives during a sync; a shard's writer syncs "
+                     "a group itself while its fsync group is idle and nothing else waits, or while the shard "
+                     "has had only Durable pushes for a second; "
+                     "deadline: the fsync group waits up to max_delay_us or max_records (the writer still syncs "
+                     "a lone group itself); "
+                     "group: as adaptive, but every sync is the fsync group's (one sync path)."));
   s.push_back(integer("group_commit.max_delay_us", WEIR_FIELD(group_commit.max_delay_us), 0,
                       1000000, "1000", "Longest wait before a sync under the deadline policy."));
   s.push_back(integer("group_commit.max_records", WEIR_FIELD(group_commit.max_records), 1,

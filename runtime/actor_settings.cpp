@@ -47,6 +47,10 @@ shard_writer_settings writer_settings_for(const config& cfg, std::uint16_t shard
   s.segment_retry_ms = narrow<std::uint32_t>(cfg.wab.segment_retry_ms);
   s.max_group_records = narrow<std::uint32_t>(cfg.group_commit.max_records);
   s.max_group_bytes = narrow<std::uint64_t>(cfg.group_commit.max_bytes);
+  // The writer's own sync is a mode of the group-commit protocol: off with
+  // policy group, and for every group it can with adaptive (decision 0017).
+  s.may_sync = cfg.group_commit.policy != commit_policy::group;
+  s.sync_durable_only_here = cfg.group_commit.policy == commit_policy::adaptive;
   return s;
 }
 

@@ -113,8 +113,7 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     auto fs = fsync_settings_for(cfg, shard);
     fs.stats = shard_stats;
     fs.thread = seams.thread;
-    fs.load = ws.sync_load = std::make_shared<sync_load>();
-    ws.sync_durable_only_here = cfg.group_commit.policy == commit_policy::adaptive;
+    if (ws.may_sync) fs.load = ws.sync_load = std::make_shared<sync_load>();
     if (!replicators_.empty()) {
       ws.replicator = replicators_.back();
       ws.replication = fs.replication = {replicators_.back(), std::chrono::milliseconds(cfg.cluster.replication_timeout_ms)};

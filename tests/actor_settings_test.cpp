@@ -35,6 +35,8 @@ TEST_CASE("protocol knobs have their documented defaults in the actors' settings
   CHECK(w.max_group_records == 4096);
   CHECK(w.shard == 3);
   CHECK(w.first_sequence == 7);
+  CHECK(w.may_sync);  // adaptive: the writer syncs a group itself when it can
+  CHECK(w.sync_durable_only_here);
   CHECK(drain_settings_for(cfg, 0, "d", 1).cursor_persist_ms == 200);
   CHECK(runner_settings_for(cfg, false).dead_letter_recheck_ms == 1000);
   CHECK(runner_settings_for(cfg, false).health_interval_ms == 5000);
@@ -67,6 +69,11 @@ TEST_CASE("every protocol knob set in the config reaches its actor", "[config][s
   CHECK(w.min_free_bytes == 2 * 1024 * 1024);
   CHECK(w.max_group_bytes == 64 * 1024);
   CHECK(w.max_group_records == 77);
+  CHECK(w.may_sync);  // deadline: a lone group still, never under load
+  CHECK_FALSE(w.sync_durable_only_here);
+  const auto one_path = writer_settings_for(with({"group_commit.policy=group"}), 0, "d", 1);
+  CHECK_FALSE(one_path.may_sync);  // group: every sync is the fsync group's
+  CHECK_FALSE(one_path.sync_durable_only_here);
 
   const auto f = fsync_settings_for(cfg, 0);
   CHECK(f.policy == commit_policy::deadline);
