@@ -49,7 +49,8 @@ else
       buffered-single buffered-single-spread buffered-single-ordered buffered-single-awake buffered-single-minimal \
       buffered-16 \
       durable-16 durable-64 durable-16-minimal durable-64-minimal durable-64-minimal-spread \
-      durable-single-minimal-group-sync durable-16-minimal-group-sync \
+      durable-single-minimal-group-sync durable-16-minimal-group-sync durable-64-minimal-no-read-batching \
+      buffered-single-no-spin \
       durable-64-minimal-awake pipelined \
       batch-sizes batch-sizes-buffered payload-sweep \
       durable-single-redis durable-16-redis pipelined-redis \
