@@ -81,7 +81,7 @@ class fsync_group_state {
         if (r.first == req.segment.get()) rc = r.second;
       answer_synced(self_, req.acks, rc, requests == 1, &settings_.replication);
     }
-    if (settings_.load) settings_.load->outstanding.fetch_sub(requests, std::memory_order_release);
+    if (settings_.load) settings_.load->answered_by_group(requests);
   }
 
   bool idle() const { return waiting_.empty(); }

@@ -19,15 +19,30 @@
 
 namespace weir {
 
-/// Durable requests handed to the fsync group and not answered yet, counted
-/// by the writer (up) and the group (down): at zero no sync waits there or
+/// What the shard writer and its fsync group share to decide who syncs a
+/// Durable group (group_commit.policy, decision 0024): the Durable requests
+/// handed to the group and not answered yet. At zero no sync waits there or
 /// runs (the group may still be writing the replies of a sync the writer
-/// ran, `synced_acks`, which holds up no sync of the writer's).
-struct sync_load {
-  std::atomic<std::uint64_t> outstanding{0};
-  /// Groups whose replies the writer handed to the fsync group after its own
-  /// sync (`synced_acks`); counted so that a test can see the path run.
-  std::atomic<std::uint64_t> handed{0};
+/// ran, `synced_acks`, which holds up no sync of the writer's), and the
+/// writer may sync a group itself.
+class sync_load {
+ public:
+  /// The writer handed `requests` to the fsync group.
+  void handed_to_group(std::uint64_t requests) { outstanding_.fetch_add(requests, std::memory_order_acq_rel); }
+  /// The group answered `requests` of them (after their sync).
+  void answered_by_group(std::uint64_t requests) { outstanding_.fetch_sub(requests, std::memory_order_release); }
+  /// No request waits at the group and no sync of it runs.
+  bool group_idle() const { return outstanding_.load(std::memory_order_acquire) == 0; }
+  std::uint64_t outstanding() const { return outstanding_.load(std::memory_order_acquire); }
+
+  /// The writer handed the replies of a sync it ran to the group
+  /// (`synced_acks`); counted so that a test can see the path run.
+  void replies_handed() { replies_handed_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t replies_handed_count() const { return replies_handed_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> outstanding_{0};
+  std::atomic<std::uint64_t> replies_handed_{0};
 };
 
 /// fdatasync of `segment`, timed and counted; a failure is logged once (a

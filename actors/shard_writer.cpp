@@ -290,14 +290,14 @@ class shard_writer_state {
       // Handed over even while the group still writes an earlier hand-off's
       // replies: answering here instead measured slower (decision 0022).
       if (!self_->mailbox().empty() && !replicated) {
-        settings_.sync_load->handed.fetch_add(1, std::memory_order_relaxed);
+        settings_.sync_load->replies_handed();
         self_->send(fsync_, synced_acks{std::move(durable.acks), rc});
       } else {
         answer_synced(self_, durable.acks, rc, /*direct=*/true, &settings_.replication);
       }
       return;
     }
-    if (settings_.sync_load) settings_.sync_load->outstanding.fetch_add(durable.acks.size(), std::memory_order_acq_rel);
+    if (settings_.sync_load) settings_.sync_load->handed_to_group(durable.acks.size());
     self_->send(fsync_, std::move(durable));
   }
 
@@ -315,7 +315,7 @@ class shard_writer_state {
   /// writing, so a Buffered push waits behind no sync; the first one after
   /// a quiet spell may wait for one.
   bool sync_here(bool flushing) {
-    if (!settings_.sync_load || settings_.sync_load->outstanding.load(std::memory_order_acquire) != 0) return false;
+    if (!settings_.sync_load || !settings_.sync_load->group_idle()) return false;
     if (self_->mailbox().empty()) return true;
     return flushing && settings_.sync_durable_only_here &&
            (!last_buffered_ || std::chrono::steady_clock::now() - *last_buffered_ >= settings_.buffered_quiet);

@@ -451,7 +451,7 @@ TEST_CASE("with its fsync group idle the writer syncs a Durable group itself and
 
   // With a sync outstanding at the group, Durable requests go there, so that
   // the writer goes on writing while the group syncs.
-  load->outstanding = 1;
+  load->handed_to_group(1);
   h.push(2, "under load", true);
   h.run_writer();
   CHECK_FALSE(h.arrived_reply());
@@ -460,7 +460,7 @@ TEST_CASE("with its fsync group idle the writer syncs a Durable group itself and
   REQUIRE(later);
   CHECK(later->tag == 2);
   CHECK(h.io->syncs_done.load() == before + 2);
-  CHECK(load->outstanding.load() == 1);  // the group gave back what it took
+  CHECK(load->outstanding() == 1);  // the group gave back what it took
 }
 
 namespace {
@@ -471,13 +471,13 @@ namespace {
 bool writes_one_with_another_waiting(shared_load_harness& both, std::uint64_t tag) {
   auto& h = both.h;
   const int before = h.io->syncs_done.load();
-  const auto handed_before = both.load->outstanding.load();
+  const auto handed_before = both.load->outstanding();
   h.push(tag, "written", true);
   h.step_writer();
   h.push(tag + 1, "waiting", true);
   h.step_writer();
   if (h.io->syncs_done.load() == before + 1) return true;
-  REQUIRE(both.load->outstanding.load() == handed_before + 1);  // handed to the fsync group
+  REQUIRE(both.load->outstanding() == handed_before + 1);  // handed to the fsync group
   return false;
 }
 
@@ -500,7 +500,7 @@ TEST_CASE("with only Durable pushes the writer syncs a flushed group itself thou
   CHECK(second->tag == 1);
   CHECK(both.h.io->syncs_done.load() == before + 2);  // the group synced nothing itself
   for (const auto* r : {&*first, &*second}) CHECK(r->acked == 1);
-  CHECK(both.load->outstanding.load() == 0);
+  CHECK(both.load->outstanding() == 0);
 }
 
 TEST_CASE("after a Buffered push the writer hands flushed groups with more waiting to its fsync group until a quiet spell",
@@ -537,7 +537,7 @@ TEST_CASE("a group cut at the size limit with more waiting goes to the fsync gro
   h.step_writer();
   h.step_writer();
   CHECK(h.io->syncs_done.load() == before);
-  CHECK(both.load->outstanding.load() == 2);
+  CHECK(both.load->outstanding() == 2);
 }
 
 TEST_CASE("the writer moves a growing segment onto a spare once one is ready and asks for the next at half full",
@@ -657,7 +657,7 @@ TEST_CASE("the writer's replies go straight into the reply queue and those of a 
   // Two requests of two groups the fsync group syncs together (a sync is
   // outstanding there, so the writer hands each on): each connection's own
   // thread writes its reply, sent to it by message.
-  load->outstanding = 1;
+  load->handed_to_group(1);
   send(true);
   h.run_writer();
   send(true);
@@ -674,7 +674,7 @@ TEST_CASE("the writer's replies go straight into the reply queue and those of a 
 
   // A lone request the fsync group syncs (a sync is outstanding there, so
   // the writer hands it on): the group writes its ack, after its sync.
-  load->outstanding = 1;
+  load->handed_to_group(1);
   written_during_sync = 0;
   std::size_t syncs_seen = 0;
   h.io->during_sync = [&] {
@@ -716,7 +716,7 @@ TEST_CASE("after a sync it ran itself with more waiting the writer leaves the re
   h.step_writer();  // the flush: written and synced here, with "waiting" in the mailbox
   CHECK(h.io->syncs_done.load() > before);  // a failed one also tries to seal the segment
   CHECK(socket->writes.empty());              // the reply waits for the fsync group
-  CHECK(both.load->outstanding.load() == 0);  // which is not syncing: the writer may sync again
+  CHECK(both.load->outstanding() == 0);  // which is not syncing: the writer may sync again
   h.run_writer();  // "waiting" (a new segment after the failure): synced here, answered here
   CHECK(socket->writes.empty());  // behind the first reply, which is not written yet
   const int writer_syncs = h.io->syncs_done.load();

@@ -142,7 +142,7 @@ void daemon_life::watch(caf::abstract_actor* a, std::string name) {
 
 std::uint64_t daemon_life::handed_replies() const {
   std::uint64_t n = 0;
-  for (const auto& l : loads_) n += l->handed.load(std::memory_order_relaxed);
+  for (const auto& l : loads_) n += l->replies_handed_count();
   return n;
 }
 
