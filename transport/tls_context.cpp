@@ -1,15 +1,7 @@
 #include "transport/tls_context.hpp"
 
-#include <openssl/err.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
-#include <openssl/x509err.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <stdexcept>
 #include <tuple>
@@ -37,12 +29,6 @@ std::string pem_of(const char* key, const std::string& path) {
   return pem;
 }
 
-/// notAfter of the first certificate in a PEM file, Unix seconds; 0 when unreadable.
-std::int64_t file_not_after(const std::string& path) {
-  std::string pem;
-  return read_pem_file(path, pem).empty() ? pem_not_after(pem) : 0;
-}
-
 std::string utc(std::int64_t at) {
   const std::time_t t = static_cast<std::time_t>(at);
   std::tm tm{};
@@ -54,8 +40,8 @@ std::string utc(std::int64_t at) {
 
 }  // namespace
 
-void load_mutual_tls(ssl::context& ctx, const tls_file_keys& keys, const std::string& cert, const std::string& key,
-                     const std::string& ca) {
+tls_validity load_mutual_tls(ssl::context& ctx, const tls_file_keys& keys, const std::string& cert,
+                             const std::string& key, const std::string& ca) {
   const std::string cert_pem = pem_of(keys.cert, cert), key_pem = pem_of(keys.key, key), ca_pem = pem_of(keys.ca, ca);
   SSL_CTX* native = ctx.native_handle();
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
@@ -69,21 +55,33 @@ void load_mutual_tls(ssl::context& ctx, const tls_file_keys& keys, const std::st
     refuse(keys.ca, ca, "not a PEM CA certificate: " + why);
   // A peer certificate is required, not merely checked when sent.
   SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  return {pem_not_after(cert_pem), pem_not_after(ca_pem)};
 }
 
-std::shared_ptr<ssl::context> make_server_tls_context(const config::tls_files& files) {
+namespace {
+
+/// The server context for `files`, and what it loaded is valid until.
+std::shared_ptr<ssl::context> server_tls_context(const config::tls_files& files, tls_validity& validity) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
-  load_mutual_tls(*ctx, {"listen.tls.cert", "listen.tls.key", "listen.tls.client_ca"}, files.cert, files.key,
-                  files.client_ca);
+  validity = load_mutual_tls(*ctx, {"listen.tls.cert", "listen.tls.key", "listen.tls.client_ca"}, files.cert,
+                             files.key, files.client_ca);
   // Session resumption with client verification needs an id context.
   static const unsigned char id_context[] = "weir-listen-tcp";
   SSL_CTX_set_session_id_context(ctx->native_handle(), id_context, sizeof id_context - 1);
   return ctx;
 }
 
-tls_context_store::tls_context_store(const config::tls_files& files, listener_stats& stats)
-    : stats_(stats), context_(make_server_tls_context(files)) {
-  note_expiry(files);
+}  // namespace
+
+std::shared_ptr<ssl::context> make_server_tls_context(const config::tls_files& files) {
+  tls_validity unused;
+  return server_tls_context(files, unused);
+}
+
+tls_context_store::tls_context_store(const config::tls_files& files, listener_stats& stats) : stats_(stats) {
+  tls_validity validity;
+  context_ = server_tls_context(files, validity);
+  note_expiry(files, validity);
 }
 
 std::shared_ptr<ssl::context> tls_context_store::current() const {
@@ -93,8 +91,9 @@ std::shared_ptr<ssl::context> tls_context_store::current() const {
 
 std::string tls_context_store::reload(const config::tls_files& files) {
   std::shared_ptr<ssl::context> fresh;
+  tls_validity validity;
   try {
-    fresh = make_server_tls_context(files);
+    fresh = server_tls_context(files, validity);
   } catch (const std::exception& e) {
     ++stats_.tls_reloads_failed;
     return e.what();
@@ -104,12 +103,12 @@ std::string tls_context_store::reload(const config::tls_files& files) {
     context_ = std::move(fresh);
   }
   ++stats_.tls_reloads_ok;
-  note_expiry(files);
+  note_expiry(files, validity);
   return "";
 }
 
-void tls_context_store::note_expiry(const config::tls_files& files) {
-  const std::int64_t cert = file_not_after(files.cert), ca = file_not_after(files.client_ca);
+void tls_context_store::note_expiry(const config::tls_files& files, const tls_validity& validity) {
+  const std::int64_t cert = validity.cert_not_after, ca = validity.ca_not_after;
   stats_.tls_cert_not_after = cert;
   stats_.tls_ca_not_after = ca;
   const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));

@@ -24,11 +24,17 @@ struct tls_file_keys {
   const char* ca;
 };
 
+/// notAfter of the certificate and of the CA loaded, Unix seconds (0: unknown).
+struct tls_validity {
+  std::int64_t cert_not_after = 0, ca_not_after = 0;
+};
+
 /// Loads `cert` (a chain), `key` and `ca` into `ctx`, and requires of every
-/// peer a certificate that chains to `ca`, over TLS 1.2 or later. Throws
-/// std::runtime_error naming the key, the file and what is wrong with it.
-void load_mutual_tls(boost::asio::ssl::context& ctx, const tls_file_keys& keys, const std::string& cert,
-                     const std::string& key, const std::string& ca);
+/// peer a certificate that chains to `ca`, over TLS 1.2 or later; each file
+/// is read once. Throws std::runtime_error naming the key, the file and what
+/// is wrong with it.
+tls_validity load_mutual_tls(boost::asio::ssl::context& ctx, const tls_file_keys& keys, const std::string& cert,
+                             const std::string& key, const std::string& ca);
 
 /// The context for `files`; throws std::runtime_error naming the key, the
 /// file and what is wrong with it.
@@ -48,7 +54,7 @@ class tls_context_store {
  private:
   /// Logs and exports the validity of what was loaded; warns when it has
   /// expired or expires within 30 days.
-  void note_expiry(const config::tls_files& files);
+  void note_expiry(const config::tls_files& files, const tls_validity& validity);
 
   listener_stats& stats_;
   mutable std::mutex mutex_;
