@@ -1,14 +1,9 @@
 #include "config/loader.hpp"
 
-#include <sys/stat.h>
-
 #include <cctype>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
@@ -109,10 +104,9 @@ void apply_file(config& c, key_origins& origins, const config_sources& src) {
       throw config_error("config error: cannot read config file " + src.file + ": " + why.substr(cannot.size()));
     throw config_error("config error: config file " + src.file + ": " + why + "; expected a YAML file of at most 1 MiB");
   }
-  std::stringstream text(content);
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(content);
   } catch (const YAML::ParserException& e) {
     throw config_error("config error: " + at(src.file, e.mark) + ": " + yaml_problem(e));
   }

@@ -78,12 +78,15 @@ segment_scan scan_segment(wab::file_io& io, const std::string& path,
     // reads on to the file's end (a seal weir never wrote may end inside a
     // record), and so does this; what it showed already is not shown again.
     const std::uint64_t shown_to = reader_ptr->valid_end();
+    const auto records = out.records;
+    const auto first_damage = out.first_damage;
     auto further = read_up_to(size, shown_to);
     if (further->valid_end() > seal->data_end) {
       out.seal_damaged = true;
       reader_ptr = std::move(further);
-    } else {
-      reader_ptr = read_up_to(seal->data_end, ~0ull);  // the counts as they were
+    } else {  // nothing past the seal: the first read's counts stand
+      out.records = records;
+      out.first_damage = first_damage;
     }
   }
   auto& reader = *reader_ptr;
