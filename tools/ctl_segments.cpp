@@ -92,25 +92,42 @@ std::optional<nlohmann::json> cursor_repair(wab::dry_run_file_io& io, const fs::
                                     {"cursor_index", std::to_string(cursor->index)}}}};
 }
 
+/// What the next start does with a shard directory, run on `io` (a dry run):
+/// recovery's repairs, and (`judge_cursor`) the drain's verdict on the
+/// confirm cursor, against the segments as recovery leaves them.
+struct next_start_repairs {
+  nlohmann::json repairs = nlohmann::json::array();
+  std::uint64_t sealed_now = 0;
+};
+
+next_start_repairs dry_run_next_start(wab::dry_run_file_io& io, const fs::path& shard_dir,
+                                      const std::string& quarantine_dir, bool judge_cursor) {
+  next_start_repairs out;
+  try {
+    const auto r = wab::recover_shard(io, shard_dir.string(), quarantine_dir);
+    for (const auto& e : r.events) out.repairs.push_back(event_json(e));
+    out.sealed_now = r.sealed_segments;
+    std::map<std::uint64_t, std::uint64_t> records_end;
+    for (const auto& seg : r.segments) records_end[seg.sequence] = seg.valid_bytes;
+    if (judge_cursor)
+      if (auto c = cursor_repair(io, shard_dir, records_end)) out.repairs.push_back(std::move(*c));
+  } catch (const wab::recovery_error& e) {
+    for (const auto& ev : e.events) out.repairs.push_back(event_json(ev));
+    out.repairs.push_back({{"level", "error"},
+                           {"what", std::string("recovery would fail: ") + e.what()},
+                           {"fields", nlohmann::json::object()}});
+  }
+  return out;
+}
+
 /// `when`: "next_start" for the node's own shards (startup recovers them),
 /// "failover" for a replica (recovered when this node comes to deliver it).
 nlohmann::json check_shard(const fs::path& shard_dir, const std::string& quarantine_dir, const std::string& when) {
   wab::dry_run_file_io io;
   wab::posix_file_io disk;  // the files as they are now, read-only
   const auto files = segment_files(shard_dir);
-
-  nlohmann::json repairs = nlohmann::json::array();
-  std::uint64_t sealed_now = 0;
-  try {
-    const auto r = wab::recover_shard(io, shard_dir.string(), quarantine_dir);
-    for (const auto& e : r.events) repairs.push_back(event_json(e));
-    sealed_now = r.sealed_segments;
-  } catch (const wab::recovery_error& e) {
-    for (const auto& ev : e.events) repairs.push_back(event_json(ev));
-    repairs.push_back({{"level", "error"},
-                       {"what", std::string("recovery would fail: ") + e.what()},
-                       {"fields", nlohmann::json::object()}});
-  }
+  const auto next = dry_run_next_start(io, shard_dir, quarantine_dir, when == "next_start");
+  const auto& repairs = next.repairs;
   // A header that does not check is damage, unless recovery calls it routine
   // (a segment whose creation a crash interrupted: it never held a record).
   auto routine = [&](const fs::path& file) {
@@ -119,28 +136,22 @@ nlohmann::json check_shard(const fs::path& shard_dir, const std::string& quarant
     return false;
   };
   // What each file will be named after the next start's renames ("" when
-  // it is moved aside), and where each segment's records end.
-  const auto after = segments_after_recovery(io, shard_dir);
+  // it is moved aside).
   std::map<std::string, std::string> next_name;
-  for (const auto& [seq, real] : after) next_name[real] = wab::segment_file_name(seq);
-  std::map<std::uint64_t, std::uint64_t> records_end;
+  for (const auto& [seq, real] : segments_after_recovery(io, shard_dir)) next_name[real] = wab::segment_file_name(seq);
   nlohmann::json segments = nlohmann::json::array();
   for (const auto& [seq, path] : files) {
-    const auto scan = scan_segment(disk, path.string());
-    auto row = segment_row(path, scan);
+    auto row = segment_row(path, scan_segment(disk, path.string()));
     if (row.contains("problem") && routine(path)) {
       row["note"] = row["problem"];
       row.erase("problem");
     }
     const auto named = next_name.find(path.string());
     row["next_start_name"] = named == next_name.end() ? "" : named->second;
-    if (named != next_name.end()) records_end[*wab::parse_segment_file_name(named->second)] = scan.records_end;
     segments.push_back(std::move(row));
   }
-  if (when == "next_start")
-    if (auto r = cursor_repair(io, shard_dir, records_end)) repairs.push_back(std::move(*r));
   return {{"dir", shard_dir.string()}, {"when", when}, {"segments", segments},
-          {"repairs", repairs}, {"sealed_where_records_end", sealed_now}};
+          {"repairs", repairs}, {"sealed_where_records_end", next.sealed_now}};
 }
 
 /// The shard directories under `dir` the daemon would use ("shard_<n>", n
@@ -201,7 +212,8 @@ std::string repair_text(const nlohmann::json& e) { return e["what"].get<std::str
 
 next_start_report next_start_of(const std::string& shard_dir, const std::string& quarantine_dir) {
   next_start_report out;
-  out.repairs = check_shard(shard_dir, quarantine_dir, "next_start")["repairs"];
+  wab::dry_run_file_io io;
+  out.repairs = dry_run_next_start(io, shard_dir, quarantine_dir, true).repairs;
   for (const auto& e : out.repairs) out.errors = out.errors || e["level"] == "error";
   return out;
 }
