@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "files/pem.hpp"
 #include "support/raw_peer.hpp"
 
 namespace weir::test {
@@ -18,12 +19,8 @@ namespace weir::test {
 namespace {
 
 std::string openssl_error() {
-  const unsigned long e = ERR_peek_last_error();
-  ERR_clear_error();
-  if (e == 0) return "no OpenSSL error queued";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
+  const std::string why = last_openssl_error();
+  return why.empty() ? "no OpenSSL error queued" : why;
 }
 
 std::string serial_hex(X509* cert) {
