@@ -113,7 +113,10 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     writers_.push_back(spawn_shard_writer(*sys_, ws, fsyncs_.back()));
     watch(caf::actor_cast<caf::abstract_actor*>(writers_.back()), "shard_writer " + std::to_string(s.shard));
   }
-  for (std::size_t p = 0; p < cfg.producers; ++p) producers_.push_back(sys_->spawn<producer_actor>(replies, p));
+  for (std::size_t p = 0; p < cfg.producers; ++p) {
+    connections_.push_back(std::make_shared<sim_connection>(replies, p));
+    producers_.push_back(sys_->spawn<producer_actor>(connections_.back()));
+  }
 }
 
 /// The startup of runtime/wab_startup.cpp, over the sim file system: every

@@ -70,6 +70,7 @@ class daemon_life {
   std::uint64_t handed_replies() const;
   const shard_writer_actor& writer(std::uint16_t shard) const { return writers_.at(shard); }
   const caf::actor& producer(std::size_t i) const { return producers_.at(i); }
+  sim_connection& connection(std::size_t i) const { return *connections_.at(i); }
   const std::vector<shard_start>& started() const { return started_; }
   const std::shared_ptr<wab::wab_usage>& usage() const { return usage_; }
 
@@ -96,6 +97,7 @@ class daemon_life {
   std::vector<std::shared_ptr<sync_load>> loads_;  // the daemon's wiring: one per shard
   std::vector<drain_actor> drains_;
   std::vector<caf::actor> producers_;
+  std::vector<std::shared_ptr<sim_connection>> connections_;  // producers_[i]'s
   bool killed_ = false;
 };
 

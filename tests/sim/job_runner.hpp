@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cstddef>
 
+#include <caf/monitorable_actor.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
+#include "sim/producer_actor.hpp"
 #include "sim/sim_rng.hpp"
 
 namespace weir::sim {
@@ -22,7 +24,11 @@ bool run_jobs(caf::scheduler::test_coordinator& s, sim_rng& rng, std::size_t n, 
       const auto k = static_cast<std::ptrdiff_t>(rng.below(s.jobs.size()));
       std::rotate(s.jobs.begin(), s.jobs.begin() + k, s.jobs.begin() + k + 1);
     }
+    // Named for the replies this step writes (sim_connection).
+    const auto* actor = dynamic_cast<const caf::monitorable_actor*>(s.jobs.front());
+    set_running_actor(actor ? actor->name() : "");
     s.run_once();
+    set_running_actor("");
     if (failed()) return false;
   }
   return s.jobs.empty();

@@ -159,6 +159,7 @@ class simulation {
           std::to_string(shape.records));
     const auto first_record = w_.book.records().size() - shape.records;
     req.reply_to = caf::actor_cast<ingest_client_actor>(life_->producer(p));
+    life_->connection(p).attach(req);
     caf::send_as(life_->producer(p), life_->writer(w_.producers[p].shard), std::move(req));
     return first_record;
   }

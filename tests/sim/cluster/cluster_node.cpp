@@ -75,19 +75,32 @@ cluster_node_life::cluster_node_life(caf::actor_system& sys, const config& cfg, 
   ms.identity = identity;
   membership_ = spawn_membership(sys, std::move(ms));
   net.publish(node, cfg.cluster.listen, caf::actor_cast<caf::actor>(membership_));
-  for (auto p : producers) producers_.emplace_back(p, sys.spawn<producer_actor>(replies, p));
+  for (auto p : producers) {
+    auto c = std::make_shared<sim_connection>(replies, p);
+    producers_.push_back({p, sys.spawn<producer_actor>(c), c});
+  }
+}
+
+const cluster_node_life::producer_end* cluster_node_life::find_producer(std::size_t p) const {
+  for (const auto& end : producers_)
+    if (end.index == p) return &end;
+  return nullptr;
 }
 
 caf::actor cluster_node_life::producer(std::size_t p) const {
-  for (const auto& [index, a] : producers_)
-    if (index == p) return a;
-  return nullptr;
+  const auto* end = find_producer(p);
+  return end ? end->actor : nullptr;
+}
+
+sim_connection* cluster_node_life::connection(std::size_t p) const {
+  const auto* end = find_producer(p);
+  return end ? end->connection.get() : nullptr;
 }
 
 void cluster_node_life::kill() {
   if (killed_) return;
   killed_ = true;
-  for (const auto& [index, a] : producers_) caf::anon_send_exit(a, caf::exit_reason::kill);
+  for (const auto& end : producers_) caf::anon_send_exit(end.actor, caf::exit_reason::kill);
   caf::anon_send_exit(membership_, caf::exit_reason::kill);
   caf::anon_send_exit(store_, caf::exit_reason::kill);
   caf::anon_send_exit(dialer_, caf::exit_reason::kill);

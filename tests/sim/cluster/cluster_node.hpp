@@ -56,6 +56,8 @@ class cluster_node_life {
   shard_writer_actor writer(std::uint16_t shard) const { return pipeline_->writers().at(shard); }
   /// The simulated producer with global index `p` (one of this node's).
   caf::actor producer(std::size_t p) const;
+  /// Its connection (null when `p` is not one of this node's).
+  sim_connection* connection(std::size_t p) const;
   std::uint64_t incarnation() const { return incarnation_; }
   bool new_life() const { return new_life_; }
 
@@ -71,7 +73,13 @@ class cluster_node_life {
   replica_store_actor store_;
   membership_actor membership_;
   caf::actor dialer_;
-  std::vector<std::pair<std::size_t, caf::actor>> producers_;
+  struct producer_end {
+    std::size_t index;  // global
+    caf::actor actor;
+    std::shared_ptr<sim_connection> connection;
+  };
+  const producer_end* find_producer(std::size_t p) const;
+  std::vector<producer_end> producers_;
   std::uint64_t incarnation_ = 0;
   bool new_life_ = false;
   bool killed_ = false;

@@ -359,6 +359,7 @@ class cluster_simulation {
     const auto& node = *lives_[ps.node - 1];
     const auto producer = node.producer(p);
     req.reply_to = caf::actor_cast<ingest_client_actor>(producer);
+    node.connection(p)->attach(req);
     caf::send_as(producer, node.writer(ps.shard), std::move(req));
     return first;
   }
