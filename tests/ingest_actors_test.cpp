@@ -4,6 +4,9 @@
 // returned success. Deterministic: both actors run on CAF's test scheduler in
 // this thread; a test can run the writer alone (the fsync group's work then
 // waits in its mailbox), and timers fire only when it moves the test clock.
+// Requests carry the daemon's reply channel over a recording socket, as a
+// connection's do: a test sees a reply when it would leave on the socket.
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -20,6 +23,7 @@
 #include "actors/reply_queue.hpp"
 #include "actors/shard_writer.hpp"
 #include "messages/ingest_protocol.hpp"
+#include "observability/metrics.hpp"
 #include "wire/batch.hpp"
 #include "wire/coordinate.hpp"
 #include "wire/frame.hpp"
@@ -37,6 +41,40 @@ namespace {
 
 byte_buffer bytes_of(const std::string& s) { return byte_buffer(s.begin(), s.end()); }
 
+/// The socket under the harness's reply channel: each reply written, in
+/// order, with the records it acked as the channel counted them.
+class recording_socket : public connection_io {
+ public:
+  explicit recording_socket(metrics& stats) : stats_(stats) {}
+  void write(byte_buffer bytes) override {
+    const double acked = acked_total();
+    writes.push_back({tags.front(), std::move(bytes), static_cast<std::uint32_t>(acked - counted_)});
+    tags.pop_front();
+    counted_ = acked;
+  }
+  void consumed(bool, std::uint64_t, std::uint64_t) override {}
+  void hold_frame(std::uint64_t) override {}
+  void set_replies_owed(bool) override {}
+  bool write_blocked() const override { return false; }
+  void close() override {}
+  void abort() override {}
+  bool unread_input() const override { return false; }
+
+  std::deque<std::uint64_t> tags;    // the harness's tags of the open slots
+  std::deque<ingest_reply> writes;  // written, not yet looked at
+
+ private:
+  double acked_total() const {
+    return stats_.tier(tier_label::buffered).acked->Value() + stats_.tier(tier_label::durable).acked->Value();
+  }
+  metrics& stats_;
+  double counted_ = 0;
+};
+
+/// The writer and its fsync group with a connection's side of the protocol:
+/// every request carries the daemon's reply channel over a recording socket,
+/// and replies sent by message are put into it as the connection actor does,
+/// so what a test sees is what would leave on the socket, in its order.
 struct ingest_harness : test::test_scheduler {
   test::temp_dir dir;
   std::filesystem::path shard_dir = dir / "wab/shard_00";
@@ -44,6 +82,9 @@ struct ingest_harness : test::test_scheduler {
   std::shared_ptr<wab::wab_usage> usage;
   std::optional<caf::scoped_actor> self;
   shard_writer_actor writer;
+  metrics stats{dir.path().string(), 1};
+  std::shared_ptr<recording_socket> socket = std::make_shared<recording_socket>(stats);
+  reply_channel channel = std::make_shared<reply_queue>(socket, &stats, nullptr);
 
   /// `tune` may change the writer's settings from the defaults (and make
   /// actors in the harness's system for them).
@@ -69,6 +110,7 @@ struct ingest_harness : test::test_scheduler {
   ~ingest_harness() {
     caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
     run();
+    channel->abandon();
   }
 
   /// Runs only the shard writer: what it hands the fsync group waits there,
@@ -82,18 +124,14 @@ struct ingest_harness : test::test_scheduler {
 
   void push(std::uint64_t tag, const std::string& payload, bool durable, ingest_kind kind = ingest_kind::push) {
     ingest_request r;
-    r.tag = tag;
-    r.reply_to = caf::actor_cast<ingest_client_actor>(*self);
     r.kind = kind;
     r.durable = durable;
     r.body = bytes_of(payload);
-    (*self)->send(writer, std::move(r));
+    send(tag, std::move(r));
   }
 
   void push_batch(std::uint64_t tag, const std::vector<std::string>& records, bool durable) {
     ingest_request r;
-    r.tag = tag;
-    r.reply_to = caf::actor_cast<ingest_client_actor>(*self);
     r.kind = ingest_kind::batch;
     r.durable = durable;
     for (const auto& rec : records) {
@@ -101,14 +139,34 @@ struct ingest_harness : test::test_scheduler {
       r.bounds.push_back(static_cast<std::uint32_t>(rec.size()));
       r.body.insert(r.body.end(), rec.begin(), rec.end());
     }
+    send(tag, std::move(r));
+  }
+
+  /// Sends `r` as the connection does, with a slot opened for it.
+  void send(std::uint64_t tag, ingest_request r) {
+    const auto records = static_cast<std::uint32_t>(r.record_count());
+    r.tag = channel->open({r.durable ? tier_label::durable : tier_label::buffered, records, {}, 0});
+    socket->tags.push_back(tag);
+    r.replies = channel;
+    r.reply_to = caf::actor_cast<ingest_client_actor>(*self);
     (*self)->send(writer, std::move(r));
   }
 
-  /// A reply that has arrived (run the actors first to have one).
-  std::optional<ingest_reply> arrived_reply() {
+  /// A reply sent by message that has arrived, as it came (the test's
+  /// actors run first to have one).
+  std::optional<ingest_reply> arrived_message() {
     std::optional<ingest_reply> out;
     (*self)->receive([&](ingest_reply& r) { out = std::move(r); }, caf::after(std::chrono::seconds(0)) >> [] {});
     return out;
+  }
+  /// The next reply written on the socket, with the test's tag: replies by
+  /// message that arrived are put into the channel first.
+  std::optional<ingest_reply> arrived_reply() {
+    while (auto m = arrived_message()) channel->fill(m->tag, std::move(m->frame), m->acked);
+    if (socket->writes.empty()) return std::nullopt;
+    auto r = std::move(socket->writes.front());
+    socket->writes.pop_front();
+    return r;
   }
   /// Runs everything, then the next reply.
   std::optional<ingest_reply> next_reply() {
@@ -376,14 +434,16 @@ TEST_CASE("shutdown writes and syncs what is queued before the writer answers do
   for (std::uint64_t t = 0; t < 50; ++t) h.push(t, "queued " + std::to_string(t), true);
   (*h.self)->send(h.writer, shutdown_atom::value);
   h.run();
-  std::size_t acks = 0;
+  // The replies (by message, or written already) come before done.
   bool done = false;
   while (!done) {
     bool got = false;
-    (*h.self)->receive([&](ingest_reply& r) { got = true; acks += type_of(r) == wire::message_type::ack; },
+    (*h.self)->receive([&](ingest_reply& r) { got = true, h.channel->fill(r.tag, std::move(r.frame), r.acked); },
                        [&](done_atom) { got = done = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
     REQUIRE(got);
   }
+  std::size_t acks = 0;
+  for (const auto& r : h.socket->writes) acks += type_of(r) == wire::message_type::ack;
   CHECK(acks == 50);
   CHECK(test::shard_records(h.shard_dir).size() == 50);
 }
@@ -490,14 +550,15 @@ TEST_CASE("with only Durable pushes the writer syncs a flushed group itself thou
   both.h.run_writer();  // request 2: its own group, synced here too
   CHECK(both.h.io->syncs_done.load() == before + 2);
   // The writer answered request 2 at once; the fsync group, which has not
-  // run yet, answers request 1 (more waited after its sync). By message the
-  // replies arrive out of tag order: a connection writes them in tag order.
-  auto first = both.h.arrived_reply();
+  // run yet, answers request 1 (more waited after its sync). The connection
+  // writes replies in tag order: 2's waits in the channel until 1's comes.
+  CHECK_FALSE(both.h.arrived_reply());
+  auto first = both.h.next_reply();
   REQUIRE(first);
-  CHECK(first->tag == 2);
-  auto second = both.h.next_reply();
+  CHECK(first->tag == 1);
+  auto second = both.h.arrived_reply();
   REQUIRE(second);
-  CHECK(second->tag == 1);
+  CHECK(second->tag == 2);
   CHECK(both.h.io->syncs_done.load() == before + 2);  // the group synced nothing itself
   for (const auto* r : {&*first, &*second}) CHECK(r->acked == 1);
   CHECK(both.load->outstanding() == 0);
@@ -589,59 +650,39 @@ TEST_CASE("the writer moves a growing segment onto a spare once one is ready and
   t.run();
 }
 
-namespace {
-
-/// The socket behind a reply queue: what was written to it.
-class written_socket : public connection_io {
- public:
-  void write(byte_buffer bytes) override { writes.push_back(std::move(bytes)); }
-  void consumed(bool, std::uint64_t, std::uint64_t) override {}
-  void hold_frame(std::uint64_t) override {}
-  void set_replies_owed(bool) override {}
-  bool write_blocked() const override { return false; }
-  void close() override {}
-  void abort() override {}
-  bool unread_input() const override { return false; }
-  std::vector<byte_buffer> writes;
-};
-
-}  // namespace
-
-TEST_CASE("the writer's replies go straight into the reply queue and those of a group the fsync group synced by message",
+TEST_CASE("the writer's replies go straight into the reply channel and those of a group the fsync group synced by message",
           "[actor][ingest][durable]") {
   shared_load_harness both;
   auto& h = both.h;
   auto& load = both.load;
-  auto socket = std::make_shared<written_socket>();
-  auto queue = std::make_shared<reply_queue>(socket, nullptr, nullptr);
+  const auto& written = h.socket->writes;
+  std::uint64_t next_tag = 0;
   auto send = [&](bool durable) {
     ingest_request r;
-    r.tag = queue->open({});
-    r.reply_to = caf::actor_cast<ingest_client_actor>(*h.self);
     r.durable = durable;
     r.body = bytes_of("direct");
-    r.replies = queue;
-    (*h.self)->send(h.writer, std::move(r));
+    h.send(next_tag++, std::move(r));
   };
   std::size_t written_during_sync = 0;
-  h.io->during_sync = [&] { written_during_sync += socket->writes.size(); };
+  h.io->during_sync = [&] { written_during_sync += written.size(); };
   const int before = h.io->syncs_done.load();
   send(true);
   h.run_writer();
   CHECK(h.io->syncs_done.load() == before + 1);
   CHECK(written_during_sync == 0);  // not before the sync returned
-  REQUIRE(socket->writes.size() == 1);
-  CHECK(socket->writes[0] == wire::encode_ack());
-  CHECK_FALSE(h.arrived_reply());  // and no message besides
+  REQUIRE(written.size() == 1);
+  CHECK(written[0].frame == wire::encode_ack());
+  CHECK(written[0].acked == 1);
+  CHECK_FALSE(h.arrived_message());  // and no message besides
 
   send(false);  // a lone Buffered push: written after the write
   h.run_writer();
-  CHECK(socket->writes.size() == 2);
+  CHECK(written.size() == 2);
   send(false);  // two in one group: the writer writes both replies
   send(false);
   h.run_writer();
-  CHECK(socket->writes.size() == 4);
-  CHECK_FALSE(h.arrived_reply());
+  CHECK(written.size() == 4);
+  CHECK_FALSE(h.arrived_message());
 
   // Two requests in one group, synced by the writer itself: it writes both
   // replies too, after its sync.
@@ -651,8 +692,8 @@ TEST_CASE("the writer's replies go straight into the reply queue and those of a 
   h.run_writer();
   CHECK(h.io->syncs_done.load() == before + 2);
   CHECK(written_during_sync == 4);  // the four written before: none of these
-  CHECK(socket->writes.size() == 6);
-  CHECK_FALSE(h.arrived_reply());
+  CHECK(written.size() == 6);
+  CHECK_FALSE(h.arrived_message());
 
   // Two requests of two groups the fsync group syncs together (a sync is
   // outstanding there, so the writer hands each on): each connection's own
@@ -663,14 +704,14 @@ TEST_CASE("the writer's replies go straight into the reply queue and those of a 
   send(true);
   h.run_writer();
   h.run();
-  CHECK(socket->writes.size() == 6);
-  auto replies = h.replies(2);
-  REQUIRE(replies.size() == 2);
-  for (auto& r : replies) {
-    CHECK(type_of(r) == wire::message_type::ack);
-    queue->fill(r.tag, std::move(r.frame), r.acked);
+  CHECK(written.size() == 6);
+  for (int i = 0; i < 2; ++i) {
+    auto m = h.arrived_message();
+    REQUIRE(m);
+    CHECK(type_of(*m) == wire::message_type::ack);
+    h.channel->fill(m->tag, std::move(m->frame), m->acked);
   }
-  CHECK(socket->writes.size() == 8);
+  CHECK(written.size() == 8);
 
   // A lone request the fsync group syncs (a sync is outstanding there, so
   // the writer hands it on): the group writes its ack, after its sync.
@@ -679,16 +720,16 @@ TEST_CASE("the writer's replies go straight into the reply queue and those of a 
   std::size_t syncs_seen = 0;
   h.io->during_sync = [&] {
     ++syncs_seen;
-    written_during_sync += socket->writes.size() - 8;
+    written_during_sync += written.size() - 8;
   };
   send(true);
   h.run_writer();
-  CHECK(socket->writes.size() == 8);  // waits at the group
+  CHECK(written.size() == 8);  // waits at the group
   h.run();
   CHECK(syncs_seen == 1);
   CHECK(written_during_sync == 0);
-  CHECK(socket->writes.size() == 9);
-  CHECK_FALSE(h.arrived_reply());
+  CHECK(written.size() == 9);
+  CHECK_FALSE(h.arrived_message());
 }
 
 TEST_CASE("after a sync it ran itself with more waiting the writer leaves the replies to its idle fsync group",
@@ -697,16 +738,13 @@ TEST_CASE("after a sync it ran itself with more waiting the writer leaves the re
   CAPTURE(sync_fails);
   shared_load_harness both;
   auto& h = both.h;
-  auto socket = std::make_shared<written_socket>();
-  auto queue = std::make_shared<reply_queue>(socket, nullptr, nullptr);
+  const auto& written = h.socket->writes;
+  std::uint64_t next_tag = 0;
   auto send = [&](const std::string& payload) {
     ingest_request r;
-    r.tag = queue->open({});
-    r.reply_to = caf::actor_cast<ingest_client_actor>(*h.self);
     r.durable = true;
     r.body = bytes_of(payload);
-    r.replies = queue;
-    (*h.self)->send(h.writer, std::move(r));
+    h.send(next_tag++, std::move(r));
   };
   const int before = h.io->syncs_done.load();
   if (sync_fails) h.io->fail_next_sync = EIO;
@@ -715,17 +753,18 @@ TEST_CASE("after a sync it ran itself with more waiting the writer leaves the re
   send("waiting");
   h.step_writer();  // the flush: written and synced here, with "waiting" in the mailbox
   CHECK(h.io->syncs_done.load() > before);  // a failed one also tries to seal the segment
-  CHECK(socket->writes.empty());              // the reply waits for the fsync group
+  CHECK(written.empty());                   // the reply waits for the fsync group
   CHECK(both.load->outstanding() == 0);  // which is not syncing: the writer may sync again
   h.run_writer();  // "waiting" (a new segment after the failure): synced here, answered here
-  CHECK(socket->writes.empty());  // behind the first reply, which is not written yet
+  CHECK(written.empty());  // behind the first reply, which is not written yet
   const int writer_syncs = h.io->syncs_done.load();
   h.run();  // the fsync group writes the first reply; the second follows it
   CHECK(h.io->syncs_done.load() == writer_syncs);  // it ran no sync of its own
-  REQUIRE(socket->writes.size() == 2);
-  CHECK(socket->writes[0] == (sync_fails ? wire::encode_nack(wire::nack_reason::internal_error) : wire::encode_ack()));
-  CHECK(socket->writes[1] == wire::encode_ack());
-  CHECK_FALSE(h.arrived_reply());
+  REQUIRE(written.size() == 2);
+  CHECK(written[0].frame == (sync_fails ? wire::encode_nack(wire::nack_reason::internal_error) : wire::encode_ack()));
+  CHECK(written[0].acked == (sync_fails ? 0u : 1u));
+  CHECK(written[1].frame == wire::encode_ack());
+  CHECK_FALSE(h.arrived_message());
 }
 
 TEST_CASE("a group with Replicated acks is answered by the writer after its own sync though more wait",
@@ -734,12 +773,10 @@ TEST_CASE("a group with Replicated acks is answered by the writer after its own 
   auto& h = both.h;
   auto send = [&](std::uint64_t tag, bool replicated) {
     ingest_request r;
-    r.tag = tag;
-    r.reply_to = caf::actor_cast<ingest_client_actor>(*h.self);
     r.durable = true;
     r.replicated = replicated;
     r.body = bytes_of("replicated");
-    (*h.self)->send(h.writer, std::move(r));
+    h.send(tag, std::move(r));
   };
   const int before = h.io->syncs_done.load();
   send(1, true);
