@@ -112,11 +112,11 @@ class sink_runner_state {
       queue_.erase(it);
       idle_[w] = false;
       j.attempt = attempt_;
-      status_->state = delivery_state::delivering;
+      status_->delivering();
       self_->request(workers_[w], caf::infinite, commit_job{j.batch})
           .then([=, this](commit_outcome& out) mutable { finished(w, key, std::move(j), out); });
     }
-    if (queue_.empty() && mode_ == mode::delivering && all_idle()) status_->state = delivery_state::idle;
+    if (queue_.empty() && mode_ == mode::delivering && all_idle()) status_->idle();
   }
 
   void finished(std::size_t w, std::uint64_t key, job j, const commit_outcome& out) {
@@ -134,9 +134,7 @@ class sink_runner_state {
     }
     if (out.what == commit_outcome::kind::committed) {
       succeeded();
-      ++status_->committed_batches;
-      status_->committed_records += j.records - out.dead_lettered;
-      status_->dead_lettered += out.dead_lettered;
+      status_->settled(j.records, out.dead_lettered, true);
       if (out.dead_lettered > 0)
         log::warn("records refused by the sink were dead-lettered",
                   {{"sink", type_}, {"records", std::to_string(out.dead_lettered)}});
@@ -149,8 +147,7 @@ class sink_runner_state {
     if (out.what != commit_outcome::kind::dead_letter_full) dead_letters_full_logged_ = false;
     if (out.settled > 0) settle_front(j, out);
     queue_.emplace(key, std::move(j));
-    ++status_->retries;
-    status_->set_error(out.error);
+    status_->commit_failed(out.error);
     if (!counted) {
       // Another slot's commit of the same attempt failed first: that one
       // started the wait. Sent before it (an older attempt): it goes again.
@@ -161,8 +158,7 @@ class sink_runner_state {
     if (out.what == commit_outcome::kind::dead_letter_full) {
       // Not the sink failing: a record it refused has nowhere to go. Rechecked
       // on its own timer; the health and the backoff stay as they are.
-      status_->state = delivery_state::dead_letter_full;
-      status_->backoff_ms = settings_.dead_letter_recheck_ms;
+      status_->dead_letters_full(settings_.dead_letter_recheck_ms);
       if (!dead_letters_full_logged_) {
         dead_letters_full_logged_ = true;
         log::warn("delivery stopped: dead letters are full",
@@ -175,9 +171,8 @@ class sink_runner_state {
     }
     if (failures_++ == 0) streak_started_ = std::chrono::steady_clock::now();
     const auto wait = backoff(out.retry_after_ms);
-    status_->state = delivery_state::retrying;
-    status_->backoff_ms = static_cast<std::uint64_t>(wait.count());
-    set_health(failures_ >= settings_.down_after_failures || status_->health.load() == sink_health::down
+    status_->retrying(static_cast<std::uint64_t>(wait.count()));
+    set_health(failures_ >= settings_.down_after_failures || status_->health() == sink_health::down
                    ? sink_health::down
                    : sink_health::degraded);
     // One line when trouble starts or changes, then one per doubling of the
@@ -187,7 +182,7 @@ class sink_runner_state {
       log::warn("sink commit failed; retrying", {{"sink", type_},
                                                   {"error", out.error},
                                                   {"failures", std::to_string(failures_)},
-                                                  {"health", std::string(name_of(status_->health.load()))},
+                                                  {"health", std::string(name_of(status_->health()))},
                                                   {"retry_in_ms", std::to_string(wait.count())}});
     }
     // A probe that connects ends the wait only when the sink could not be
@@ -205,8 +200,7 @@ class sink_runner_state {
     auto& records = *j.batch;
     records.erase(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(out.settled));
     j.records -= out.settled;
-    status_->committed_records += out.settled - out.dead_lettered;
-    status_->dead_lettered += out.dead_lettered;
+    status_->settled(out.settled, out.dead_lettered, false);
     if (out.dead_lettered > 0)
       log::warn("records refused by the sink were dead-lettered",
                 {{"sink", type_}, {"records", std::to_string(out.dead_lettered)}});
@@ -229,8 +223,8 @@ class sink_runner_state {
 
   /// A commit went through: the streak (if any) is over.
   void succeeded() {
-    status_->last_commit_unix_ns = wab::wall_clock_ns();
-    if (failures_ > 0) {
+    const bool streak_ended = failures_ > 0;
+    if (streak_ended) {
       const double after_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - streak_started_).count();
       char after[32];
@@ -240,17 +234,14 @@ class sink_runner_state {
                  {"after_s", after},
                  {"failed_attempts", std::to_string(failures_)},
                  {"records_waiting", std::to_string(records_waiting())}});
-      status_->backoff_ms = 0;
-    } else if (status_->health.load() != sink_health::healthy) {
+    } else if (status_->health() != sink_health::healthy) {
       log::info("sink healthy", {{"sink", type_}});
     }
-    // A failed probe's reason too; not the dead letters' being full, which a
-    // batch committed beside the refused one does not end.
-    if (status_->state != delivery_state::dead_letter_full) status_->set_error("");
+    // Clears a failed probe's reason too.
+    status_->commit_went_through(wab::wall_clock_ns(), streak_ended);
     failures_ = 0;
     dead_letters_full_logged_ = false;
     last_logged_error_.clear();
-    status_->health = sink_health::healthy;
   }
 
   /// A probe's answer: the health itself when nothing is failing; during a
@@ -258,12 +249,8 @@ class sink_runner_state {
   void probed(sink_health h, const std::string& why) {
     if (failures_ == 0) {
       // What status and the dashboard show as the last error, too: with
-      // nothing to deliver, no commit tells it. (Not while the dead letters
-      // are full: that error stands until delivery goes on.)
-      if (status_->state != delivery_state::dead_letter_full) {
-        if (h == sink_health::healthy) status_->set_error("");
-        else if (!why.empty()) status_->set_error(why);
-      }
+      // nothing to deliver, no commit tells it.
+      status_->probe_answered(h, why);
       set_health(h, why);
       return;
     }
@@ -296,7 +283,7 @@ class sink_runner_state {
 
   /// `why`: the probe's reason, when a probe found the sink down.
   void set_health(sink_health h, const std::string& why = {}) {
-    const auto before = status_->health.exchange(h);
+    const auto before = status_->set_health(h);
     if (before == h) return;
     if (h == sink_health::healthy) log::info("sink healthy", {{"sink", type_}});
     else if (h == sink_health::down)

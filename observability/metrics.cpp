@@ -153,8 +153,8 @@ double metrics::oldest_undelivered_age(std::uint16_t shard, std::int64_t now_ns)
   return ts > 0 ? std::max(0.0, static_cast<double>(now_ns - ts) / 1e9) : 0.0;
 }
 
-double metrics::seconds_since_last_commit(const delivery_status& d, std::int64_t now_ns) const {
-  const std::int64_t last = d.last_commit_unix_ns.load();
+double metrics::seconds_since_last_commit(const delivery_status::view& d, std::int64_t now_ns) const {
+  const std::int64_t last = d.last_commit_unix_ns;
   return std::max(0.0, static_cast<double>(now_ns - (last > 0 ? last : started_ns_)) / 1e9);
 }
 
@@ -359,15 +359,16 @@ std::string metrics::render(const live_state& live) {
                               MetricType::Counter, static_cast<double>(live.frames->reclaims())));
   }
   if (live.delivery) {
+    const auto delivery = live.delivery->read();
     families.push_back(one_hot("weir_drain_state", "What delivery is doing (one-hot)",
                                {"idle", "delivering", "retrying", "dead_letter_full"},
-                               std::string(name_of(live.delivery->state.load()))));
+                               std::string(name_of(delivery.state))));
     static const std::vector<std::string> healths{"healthy", "degraded", "down"};
     families.push_back(one_hot("weir_sink_health", "The sink's health (one-hot)", healths,
-                               std::string(name_of(live.delivery->health.load()))));
+                               std::string(name_of(delivery.health))));
     families.push_back(single("weir_sink_seconds_since_last_commit",
                               "Time since a sink commit last went through (since the start when none has yet)",
-                              MetricType::Gauge, seconds_since_last_commit(*live.delivery, now_ns)));
+                              MetricType::Gauge, seconds_since_last_commit(delivery, now_ns)));
   }
   if (live.dead_letters)
     families.push_back(single("weir_dead_letter_bytes", "Bytes held in the dead-letter directory", MetricType::Gauge,

@@ -38,7 +38,8 @@ class shared_memory_gauge {
 
 struct listener_stats;
 struct cluster_metrics;
-struct delivery_status;
+class delivery_status;
+struct delivery_status_view;
 class dead_letter_store;
 namespace wab {
 class wab_usage;
@@ -119,7 +120,7 @@ class metrics {
   /// Seconds since the ingest of the shard's oldest record the sink has not confirmed; 0 when none waits.
   double oldest_undelivered_age(std::uint16_t shard, std::int64_t now_ns) const;
   /// Since the last commit that went through, or since the start when none has.
-  double seconds_since_last_commit(const delivery_status& d, std::int64_t now_ns) const;
+  double seconds_since_last_commit(const delivery_status_view& d, std::int64_t now_ns) const;
 
  private:
   std::string data_dir_;

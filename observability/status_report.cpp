@@ -174,10 +174,9 @@ std::optional<std::string> status_report::delivery_problem() const {
   // Retrying now, or between two attempts (the state says delivering while
   // one runs): the sink's health says it has been failing.
   if (!live_.delivery) return std::nullopt;
-  if (live_.delivery->state.load() != delivery_state::retrying && live_.delivery->health.load() == sink_health::healthy)
-    return std::nullopt;
-  const auto why = live_.delivery->last_error();
-  return why.empty() ? std::nullopt : std::optional<std::string>(why);
+  auto d = live_.delivery->read();
+  if (d.state != delivery_state::retrying && d.health == sink_health::healthy) return std::nullopt;
+  return d.last_error.empty() ? std::nullopt : std::optional<std::string>(std::move(d.last_error));
 }
 
 std::string status_report::json() const {
@@ -244,16 +243,17 @@ std::string status_report::json() const {
                 {"over_cap", live_.usage->over_cap()},
                 {"cap_rejections", live_.usage->rejections()}};
   if (live_.delivery) {
-    j["drain"] = {{"state", std::string(name_of(live_.delivery->state.load()))},
-                  {"backoff_ms", live_.delivery->backoff_ms.load()},
+    const auto d = live_.delivery->read();
+    j["drain"] = {{"state", std::string(name_of(d.state))},
+                  {"backoff_ms", d.backoff_ms},
                   {"oldest_undelivered_age_s", oldest_age},
-                  {"retries", live_.delivery->retries.load()},
-                  {"last_error", live_.delivery->last_error()}};
+                  {"retries", d.retries},
+                  {"last_error", d.last_error}};
     j["sink"] = {{"type", live_.sink_type},
-                 {"health", name_of(live_.delivery->health.load())},
-                 {"committed_records", live_.delivery->committed_records.load()},
-                 {"seconds_since_last_commit", stats_.seconds_since_last_commit(*live_.delivery, now_ns)},
-                 {"dead_lettered", live_.delivery->dead_lettered.load()}};
+                 {"health", name_of(d.health)},
+                 {"committed_records", d.committed_records},
+                 {"seconds_since_last_commit", stats_.seconds_since_last_commit(d, now_ns)},
+                 {"dead_lettered", d.dead_lettered}};
   }
   if (live_.dead_letters) j["dead_letter_bytes"] = live_.dead_letters->bytes();
   if (live_.cluster) j["cluster"] = cluster_section(*live_.cluster);

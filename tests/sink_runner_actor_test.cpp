@@ -165,26 +165,26 @@ TEST_CASE("sink runner: transient failures back off 100 then 200 400 800 and the
   for (int i = 0; i < 6; ++i) w.script->answers.push_back(transient());
   w.send_batch(1, {"a"});
   REQUIRE(w.script->commits.size() == 1);
-  CHECK(w.status->state.load() == delivery_state::retrying);
+  CHECK(w.status->read().state == delivery_state::retrying);
   std::size_t commits = 1;
   for (std::chrono::milliseconds wait : {100ms, 200ms, 400ms, 800ms, 1000ms, 1000ms}) {
-    CHECK(w.status->backoff_ms.load() == static_cast<std::uint64_t>(wait.count()));
+    CHECK(w.status->read().backoff_ms == static_cast<std::uint64_t>(wait.count()));
     w.advance(wait - 1ms);
     CHECK(w.script->commits.size() == commits);  // not a moment early
     w.advance(1ms);
     CHECK(w.script->commits.size() == ++commits);
   }
   CHECK(w.delivered() == std::vector<std::uint64_t>{1});
-  CHECK(w.status->state.load() == delivery_state::idle);
-  CHECK(w.status->retries.load() == 6);
-  CHECK(w.status->health.load() == sink_health::healthy);
+  CHECK(w.status->read().state == delivery_state::idle);
+  CHECK(w.status->read().retries == 6);
+  CHECK(w.status->read().health == sink_health::healthy);
 }
 
 TEST_CASE("sink runner: a Retry-After from the sink replaces the backoff", "[actor][sink_runner]") {
   runner_world w;
   w.script->answers.push_back(transient(2500ms));
   w.send_batch(7, {"a", "b"});
-  CHECK(w.status->health.load() == sink_health::degraded);
+  CHECK(w.status->read().health == sink_health::degraded);
   w.advance(2499ms);
   CHECK(w.script->commits.size() == 1);
   CHECK(w.delivered().empty());
@@ -229,21 +229,21 @@ TEST_CASE("sink runner: with the dead letters full delivery stops and goes on on
   w.script->answers.push_back(refused);
   w.script->answers.push_back(refused);
   w.send_batch(3, {"poison"});
-  CHECK(w.status->state.load() == delivery_state::dead_letter_full);
-  CHECK(w.status->backoff_ms.load() == 300);
-  CHECK(w.status->health.load() == sink_health::healthy);  // the sink works: it is the dead letters that are full
+  CHECK(w.status->read().state == delivery_state::dead_letter_full);
+  CHECK(w.status->read().backoff_ms == 300);
+  CHECK(w.status->read().health == sink_health::healthy);  // the sink works: it is the dead letters that are full
   CHECK(w.delivered().empty());
   // Rechecked every dead_letter_recheck_ms, still full.
   w.advance(300ms);
   CHECK(w.script->commits.size() == 2);
-  CHECK(w.status->state.load() == delivery_state::dead_letter_full);
+  CHECK(w.status->read().state == delivery_state::dead_letter_full);
   // An operator makes room: the next recheck stores the letter and delivery goes on.
   for (const auto& e : std::filesystem::directory_iterator(w.dir / "dead_letter")) std::filesystem::remove(e.path());
   w.advance(300ms);
   CHECK(w.script->commits.size() == 3);
   CHECK(w.delivered() == std::vector<std::uint64_t>{3});
-  CHECK(w.status->dead_lettered.load() == 1);
-  CHECK(w.status->state.load() == delivery_state::idle);
+  CHECK(w.status->read().dead_lettered == 1);
+  CHECK(w.status->read().state == delivery_state::idle);
 }
 
 TEST_CASE("sink runner: a commit beside the batch the full dead letters stopped leaves that reason standing",
@@ -263,7 +263,7 @@ TEST_CASE("sink runner: a commit beside the batch the full dead letters stopped 
   // The refused batch's answer came first, then the other's commit.
   REQUIRE(w.script->commits == std::vector<std::vector<std::string>>{{"poison"}, {"fine"}});
   CHECK(w.delivered() == std::vector<std::uint64_t>{2});
-  CHECK(w.status->state.load() == delivery_state::dead_letter_full);
+  CHECK(w.status->read().state == delivery_state::dead_letter_full);
   CHECK(w.status->last_error() == "dead letters are over drain.dead_letter_max_bytes");
 }
 
@@ -280,19 +280,19 @@ TEST_CASE("sink runner: a failed commit that settled its first records sends onl
   w.script->answers.push_back(again);
   w.send_batch(1, {"a", "b", "c", "d", "e"});
   CHECK(w.delivered().empty());  // confirmed to the drain only whole
-  CHECK(w.status->dead_lettered.load() == 1);
+  CHECK(w.status->read().dead_lettered == 1);
   CHECK(w.dead_letters->bytes() > 0);
-  CHECK(w.status->backoff_ms.load() == 100);
+  CHECK(w.status->read().backoff_ms == 100);
   w.advance(100ms);
   // A try that moved on starts the backoff over: 100 again, not 200.
-  CHECK(w.status->backoff_ms.load() == 100);
+  CHECK(w.status->read().backoff_ms == 100);
   w.advance(100ms);
   CHECK(w.delivered() == std::vector<std::uint64_t>{1});
   REQUIRE(w.script->commits.size() == 3);
   CHECK(w.script->commits[1] == std::vector<std::string>{"d", "e"});
   CHECK(w.script->commits[2] == std::vector<std::string>{"e"});
-  CHECK(w.status->committed_records.load() == 4);
-  CHECK(w.status->dead_lettered.load() == 1);
+  CHECK(w.status->read().committed_records == 4);
+  CHECK(w.status->read().dead_lettered == 1);
 }
 
 TEST_CASE("sink runner: a failed commit whose settled refusals find the dead letters full stops as they do and sends the whole batch again",
@@ -304,9 +304,9 @@ TEST_CASE("sink runner: a failed commit whose settled refusals find the dead let
   partial.rejected = {{1, "HTTP 422"}};
   w.script->answers.push_back(partial);
   w.send_batch(1, {"a", "b", "c"});
-  CHECK(w.status->state.load() == delivery_state::dead_letter_full);
+  CHECK(w.status->read().state == delivery_state::dead_letter_full);
   CHECK(w.status->last_error() == "dead letters are over drain.dead_letter_max_bytes");
-  CHECK(w.status->health.load() == sink_health::healthy);  // not the sink's failure
+  CHECK(w.status->read().health == sink_health::healthy);  // not the sink's failure
   for (const auto& e : std::filesystem::directory_iterator(w.dir / "dead_letter")) std::filesystem::remove(e.path());
   w.advance(300ms);  // the recheck: room again
   REQUIRE(w.script->commits.size() == 2);
@@ -324,14 +324,14 @@ TEST_CASE("sink runner: at most sink.concurrency commits are in flight and the r
   // Two workers hold a commit each; the third batch waits in the runner.
   CHECK(w.sched().jobs.size() == 2);
   CHECK(w.script->commits.empty());
-  CHECK(w.status->state.load() == delivery_state::delivering);
+  CHECK(w.status->read().state == delivery_state::delivering);
   w.run();
   REQUIRE(w.script->commits.size() == 3);
   auto done = w.delivered();
   std::sort(done.begin(), done.end());
   CHECK(done == std::vector<std::uint64_t>{1, 2, 3});
-  CHECK(w.status->state.load() == delivery_state::idle);
-  CHECK(w.status->committed_batches.load() == 3);
+  CHECK(w.status->read().state == delivery_state::idle);
+  CHECK(w.status->read().committed_batches == 3);
 }
 
 TEST_CASE("sink runner: the commits of one attempt failing on every slot count as one failure",
@@ -345,20 +345,20 @@ TEST_CASE("sink runner: the commits of one attempt failing on every slot count a
   w.run();
   // Four slots failed at once: one failed attempt, the first backoff step.
   REQUIRE(w.script->commits.size() == 4);
-  CHECK(w.status->retries.load() == 4);
-  CHECK(w.status->backoff_ms.load() == 100);
-  CHECK(w.status->health.load() == sink_health::degraded);
+  CHECK(w.status->read().retries == 4);
+  CHECK(w.status->read().backoff_ms == 100);
+  CHECK(w.status->read().health == sink_health::degraded);
   w.advance(100ms);
   REQUIRE(w.script->commits.size() == 8);
-  CHECK(w.status->backoff_ms.load() == 200);
-  CHECK(w.status->health.load() == sink_health::degraded);
+  CHECK(w.status->read().backoff_ms == 200);
+  CHECK(w.status->read().health == sink_health::degraded);
   w.advance(199ms);
   CHECK(w.script->commits.size() == 8);
   w.advance(1ms);
   REQUIRE(w.script->commits.size() == 12);
   // The third failed attempt in a row: down.
-  CHECK(w.status->backoff_ms.load() == 400);
-  CHECK(w.status->health.load() == sink_health::down);
+  CHECK(w.status->read().backoff_ms == 400);
+  CHECK(w.status->read().health == sink_health::down);
   CHECK(w.status->last_error() == "scripted outage");
   w.advance(400ms);
   CHECK(w.script->commits.size() == 16);
@@ -366,10 +366,10 @@ TEST_CASE("sink runner: the commits of one attempt failing on every slot count a
   std::sort(done.begin(), done.end());
   CHECK(done == std::vector<std::uint64_t>{1, 2, 3, 4});
   // A commit went through: healthy, the error and the wait cleared.
-  CHECK(w.status->health.load() == sink_health::healthy);
+  CHECK(w.status->read().health == sink_health::healthy);
   CHECK(w.status->last_error().empty());
-  CHECK(w.status->backoff_ms.load() == 0);
-  CHECK(w.status->last_commit_unix_ns.load() > 0);
+  CHECK(w.status->read().backoff_ms == 0);
+  CHECK(w.status->read().last_commit_unix_ns > 0);
 }
 
 TEST_CASE("sink runner: a probe that succeeds during a backoff retries at once but is no proof of health",
@@ -383,7 +383,7 @@ TEST_CASE("sink runner: a probe that succeeds during a backoff retries at once b
   w.script->answers.push_back(transient());
   w.send_batch(1, {"a"});
   REQUIRE(w.script->commits.size() == 1);
-  CHECK(w.status->backoff_ms.load() == 10000);
+  CHECK(w.status->read().backoff_ms == 10000);
   // The probe fails: the wait goes on.
   w.script->probe_answer = sink_health::down;
   w.advance(1000ms);
@@ -395,12 +395,12 @@ TEST_CASE("sink runner: a probe that succeeds during a backoff retries at once b
   w.advance(1000ms);
   CHECK(w.script->probes == 2);
   REQUIRE(w.script->commits.size() == 2);
-  CHECK(w.status->health.load() == sink_health::degraded);
-  CHECK(w.status->backoff_ms.load() == 20000);
+  CHECK(w.status->read().health == sink_health::degraded);
+  CHECK(w.status->read().backoff_ms == 20000);
   w.advance(1000ms);
   REQUIRE(w.script->commits.size() == 3);
   CHECK(w.delivered() == std::vector<std::uint64_t>{1});
-  CHECK(w.status->health.load() == sink_health::healthy);
+  CHECK(w.status->read().health == sink_health::healthy);
 }
 
 namespace {
@@ -442,11 +442,11 @@ TEST_CASE("sink runner: with nothing to deliver the probe's answer is the health
   w.script->probe_answer = sink_health::down;
   w.script->probe_why = "connecting to the sink: refused";
   w.advance(1000ms);
-  CHECK(w.status->health.load() == sink_health::down);
+  CHECK(w.status->read().health == sink_health::down);
   CHECK(w.status->last_error() == "connecting to the sink: refused");  // status shows why
   w.script->probe_answer = sink_health::healthy;
   w.advance(1000ms);
-  CHECK(w.status->health.load() == sink_health::healthy);
+  CHECK(w.status->read().health == sink_health::healthy);
   CHECK(w.status->last_error().empty());
 
   // A commit that goes through clears a failed probe's reason too.
@@ -456,7 +456,7 @@ TEST_CASE("sink runner: with nothing to deliver the probe's answer is the health
   w.send_batch(1, {"a"});
   w.advance(10ms);
   CHECK(w.delivered() == std::vector<std::uint64_t>{1});
-  CHECK(w.status->health.load() == sink_health::healthy);
+  CHECK(w.status->read().health == sink_health::healthy);
   CHECK(w.status->last_error().empty());
 }
 
