@@ -310,7 +310,7 @@ class connection_state {
     req.replicated = tier == wire::tier::replicated;
     req.body = std::move(frame.payload);
     req.bounds = std::move(bounds);
-    req.replies = replies_;
+    if (settings_.direct_replies) req.replies = replies_;
     self_->send(settings_.writer, std::move(req));
   }
 

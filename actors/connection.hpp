@@ -49,6 +49,9 @@ struct connection_settings {
   ack_mode mode = ack_mode::ordered;
   std::uint32_t max_inflight = 256;
   shard_writer_actor writer;  // this connection's shard_writer, for the connection's life
+  /// runtime.direct_replies: requests carry the reply channel (else every
+  /// reply comes back by message).
+  bool direct_replies = true;
   /// In a cluster: Replicated pushes are taken (else they get the transient Nack).
   bool replicated_tier = false;
   /// Shared by all connections; null: unlimited (tests).

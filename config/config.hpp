@@ -144,6 +144,7 @@ struct config {
     cpu_placement_mode cpu_placement;
     read_batching_mode read_batching;
     std::int64_t buffered_spin_us;  // 0: off
+    bool direct_replies;
   } runtime;
 
   std::int64_t shutdown_timeout_ms;

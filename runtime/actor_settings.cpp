@@ -28,6 +28,7 @@ connection_settings connection_settings_for(const config& cfg) {
   s.max_batch_records = narrow<std::uint32_t>(cfg.limits.max_batch_records);
   s.mode = cfg.ingest.ack_mode;
   s.max_inflight = narrow<std::uint32_t>(cfg.ingest.max_inflight);
+  s.direct_replies = cfg.runtime.direct_replies;
   s.budget = std::make_shared<frame_budget>(narrow<std::uint64_t>(cfg.limits.frame_memory_bytes));
   s.budget_retry_ms = narrow<std::uint32_t>(cfg.limits.frame_memory_retry_ms);
   s.budget_stall_ms = narrow<std::uint32_t>(cfg.limits.frame_memory_stall_ms);

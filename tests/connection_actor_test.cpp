@@ -77,6 +77,8 @@ struct held_count {
   /// Answer into the request's reply queue, as the daemon's writers do for a
   /// lone request, instead of by message.
   bool direct = false;
+  /// Requests that brought their connection's reply channel.
+  std::atomic<std::size_t> with_channel{0};
 };
 struct held_state {
   std::shared_ptr<held_count> load;
@@ -93,6 +95,7 @@ shard_writer_actor::behavior_type held_writer(shard_writer_actor::stateful_point
   return {
       [=](ingest_request& r) {
         CHECK(r.reply_to);  // the connection names itself
+        if (r.replies) ++self->state.load->with_channel;
         self->state.held.emplace_back(r.reply_to, std::move(r));
         count();
       },
@@ -322,6 +325,22 @@ TEST_CASE("ordered mode keeps max_inflight requests in flight and replies in sub
   REQUIRE(h.socket->writes.size() == 10);
   for (std::size_t i = 0; i < 10; ++i) CHECK(h.index_of(i) == i + 1);  // answered last-first, written in order
   CHECK(h.writer_load().second == 4);
+  CHECK(h.load->with_channel.load() == 10);
+}
+
+TEST_CASE("with runtime.direct_replies off requests bring no reply channel and replies by message keep their order",
+          "[actor][connection][ordered]") {
+  connection_settings s;
+  s.mode = ack_mode::ordered;
+  s.max_inflight = 4;
+  s.direct_replies = false;
+  harness h(s, true);
+  h.send(pushes(6));
+  CHECK(h.writer_load().first == 4);
+  answer_until(h, 6);
+  REQUIRE(h.socket->writes.size() == 6);
+  for (std::size_t i = 0; i < 6; ++i) CHECK(h.index_of(i) == i + 1);
+  CHECK(h.load->with_channel.load() == 0);
 }
 
 TEST_CASE("strict mode has one request in flight at a time", "[actor][connection][strict]") {
