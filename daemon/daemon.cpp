@@ -192,6 +192,41 @@ void serve_until_stopped(const sigset_t& signals, const config& cfg, std::functi
 /// The process before anything else: the allocator, enough descriptors for
 /// every connection, shard and handshake, the signals it handles blocked
 /// (block_handled_signals) and files private to its user.
+/// What the ready line reports of the parts run_daemon started.
+struct ready_facts {
+  const tls_listener* tcp;  // null: off
+  std::size_t actor_threads;
+  const cpu_keep_awake* keep_awake;  // null: off
+  const std::string& cpu_placement;
+  bool read_batching, buffered_spin, admin;
+};
+
+/// The one line that says the daemon serves, with what it chose at start.
+void log_ready(const config& cfg, std::chrono::steady_clock::time_point started, const ready_facts& f) {
+  const auto startup_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  log::info("weir-server ready",
+            {{"version", std::string(version_string)},
+             {"socket", cfg.listen.unix_path.empty() ? "off" : cfg.listen.unix_path},
+             {"tcp", f.tcp ? cfg.listen.tcp.substr(0, cfg.listen.tcp.rfind(':') + 1) + std::to_string(f.tcp->port())
+                           : "off"},
+             {"data_dir", cfg.data_dir},
+             {"shards", std::to_string(cfg.ingest.shards)},
+             {"ack_mode", cfg.ingest.ack_mode == ack_mode::strict ? "strict" : "ordered"},
+             {"scheduler_threads", std::to_string(f.actor_threads)},
+             {"keep_awake", f.keep_awake ? std::to_string(cfg.runtime.keep_awake_us) + "us on " +
+                                               (f.keep_awake->cpus().size() == 1 ? "cpu " : "cpus ") +
+                                               cpu_list(f.keep_awake->cpus())
+                                         : "off"},
+             {"cpu_placement", f.cpu_placement},
+             {"read_batching", !f.read_batching                                        ? "off"
+                               : cfg.runtime.read_batching == read_batching_mode::always ? "always"
+                                                                                          : "adaptive"},
+             {"buffered_spin", f.buffered_spin ? std::to_string(cfg.runtime.buffered_spin_us) + "us" : "off"},
+             {"admin", f.admin ? "http://" + cfg.admin.listen + "/" : "off"},
+             {"startup_ms", std::to_string(startup_ms.count())}});
+}
+
 sigset_t prepare_process(const config& cfg);
 
 /// Blocks the signals the daemon handles so that every thread started after
@@ -349,29 +384,8 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   }
   if (admin) admin->start();
 
-  const auto startup_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  log::info("weir-server ready",
-            {{"version", std::string(version_string)},
-             {"socket", cfg.listen.unix_path.empty() ? "off" : cfg.listen.unix_path},
-             {"tcp", tcp_listener ? cfg.listen.tcp.substr(0, cfg.listen.tcp.rfind(':') + 1) +
-                                        std::to_string(tcp_listener->port())
-                                  : "off"},
-             {"data_dir", cfg.data_dir},
-             {"shards", std::to_string(cfg.ingest.shards)},
-             {"ack_mode", cfg.ingest.ack_mode == ack_mode::strict ? "strict" : "ordered"},
-             {"scheduler_threads", std::to_string(actor_threads)},
-             {"keep_awake", keep_awake ? std::to_string(cfg.runtime.keep_awake_us) + "us on " +
-                                             (keep_awake->cpus().size() == 1 ? "cpu " : "cpus ") +
-                                             cpu_list(keep_awake->cpus())
-                                       : "off"},
-             {"cpu_placement", placement_field},
-             {"read_batching", !poller                                                ? "off"
-                               : cfg.runtime.read_batching == read_batching_mode::always ? "always"
-                                                                                          : "adaptive"},
-             {"buffered_spin", spin.stats ? std::to_string(cfg.runtime.buffered_spin_us) + "us" : "off"},
-             {"admin", admin ? "http://" + cfg.admin.listen + "/" : "off"},
-             {"startup_ms", std::to_string(startup_ms.count())}});
+  log_ready(cfg, started, {tcp_listener.get(), actor_threads, keep_awake.get(), placement_field, poller != nullptr,
+                           spin.stats != nullptr, admin != nullptr});
 
   serve_until_stopped(signals, cfg, std::move(reread), shards, ports.tls_contexts.get(), cluster.get());
 
