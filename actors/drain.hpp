@@ -27,7 +27,9 @@
 //               up; the next append wakes it) -> lingering (a partial batch
 //               waits drain.linger_ms; Durable appends wake it only once
 //               they could fill the batch) -> full (sink.concurrency batches
-//               in flight: reads resume when one is confirmed)
+//               in flight: reads resume when one is confirmed). Phases of
+//               its queues, not behaviours: every message is taken in each,
+//               and what it does follows from what is in flight and pending.
 #include <cstdint>
 #include <map>
 #include <memory>

@@ -10,7 +10,9 @@
 //               (flush_atom, epoch)          time to sync (self-sent)
 //               (shutdown_atom) => done_atom sync what is queued, then stop
 // Messages out: ingest_reply to each pending_ack's connection
-// States:       idle -> collecting -> syncing -> idle
+// States:       idle -> collecting -> syncing -> idle (syncing is one
+//               handler's fdatasync, collecting the requests in the mailbox
+//               meanwhile: one behaviour serves all three)
 //   adaptive: the first request after a sync schedules one at once; whatever
 //             arrives while fdatasync runs waits in the mailbox and rides the
 //             next one, so a lone producer never waits on a timer.

@@ -10,7 +10,8 @@
 //               wab.spare_segments, answers when one is ready
 // Messages out: the answer; an error answer when none could be made (a full
 //               disk: logged once, the writer goes on with growing segments)
-// States:       idle -> preparing -> idle
+// States:       idle -> preparing -> idle (preparing is one handler's
+//               work: one behaviour)
 #include <memory>
 
 #include <caf/fwd.hpp>
