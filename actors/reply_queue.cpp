@@ -33,9 +33,11 @@ bool reply_queue::fill(std::uint64_t tag, byte_buffer bytes, std::uint32_t acked
   bool closed_here = false;
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (tag < first_tag_ || tag - first_tag_ >= slots_.size()) return false;  // written, or never opened
+    if (tag < first_tag_ || tag - first_tag_ >= slots_.size() || slots_[tag - first_tag_].ready) {
+      if (!closed_) ++ignored_fills_;  // written, filled, or never opened
+      return false;
+    }
     auto& s = slots_[tag - first_tag_];
-    if (s.ready) return false;
     s.ready = true;
     s.bytes = std::move(bytes);
     s.acked = acked;
@@ -78,6 +80,11 @@ bool reply_queue::has_room(std::size_t limit) {
   if (slots_.size() < limit) return true;
   wake_wanted_ = true;
   return false;
+}
+
+std::uint64_t reply_queue::ignored_fills() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return ignored_fills_;
 }
 
 bool reply_queue::closed() {

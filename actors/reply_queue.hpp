@@ -66,6 +66,10 @@ class reply_queue {
   bool has_room(std::size_t limit);
   /// Whether a close went out (or the queue was abandoned).
   bool closed();
+  /// Fills ignored while the connection lived: a second reply to a slot, or
+  /// one for a tag never opened. None is expected but after fill_open (a
+  /// gone writer's slots answered for it); tests count them.
+  std::uint64_t ignored_fills();
   /// The connection ended: later fills write nothing; frame memory is given
   /// back and the socket let go.
   void abandon();
@@ -92,6 +96,7 @@ class reply_queue {
   std::deque<slot> slots_;
   std::uint64_t first_tag_ = 0;  // tag of slots_.front()
   std::uint64_t next_tag_ = 0;   // tag of the next slot opened
+  std::uint64_t ignored_fills_ = 0;
   bool closed_ = false;
   bool wake_wanted_ = false;
   caf::actor_addr owner_;
@@ -112,8 +117,8 @@ class reply_queue {
 ///   synced itself go by message: sixteen to sixty-four socket writes in a
 ///   row there delayed its next sync by more than the hand-offs cost;
 /// - the replicator, every Replicated reply.
-/// Actor tests and the simulation bring no queue and see the message
-/// protocol alone.
+/// The actor tests and the simulations bring a queue over a fake socket,
+/// as a connection does.
 template <class Self>
 void deliver_reply(Self* self, const std::shared_ptr<reply_queue>& queue, const ingest_client_actor& to,
                    ingest_reply reply, bool direct) {

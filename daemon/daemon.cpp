@@ -189,9 +189,6 @@ void serve_until_stopped(const sigset_t& signals, const config& cfg, std::functi
   reloads.stop();
 }
 
-/// The process before anything else: the allocator, enough descriptors for
-/// every connection, shard and handshake, the signals it handles blocked
-/// (block_handled_signals) and files private to its user.
 /// What the ready line reports of the parts run_daemon started.
 struct ready_facts {
   const tls_listener* tcp;  // null: off
@@ -227,6 +224,9 @@ void log_ready(const config& cfg, std::chrono::steady_clock::time_point started,
              {"startup_ms", std::to_string(startup_ms.count())}});
 }
 
+/// The process before anything else: the allocator, enough descriptors for
+/// every connection, shard and handshake, the signals it handles blocked
+/// (block_handled_signals) and files private to its user.
 sigset_t prepare_process(const config& cfg);
 
 /// Blocks the signals the daemon handles so that every thread started after

@@ -80,7 +80,12 @@ int stuck_file_reads() { return stuck.load(); }
 
 }  // namespace weir
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WEIR_ADDRESS_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(WEIR_ADDRESS_SANITIZER)
 // LeakSanitizer's check at exit stops every thread with ptrace first. A
 // thread blocked in a file system that never answers cannot be stopped, so
 // the check would hang the exit for ever: with such a thread alive it is

@@ -85,6 +85,9 @@ struct ingest_harness : test::test_scheduler {
   metrics stats{dir.path().string(), 1};
   std::shared_ptr<recording_socket> socket = std::make_shared<recording_socket>(stats);
   reply_channel channel = std::make_shared<reply_queue>(socket, &stats, nullptr);
+  /// False: requests go without the channel (runtime.direct_replies: false),
+  /// and every reply comes by message.
+  bool bring_channel = true;
 
   /// `tune` may change the writer's settings from the defaults (and make
   /// actors in the harness's system for them).
@@ -110,6 +113,7 @@ struct ingest_harness : test::test_scheduler {
   ~ingest_harness() {
     caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
     run();
+    CHECK(channel->ignored_fills() == 0);  // no request answered twice, none answered unasked
     channel->abandon();
   }
 
@@ -147,7 +151,7 @@ struct ingest_harness : test::test_scheduler {
     const auto records = static_cast<std::uint32_t>(r.record_count());
     r.tag = channel->open({r.durable ? tier_label::durable : tier_label::buffered, records, {}, 0});
     socket->tags.push_back(tag);
-    r.replies = channel;
+    if (bring_channel) r.replies = channel;
     r.reply_to = caf::actor_cast<ingest_client_actor>(*self);
     (*self)->send(writer, std::move(r));
   }
@@ -213,6 +217,7 @@ bool is_internal_error_nack(const ingest_reply& r) { return r.frame == wire::enc
 
 TEST_CASE("a Durable ack is sent only after its fdatasync returned", "[actor][ingest][durable]") {
   ingest_harness h;
+  h.bring_channel = GENERATE(true, false);
   const int before = h.io->syncs.load();  // creating the segment synced once
   // Look from inside the fdatasync: the ack must not be out yet.
   int syncs_seen = 0, replies_during_sync = 0;
@@ -238,6 +243,7 @@ TEST_CASE("a Durable ack is sent only after its fdatasync returned", "[actor][in
 
 TEST_CASE("a Buffered ack follows the write without waiting for any sync", "[actor][ingest][buffered]") {
   ingest_harness h;
+  h.bring_channel = GENERATE(true, false);
   const int before = h.io->syncs.load();
   h.push(7, "page cache is enough", false);
   h.run_writer();  // the fsync group never runs
@@ -304,6 +310,7 @@ TEST_CASE("the deadline policy syncs at max_records or after max_delay_us", "[ac
 TEST_CASE("a failed fdatasync acks nothing it covers and the shard continues in a new segment",
           "[actor][ingest][faults]") {
   ingest_harness h;
+  h.bring_channel = GENERATE(true, false);
   // Both requests are written before the failing sync runs: it covers both.
   h.io->fail_next_sync = EIO;
   h.push(1, "lost to EIO", true, ingest_kind::tracked);
@@ -329,8 +336,10 @@ TEST_CASE("a failed fdatasync acks nothing it covers and the shard continues in 
 }
 
 TEST_CASE("a disk filling mid-batch acks exactly the records that landed whole", "[actor][ingest][faults][batch]") {
+  const bool bring_channel = GENERATE(true, false);
   for (bool durable : {true, false}) {
     ingest_harness h;
+    h.bring_channel = bring_channel;
     std::vector<std::string> nine;
     for (int i = 0; i < 9; ++i) nine.push_back("record-" + std::to_string(i));  // 8 bytes each
     // Five whole records (16-byte header + 8) and part of the sixth.
@@ -494,6 +503,7 @@ TEST_CASE("with its fsync group idle the writer syncs a Durable group itself and
           "[actor][ingest][durable]") {
   shared_load_harness both;
   auto& h = both.h;
+  h.bring_channel = GENERATE(true, false);
   auto& load = both.load;
   const int before = h.io->syncs.load();
   int replies_during_sync = 0;
@@ -553,6 +563,7 @@ TEST_CASE("with only Durable pushes the writer syncs a flushed group itself thou
   // run yet, answers request 1 (more waited after its sync). The connection
   // writes replies in tag order: 2's waits in the channel until 1's comes.
   CHECK_FALSE(both.h.arrived_reply());
+  CHECK(both.load->replies_handed_count() == 1);  // request 1's only: the writer answered 2 itself
   auto first = both.h.next_reply();
   REQUIRE(first);
   CHECK(first->tag == 1);

@@ -143,6 +143,12 @@ void daemon_life::watch(caf::abstract_actor* a, std::string name) {
       [hook, name = std::move(name)](const caf::error& reason) { hook(name, reason); });
 }
 
+std::uint64_t daemon_life::stray_replies() const {
+  std::uint64_t n = 0;
+  for (const auto& c : connections_) n += c->stray_replies();
+  return n;
+}
+
 std::uint64_t daemon_life::handed_replies() const {
   std::uint64_t n = 0;
   for (const auto& l : loads_) n += l->replies_handed_count();

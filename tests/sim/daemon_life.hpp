@@ -71,6 +71,8 @@ class daemon_life {
   const shard_writer_actor& writer(std::uint16_t shard) const { return writers_.at(shard); }
   const caf::actor& producer(std::size_t i) const { return producers_.at(i); }
   sim_connection& connection(std::size_t i) const { return *connections_.at(i); }
+  /// Replies the producers' channels ignored (sim_connection::stray_replies).
+  std::uint64_t stray_replies() const;
   const std::vector<shard_start>& started() const { return started_; }
   const std::shared_ptr<wab::wab_usage>& usage() const { return usage_; }
 

@@ -53,8 +53,8 @@ class invariants final : public reply_observer, public delivery_observer {
   void at_end();
 
   std::uint64_t acked() const { return acked_; }
-  /// Durable records acked by a message from the shard writer (a sync it
-  /// ran itself) and from the fsync group.
+  /// Durable records whose ack was written in a step of the shard writer (a
+  /// sync it ran itself) and of the fsync group.
   std::uint64_t durable_acked_by_writer() const { return durable_by_writer_; }
   std::uint64_t durable_acked_by_fsync_group() const { return durable_by_fsync_group_; }
   std::uint64_t first_deliveries() const { return first_deliveries_; }

@@ -50,6 +50,8 @@ void sim_connection::attach(ingest_request& req) {
 
 void sim_connection::take(ingest_reply reply) { channel_->fill(reply.tag, std::move(reply.frame), reply.acked); }
 
+std::uint64_t sim_connection::stray_replies() const { return channel_->ignored_fills(); }
+
 void sim_connection::written(byte_buffer bytes) {
   // Every request is answered by a non-empty frame, and the channel writes
   // them in the order their slots were opened.

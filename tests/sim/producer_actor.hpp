@@ -44,6 +44,9 @@ class sim_connection {
   void attach(ingest_request& req);
   /// A reply that came by message (ingest_reply).
   void take(ingest_reply reply);
+  /// Replies the channel ignored: a second one for a request, or one for a
+  /// request never sent.
+  std::uint64_t stray_replies() const;
 
  private:
   class socket;

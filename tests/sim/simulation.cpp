@@ -82,6 +82,7 @@ class simulation {
       if (w_.plan.injected_total() != faults_before)
         trace("  fault fired (" + std::to_string(w_.plan.injected_total()) + " so far)");
       if (!w_.failed) inv_->after_step();
+      check_no_stray_replies();
     }
     if (!w_.failed) final_phase();
     return result();
@@ -220,7 +221,16 @@ class simulation {
   /// The process dies at an arbitrary instant: nothing it does afterwards
   /// lands, every unanswered request's fate is unknown, and only what was
   /// durable is on disk when it starts again.
+  /// A second reply to a request, or one to a request never sent, is
+  /// dropped by the reply channel as the daemon's would: caught here.
+  void check_no_stray_replies() {
+    if (!w_.failed && life_ && life_->stray_replies() > 0)
+      w_.fail("one-reply-per-request", "the reply channel ignored " + std::to_string(life_->stray_replies()) +
+                                           " replies: a second one for a request, or one never asked for");
+  }
+
   void crash() {
+    check_no_stray_replies();
     const bool writeback = plan_rng_.percent(w_.cfg.writeback_percent);
     trace(std::string("CRASH") + (writeback ? " (part of the dirty pages reached the disk)" : ""));
     w_.accepting = false;

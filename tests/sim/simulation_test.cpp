@@ -48,8 +48,8 @@ std::set<std::string> open_bug_invariants() {
 /// replay tracks it), any other failure fails the test.
 /// What a sweep saw of the paths that answer Durable pushes.
 struct sweep_paths {
-  std::uint64_t by_writer = 0;       // Durable records acked by the writer's own syncs
-  std::uint64_t by_fsync_group = 0;  // by the fsync group
+  std::uint64_t by_writer = 0;       // Durable acks written in the writer's steps (its own syncs)
+  std::uint64_t by_fsync_group = 0;  // in the fsync group's
   std::uint64_t handed = 0;          // groups whose replies the writer handed to the fsync group
 };
 

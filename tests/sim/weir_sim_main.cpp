@@ -69,7 +69,7 @@ int sweep(std::uint64_t first, std::uint64_t last, unsigned steps, unsigned jobs
     std::cout << ' ' << name_of(static_cast<fault_kind>(k)) << '=' << t.by_kind[k];
   std::cout << "; " << seconds << " s\n";
   std::cout << "sim: seeds=" << t.seeds << " steps=" << t.steps << " crashes=" << t.crashes << " faults=" << t.faults
-            << " acked=" << t.acked << " (Durable by the writer " << t.by_writer << ", by the fsync group "
+            << " acked=" << t.acked << " (Durable acks written in the writer's steps " << t.by_writer << ", in the fsync group's "
             << t.by_fsync_group << "; replies handed to it " << t.handed << ") failures=" << t.failures << std::endl;
   return t.failures == 0 ? 0 : 1;
 }
@@ -80,8 +80,8 @@ int one(std::uint64_t seed, unsigned steps, sabotage broken, sync_wiring wiring)
             << " faults=" << r.faults << " records=" << r.records << " acked=" << r.acked
             << " delivered=" << r.delivered << " deliveries=" << r.deliveries << " digest=" << std::hex << r.digest
             << std::dec << '\n';
-  std::cout << "sim: Durable acked by the writer=" << r.durable_by_writer
-            << " by the fsync group=" << r.durable_by_fsync_group << " replies handed to it=" << r.handed_replies
+  std::cout << "sim: Durable acks written in the writer's steps=" << r.durable_by_writer
+            << " in the fsync group's=" << r.durable_by_fsync_group << " replies handed to it=" << r.handed_replies
             << '\n';
   std::cout << "sim: faults by kind:";
   for (std::size_t k = 0; k < fault_kinds; ++k)

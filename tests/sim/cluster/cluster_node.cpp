@@ -97,6 +97,12 @@ sim_connection* cluster_node_life::connection(std::size_t p) const {
   return end ? end->connection.get() : nullptr;
 }
 
+std::uint64_t cluster_node_life::stray_replies() const {
+  std::uint64_t n = 0;
+  for (const auto& end : producers_) n += end.connection->stray_replies();
+  return n;
+}
+
 void cluster_node_life::kill() {
   if (killed_) return;
   killed_ = true;

@@ -58,6 +58,8 @@ class cluster_node_life {
   caf::actor producer(std::size_t p) const;
   /// Its connection (null when `p` is not one of this node's).
   sim_connection* connection(std::size_t p) const;
+  /// Replies its producers' channels ignored (sim_connection::stray_replies).
+  std::uint64_t stray_replies() const;
   std::uint64_t incarnation() const { return incarnation_; }
   bool new_life() const { return new_life_; }
 

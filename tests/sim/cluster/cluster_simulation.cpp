@@ -105,6 +105,7 @@ class cluster_simulation {
     while (!failed() && checker_->step < o_.steps) {
       ++checker_->step;
       step();
+      check_no_stray_replies();
     }
     if (!failed()) final_phase();
     return result();
@@ -194,7 +195,18 @@ class cluster_simulation {
 
   /// The process dies at an arbitrary instant: nothing it does afterwards
   /// lands or leaves, and its unanswered requests' fate is unknown.
+  /// A second reply to a request, or one to a request never sent, is
+  /// dropped by the reply channel as the daemon's would: caught here.
+  void check_no_stray_replies() {
+    for (std::uint16_t n = 1; n <= o_.nodes; ++n)
+      if (!failed() && lives_[n - 1] && lives_[n - 1]->stray_replies() > 0)
+        checker_->fail("one-reply-per-request", "node " + std::to_string(n) + "'s reply channels ignored " +
+                                                    std::to_string(lives_[n - 1]->stray_replies()) +
+                                                    " replies: a second one for a request, or one never asked for");
+  }
+
   void stop_life(std::uint16_t n) {
+    check_no_stray_replies();
     checker_->set_life(n, life_[n - 1], false);
     disks_[n - 1]->io->freeze();
     net_->crash(n);
