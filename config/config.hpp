@@ -17,6 +17,21 @@ enum class log_format { text, json };
 enum class log_level { trace, debug, info, warn, error };
 enum class cpu_placement_mode { adaptive, spread };
 enum class read_batching_mode { adaptive, always, off };
+/// A mapped JSON field the payload lacks: a dead letter, or SQL NULL.
+enum class missing_field { error, null };
+/// How weir_records stores a payload: as bytes, or as UTF-8 text.
+enum class payload_form { bytes, text };
+
+/// Which table an SQL sink writes and how a record becomes a row of it.
+struct table_mapping {
+  std::string table = "weir_records";  // weir's own table
+  std::string id_column = "weir_id";    // the record id's column in a table of the user's: unique, the dedup key
+  std::map<std::string, std::string> columns;  // column -> JSON pointer into the payload
+  missing_field missing = missing_field::error;
+  payload_form payload_as = payload_form::bytes;  // weir_records only
+
+  bool writes_weir_records() const { return table == "weir_records"; }
+};
 
 struct config {
   /// Not a setting: one line for each earlier name of a key the sources
@@ -92,9 +107,9 @@ struct config {
       std::int64_t max_ms;
       double jitter;
     } retry;
-    struct { std::string path; } sqlite;
-    struct { std::string conninfo; std::string password_file; } postgres;
-    struct {
+    struct : table_mapping { std::string path; } sqlite;
+    struct : table_mapping { std::string conninfo; std::string password_file; } postgres;
+    struct : table_mapping {
       std::string host;
       std::int64_t port;
       std::string socket;  // a Unix socket path; when set, host and port are not used

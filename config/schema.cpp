@@ -192,6 +192,69 @@ setting string_map(std::string key, Get get, std::string def, std::string help) 
   return s;
 }
 
+/// A table or column name, checked by `ok` (config/value_parsing.hpp).
+template <class Get>
+setting sql_name(std::string key, Get get, bool (*ok)(std::string_view), std::string allowed, std::string def,
+                 std::string help) {
+  setting s = describe(std::move(key), std::move(allowed), std::move(def), std::move(help));
+  s.assign = [get, ok](config& c, const YAML::Node& n) {
+    if (!n.IsScalar() || !ok(n.Scalar())) return false;
+    get(c) = n.Scalar();
+    return true;
+  };
+  s.show = [get](const config& c) { return YAML::Node(get(const_cast<config&>(c))); };
+  return s;
+}
+
+/// Columns of the user's table, each filled from a JSON pointer into the payload.
+template <class Get>
+setting column_map(std::string key, Get get, std::string help) {
+  setting s = string_map(std::move(key), get, "{}", std::move(help));
+  s.allowed = "a mapping of column names (a letter or _, then letters, digits or _; at most 63) to JSON pointers "
+              "(\"\" or /field/sub..., RFC 6901)";
+  auto assign = s.assign;
+  s.assign = [assign, get](config& c, const YAML::Node& n) {
+    if (!assign(c, n)) return false;
+    for (const auto& [column, pointer] : get(c))
+      if (!sql_identifier_ok(column) || !json_pointer_ok(pointer)) return false;
+    return true;
+  };
+  return s;
+}
+
+/// The keys of `prefix` (sink.sqlite, sink.postgres, sink.mysql) that say
+/// which table gets the records and how a record becomes its row.
+template <class Get>
+void add_table_mapping(std::vector<setting>& s, const std::string& prefix, Get get) {
+  s.push_back(sql_name(prefix + ".table", [get](config& c) -> auto& { return get(c).table; }, sql_table_name_ok,
+                       "a table name: a letter or _, then letters, digits or _ (at most 63), optionally after schema.",
+                       "weir_records",
+                       "The table the records go to. weir_records: weir's own table (one row per record with its "
+                       "coordinate, id, ingest time and payload), made when missing. Any other name: a table of yours, "
+                       "which must exist, filled through " + prefix + ".columns."));
+  s.push_back(sql_name(prefix + ".id_column", [get](config& c) -> auto& { return get(c).id_column; },
+                       sql_identifier_ok, "a column name: a letter or _, then letters, digits or _ (at most 63)",
+                       "weir_id",
+                       "In a table of yours, the column that gets each record's id (64 hex characters); it must be "
+                       "unique (a primary key or a unique index): a record delivered again is skipped by it."));
+  s.push_back(column_map(prefix + ".columns", [get](config& c) -> auto& { return get(c).columns; },
+                         "In a table of yours, each column and the JSON pointer of its value in the payload, which "
+                         "must then be a JSON object. A value goes as text (a string as itself, anything else as its "
+                         "JSON) and the database casts it to the column's type."));
+  s.push_back(choice(prefix + ".missing", [get](config& c) -> auto& { return get(c).missing; },
+                     std::vector<std::pair<std::string, missing_field>>{{"error", missing_field::error},
+                                                                        {"null", missing_field::null}},
+                     "error",
+                     "A payload without a mapped field: error: the record is a dead letter saying which; null: the "
+                     "column gets NULL."));
+  s.push_back(choice(prefix + ".payload_as", [get](config& c) -> auto& { return get(c).payload_as; },
+                     std::vector<std::pair<std::string, payload_form>>{{"bytes", payload_form::bytes},
+                                                                       {"text", payload_form::text}},
+                     "bytes",
+                     "weir_records only: bytes stores each payload as it came; text stores it as text, for "
+                     "payloads that are UTF-8 (a payload that is not is a dead letter)."));
+}
+
 constexpr std::int64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB, TiB = 1024 * GiB;
 
 std::vector<setting> make_settings() {
@@ -342,6 +405,7 @@ std::vector<setting> make_settings() {
                      "Random fraction added to or taken from each delay."));
   s.push_back(text("sink.sqlite.path", WEIR_FIELD(sink.sqlite.path), tr::path, "var/sink.db",
                    "SQLite database file; a relative path is taken from the working directory, not from `data_dir`."));
+  add_table_mapping(s, "sink.sqlite", [](config& c) -> table_mapping& { return c.sink.sqlite; });
   s.push_back(text("sink.postgres.conninfo", WEIR_FIELD(sink.postgres.conninfo), tr::any, "\"\"",
                    "libpq connection string, without the password."));
   // Refused by validation when it holds a password; --print-config never shows one anyway.

@@ -36,6 +36,25 @@ void validate_header(const std::string& name, const std::string& value) {
       fail("sink.http.headers." + name + ": set by the sink itself; expected another header");
 }
 
+/// The table keys of `prefix` (sink.sqlite, ...) agree with each other.
+void validate_table_mapping(const std::string& prefix, const table_mapping& m) {
+  if (m.writes_weir_records()) {
+    if (!m.columns.empty())
+      fail(prefix + ".columns: set, but " + prefix +
+           ".table is weir_records, whose columns are weir's; name a table of yours in " + prefix + ".table");
+    return;
+  }
+  if (m.columns.empty())
+    fail(prefix + ".table = " + m.table + ": expected " + prefix +
+         ".columns too (which payload field goes into which column of it)");
+  if (m.columns.count(m.id_column))
+    fail(prefix + ".columns: " + m.id_column + " is " + prefix +
+         ".id_column, which gets the record id; map the payload to other columns");
+  if (m.payload_as == payload_form::text)
+    fail(prefix + ".payload_as = text: applies to weir_records only; with " + prefix +
+         ".columns each value goes as text already");
+}
+
 void require_all_or_none(const std::string& section,
                          std::initializer_list<std::pair<const char*, const std::string*>> keys) {
   std::size_t set = 0;
@@ -132,6 +151,7 @@ void validate_config(const config& c) {
   if (!https && !c.sink.http.url.empty() && (!c.sink.http.ca_file.empty() || !c.sink.http.tls.cert.empty()))
     fail("sink.http.url = " + quoted_text(c.sink.http.url) +
          ": sink.http.ca_file and sink.http.tls.* apply to https:// only; use an https:// URL or unset them");
+  validate_table_mapping("sink.sqlite", c.sink.sqlite);
   if (c.sink.type == "postgres" && c.sink.postgres.conninfo.empty())
     fail("sink.postgres.conninfo = \"\": expected a libpq connection string when sink.type is postgres");
   if (conninfo_has_password(c.sink.postgres.conninfo))

@@ -118,4 +118,29 @@ std::string quoted_text(const std::string& text) {
   return out + "\"";
 }
 
+bool sql_identifier_ok(std::string_view v) {
+  if (v.empty() || v.size() > 63) return false;
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!letter(v[0])) return false;
+  for (char c : v)
+    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
+  return true;
+}
+
+bool sql_table_name_ok(std::string_view v) {
+  const auto dot = v.find('.');
+  if (dot == std::string_view::npos) return sql_identifier_ok(v);
+  return sql_identifier_ok(v.substr(0, dot)) && sql_identifier_ok(v.substr(dot + 1));
+}
+
+bool json_pointer_ok(std::string_view v) {
+  if (!v.empty() && v[0] != '/') return false;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const auto c = static_cast<unsigned char>(v[i]);
+    if (c < 0x20 || c == 0x7f) return false;
+    if (c == '~' && (i + 1 >= v.size() || (v[i + 1] != '0' && v[i + 1] != '1'))) return false;
+  }
+  return true;
+}
+
 }  // namespace weir

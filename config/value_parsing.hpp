@@ -37,4 +37,13 @@ std::string quoted_text(const std::string& text);
 /// A user or group written as a name or a number ("app", "1001").
 bool account_name_ok(const std::string& v);
 
+/// An SQL identifier weir writes unquoted-safe and quotes anyway: a letter
+/// or _, then letters, digits or _, at most 63 (PostgreSQL's limit).
+bool sql_identifier_ok(std::string_view v);
+/// A table name: an identifier, or schema.identifier.
+bool sql_table_name_ok(std::string_view v);
+/// An RFC 6901 JSON pointer: "" (the whole document) or "/" tokens, "~"
+/// only as ~0 or ~1, no control characters.
+bool json_pointer_ok(std::string_view v);
+
 }  // namespace weir

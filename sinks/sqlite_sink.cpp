@@ -11,6 +11,12 @@
 // readers never block the drain. Every SQLite error is transient here (a
 // busy or full database heals; a record cannot violate this schema).
 //
+// Or a table of the user's (sink.sqlite.table, sinks/row_mapping.hpp):
+// used as it is, checked at start to have the mapped columns and a unique id
+// column, filled one statement a row with ON CONFLICT(id) DO NOTHING, so a
+// row the table refuses (a constraint, a value its column will not take) is
+// a dead letter with SQLite's reason and takes no other row with it.
+//
 // A table from before (id TEXT PRIMARY KEY, no sequence column) is rebuilt
 // in one transaction the first time the sink opens it. A table keyed with the
 // id is used as it is (it deduplicates as well, only slower); docs/sinks.md
@@ -32,10 +38,14 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "sinks/row_mapping.hpp"
+#include "wire/coordinate.hpp"
 #include "sinks/sink_types.hpp"
+#include "sinks/sqlite_table_check.hpp"
 
 namespace weir {
 
@@ -59,9 +69,10 @@ std::string insert_rows(int rows) {
   return sql;
 }
 
-/// Binds `r` to row `row` of an insert_rows statement. The record outlives
-/// the statement's step, so nothing is copied.
-void bind_row(sqlite3_stmt* st, int row, const sink_record& r) {
+/// Binds `r` to row `row` of an insert_rows statement, its payload as a
+/// blob or as text. The record outlives the statement's step, so nothing is
+/// copied.
+void bind_row(sqlite3_stmt* st, int row, const sink_record& r, payload_form payload_as) {
   const int at = row * columns_per_row;
   sqlite3_bind_int(st, at + 1, r.node);
   sqlite3_bind_int(st, at + 2, r.shard);
@@ -70,7 +81,11 @@ void bind_row(sqlite3_stmt* st, int row, const sink_record& r) {
   sqlite3_bind_text(st, at + 5, r.id.c_str(), static_cast<int>(r.id.size()), SQLITE_STATIC);
   sqlite3_bind_text(st, at + 6, r.segment.c_str(), static_cast<int>(r.segment.size()), SQLITE_STATIC);
   sqlite3_bind_int64(st, at + 7, r.ts_ns);
-  sqlite3_bind_blob(st, at + 8, r.payload.data(), static_cast<int>(r.payload.size()), SQLITE_STATIC);
+  if (payload_as == payload_form::text)
+    sqlite3_bind_text(st, at + 8, reinterpret_cast<const char*>(r.payload.data()), static_cast<int>(r.payload.size()),
+                      SQLITE_STATIC);
+  else
+    sqlite3_bind_blob(st, at + 8, r.payload.data(), static_cast<int>(r.payload.size()), SQLITE_STATIC);
 }
 /// A weir_records table from before the coordinate key: it has no seq column.
 constexpr const char* is_first_schema =
@@ -87,23 +102,56 @@ constexpr const char* migrate_first_schema =
     "DROP TABLE weir_records_before_coordinate_key;";
 #undef WEIR_RECORDS_COLUMNS
 
+/// "INSERT … ON CONFLICT(id) DO NOTHING" of one row of a table of the user's.
+std::string insert_mapped_row(const row_mapping& m) {
+  std::string columns, marks;
+  for (const auto& c : m.columns()) {
+    columns += (columns.empty() ? "" : ", ") + quoted_sql_name(c);
+    marks += marks.empty() ? "?" : ",?";
+  }
+  return "INSERT INTO " + quoted_sql_name(m.table()) + "(" + columns + ") VALUES(" + marks + ") ON CONFLICT(" +
+         quoted_sql_name(m.columns().front()) + ") DO NOTHING";
+}
+
+/// A statement's failure that is the row's own (a constraint, a value the
+/// column will not take), not the database's.
+bool refuses_the_row(int rc) {
+  const int primary = rc & 0xff;
+  return primary == SQLITE_CONSTRAINT || primary == SQLITE_MISMATCH || primary == SQLITE_TOOBIG;
+}
+
 class sqlite_db {
  public:
-  sqlite_db(const std::string& path, int timeout_ms) : path_(path), timeout_ms_(timeout_ms) {}
+  /// `mapping`: into a table of the user's; none: into weir_records, the
+  /// payloads as `payload_as`.
+  sqlite_db(const std::string& path, int timeout_ms, std::optional<row_mapping> mapping, payload_form payload_as)
+      : path_(path), timeout_ms_(timeout_ms), payload_as_(payload_as), mapping_(std::move(mapping)) {}
   ~sqlite_db() { close(); }
 
   commit_result commit(const std::vector<sink_record>& batch) {
     std::lock_guard<std::mutex> one_writer(mutex_);
     if (!db_ && !open()) return commit_result::retry(error_);
     if (!exec("BEGIN IMMEDIATE")) return fail();
+    if (mapping_) return commit_mapped(batch);
+    commit_result result;
+    std::vector<const sink_record*> taken;  // the records that go in, in order
+    taken.reserve(batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const auto& p = batch[i].payload;
+      if (payload_as_ == payload_form::text &&
+          !wire::is_valid_utf8({reinterpret_cast<const char*>(p.data()), p.size()}))
+        result.rejected.emplace_back(i, "the payload is not UTF-8 text (sink.sqlite.payload_as is text)");
+      else
+        taken.push_back(&batch[i]);
+    }
     std::size_t next = 0;
-    while (next < batch.size()) {
+    while (next < taken.size()) {
       // Whole statements of rows_per_insert rows, then one row at a time.
-      const bool whole = batch.size() - next >= static_cast<std::size_t>(rows_per_insert);
+      const bool whole = taken.size() - next >= static_cast<std::size_t>(rows_per_insert);
       sqlite3_stmt* st = whole ? insert_many_ : insert_one_;
       const int rows = whole ? rows_per_insert : 1;
       sqlite3_reset(st);
-      for (int row = 0; row < rows; ++row) bind_row(st, row, batch[next + row]);
+      for (int row = 0; row < rows; ++row) bind_row(st, row, *taken[next + row], payload_as_);
       if (sqlite3_step(st) != SQLITE_DONE) {
         error_ = sqlite3_errmsg(db_);
         exec("ROLLBACK");
@@ -115,7 +163,41 @@ class sqlite_db {
       exec("ROLLBACK");
       return fail();
     }
-    return commit_result::ok();
+    return result;
+  }
+
+  /// One statement a row (a refused row must not take others with it); a
+  /// row the mapping or the table refuses is a dead letter with the reason.
+  commit_result commit_mapped(const std::vector<sink_record>& batch) {
+    commit_result result;
+    std::vector<std::optional<std::string>> row;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (auto why = mapping_->values(batch[i], row); !why.empty()) {
+        result.rejected.emplace_back(i, std::move(why));
+        continue;
+      }
+      sqlite3_reset(insert_mapped_);
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        const int at = static_cast<int>(c + 1);
+        if (row[c]) sqlite3_bind_text(insert_mapped_, at, row[c]->data(), static_cast<int>(row[c]->size()), SQLITE_STATIC);
+        else sqlite3_bind_null(insert_mapped_, at);
+      }
+      const int rc = sqlite3_step(insert_mapped_);
+      if (rc == SQLITE_DONE) continue;
+      if (refuses_the_row(rc)) {
+        // The statement alone is undone; the transaction goes on.
+        result.rejected.emplace_back(i, std::string("sqlite refused the row: ") + sqlite3_errmsg(db_));
+        continue;
+      }
+      error_ = sqlite3_errmsg(db_);
+      exec("ROLLBACK");
+      return fail();
+    }
+    if (!exec("COMMIT")) {
+      exec("ROLLBACK");
+      return fail();
+    }
+    return result;
   }
 
   sink_health probe(std::string& why) {
@@ -137,10 +219,31 @@ class sqlite_db {
       return false;
     }
     sqlite3_busy_timeout(db_, timeout_ms_);
+    if (mapping_) return open_mapped();
     if (!exec("PRAGMA journal_mode=WAL") || !exec("PRAGMA synchronous=FULL") || !exec("PRAGMA cache_size=-65536") ||
         !exec(create_table) || !migrate() ||
         !prepare(insert_rows(1), &insert_one_) || !prepare(insert_rows(rows_per_insert), &insert_many_)) {
       if (error_.empty()) error_ = sqlite3_errmsg(db_);
+      close();
+      return false;
+    }
+    return true;
+  }
+
+  /// A table of the user's: used as it is, once it has what the mapping
+  /// needs (its journal mode, too, is the user's).
+  bool open_mapped() {
+    if (!exec("PRAGMA synchronous=FULL")) {
+      close();
+      return false;
+    }
+    if (auto why = check_sqlite_table(db_, *mapping_); !why.empty()) {
+      error_ = why;
+      close();
+      return false;
+    }
+    if (!prepare(insert_mapped_row(*mapping_), &insert_mapped_)) {
+      error_ = sqlite3_errmsg(db_);
       close();
       return false;
     }
@@ -166,7 +269,7 @@ class sqlite_db {
   }
 
   void close() {
-    for (sqlite3_stmt** st : {&insert_one_, &insert_many_}) {
+    for (sqlite3_stmt** st : {&insert_one_, &insert_many_, &insert_mapped_}) {
       if (*st) sqlite3_finalize(*st);
       *st = nullptr;
     }
@@ -196,9 +299,12 @@ class sqlite_db {
   std::mutex mutex_;
   std::string path_;
   int timeout_ms_;
+  payload_form payload_as_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_one_ = nullptr;
   sqlite3_stmt* insert_many_ = nullptr;
+  std::optional<row_mapping> mapping_;
+  sqlite3_stmt* insert_mapped_ = nullptr;
   std::string error_;
 };
 
@@ -214,7 +320,8 @@ class sqlite_sink final : public sink {
 
 class sqlite_factory final : public sink_factory {
  public:
-  sqlite_factory(std::string path, int timeout_ms) : db_(std::make_shared<sqlite_db>(path, timeout_ms)) {}
+  sqlite_factory(std::string path, int timeout_ms, std::optional<row_mapping> mapping, payload_form payload_as)
+      : db_(std::make_shared<sqlite_db>(path, timeout_ms, std::move(mapping), payload_as)) {}
   std::unique_ptr<sink> make() override { return std::make_unique<sqlite_sink>(db_); }
   std::string type() const override { return "sqlite"; }
   bool one_writer() const override { return true; }
@@ -272,9 +379,35 @@ void check_database_path(const std::string& path) {
 
 }  // namespace
 
+/// A table of the user's is there before weir starts, with what the
+/// mapping needs: else the configuration is wrong, said at start (and by
+/// --check-config) in one line. Opens the database read-only.
+void check_user_table(const std::string& path, const row_mapping& m) {
+  auto refuse = [&](const std::string& why) {
+    throw std::runtime_error("sink.sqlite.table = " + m.table() + ": " + why);
+  };
+  if (path == ":memory:") refuse("an in-memory database has no table of yours");
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) != SQLITE_OK) {
+    const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    refuse("cannot open " + path + " to look at it: " + why);
+  }
+  const std::string why = check_sqlite_table(db, m);
+  sqlite3_close(db);
+  if (!why.empty()) refuse(why + " (in " + path + ")");
+}
+
 std::shared_ptr<sink_factory> make_sqlite_sink_factory(const config& cfg) {
-  check_database_path(cfg.sink.sqlite.path);
-  return std::make_shared<sqlite_factory>(cfg.sink.sqlite.path, static_cast<int>(cfg.sink.timeout_ms));
+  const auto& s = cfg.sink.sqlite;
+  check_database_path(s.path);
+  std::optional<row_mapping> mapping;
+  if (!s.writes_weir_records()) {
+    mapping.emplace(s);
+    check_user_table(s.path, *mapping);
+  }
+  return std::make_shared<sqlite_factory>(s.path, static_cast<int>(cfg.sink.timeout_ms), std::move(mapping),
+                                          s.payload_as);
 }
 
 }  // namespace weir
