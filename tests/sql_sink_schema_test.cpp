@@ -17,6 +17,7 @@
 #include "sinks/postgres_copy.hpp"
 #include "sinks/sink.hpp"
 #include "support/postgres_server.hpp"
+#include "support/sink_contents.hpp"
 #include "support/test_paths.hpp"
 
 using namespace weir;
@@ -63,16 +64,6 @@ std::vector<std::string> rows(const std::filesystem::path& db_path) {
   return out;
 }
 
-void exec(const std::filesystem::path& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(db_path.c_str(), &db) == SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  INFO((err ? err : ""));
-  sqlite3_free(err);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
 
 }  // namespace
 
@@ -147,7 +138,7 @@ TEST_CASE("sqlite: a table of the first schema moves to the coordinate key and k
           "[sink][sqlite][schema][migration]") {
   test::temp_dir dir;
   const auto db = dir / "sink.db";
-  exec(db,
+  test::sqlite_exec(db,
        "CREATE TABLE weir_records(id TEXT PRIMARY KEY, shard INTEGER, segment TEXT, idx INTEGER, ts INTEGER, "
        "payload BLOB);"
        "INSERT INTO weir_records VALUES('id-shard_00/seg_00000007.wab-1', 0, 'shard_00/seg_00000007.wab', 1, 42, 'old1');"
@@ -224,7 +215,7 @@ TEST_CASE("sqlite: a table keyed with the id is used as it is and the documented
           "[sink][sqlite][schema][migration]") {
   test::temp_dir dir;
   const auto db = dir / "sink.db";
-  exec(db, std::string(keyed_by_id) +
+  test::sqlite_exec(db, std::string(keyed_by_id) +
                "INSERT INTO weir_records VALUES(0, 0, 4, 1, 'id-shard_00/seg_00000004.wab-1', "
                "'shard_00/seg_00000004.wab', 42, 'kept1');");
   {
@@ -237,7 +228,7 @@ TEST_CASE("sqlite: a table keyed with the id is used as it is and the documented
 
   const auto rekey = documented_sql("<!-- sqlite: re-key a table keyed with the id -->");
   REQUIRE(rekey.find("PRIMARY KEY (node, shard, seq, idx, ts)") != std::string::npos);
-  exec(db, rekey);
+  test::sqlite_exec(db, rekey);
   CHECK(sqlite_key(db) == "node,shard,seq,idx,ts");
   // Every row kept, in arrival order; a redelivery is still recognised.
   auto sink = sqlite_factory_at(db)->make();
@@ -404,7 +395,7 @@ TEST_CASE("sqlite: a database a crash left with a hot journal passes the start's
   auto sink = factory->make();
   REQUIRE(sink->commit({record(0, 1, 2, "after the crash")}).kind == commit_result::outcome::committed);
   CHECK(rows(db).size() == 2);
-  exec(db, "CREATE TABLE filler(x BLOB)");  // the dead writer's table was rolled back
+  test::sqlite_exec(db, "CREATE TABLE filler(x BLOB)");  // the dead writer's table was rolled back
 }
 
 TEST_CASE("sqlite: the start's check passes a torn first write beside its journal and a URI file name",

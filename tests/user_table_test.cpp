@@ -20,6 +20,7 @@
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/test_helpers.hpp"
+#include "support/sink_contents.hpp"
 #include "support/test_paths.hpp"
 #include "weir/client.hpp"
 
@@ -46,16 +47,6 @@ table_mapping events_mapping(missing_field missing = missing_field::error) {
   return m;
 }
 
-void exec(const std::filesystem::path& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(db_path.c_str(), &db) == SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  INFO((err ? err : ""));
-  sqlite3_free(err);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
 
 /// Every row of `sql`'s result, its columns joined by "|" (NULL as "NULL").
 std::vector<std::string> query(const std::filesystem::path& db_path, const std::string& sql) {
@@ -123,7 +114,7 @@ TEST_CASE("sqlite: a table of the user's gets typed rows once by id and what it 
           "[sink][sqlite][mapping]") {
   temp_dir dir;
   const auto db = dir / "app.db";
-  exec(db, "CREATE TABLE events(weir_id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, kind TEXT, at TEXT NOT NULL)");
+  sqlite_exec(db, "CREATE TABLE events(weir_id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, kind TEXT, at TEXT NOT NULL)");
   auto factory = sqlite_factory(db, events_keys);
   auto sink = factory->make();
   std::vector<sink_record> batch{
@@ -156,7 +147,7 @@ TEST_CASE("sqlite: a table of the user's without what the mapping needs stops th
           "[sink][sqlite][mapping]") {
   temp_dir dir;
   const auto db = dir / "app.db";
-  exec(db, "CREATE TABLE plain(weir_id TEXT, user_id INTEGER, kind TEXT, at TEXT);"
+  sqlite_exec(db, "CREATE TABLE plain(weir_id TEXT, user_id INTEGER, kind TEXT, at TEXT);"
            "CREATE TABLE indexed(weir_id TEXT, user_id INTEGER, kind TEXT, at TEXT);"
            "CREATE UNIQUE INDEX indexed_id ON indexed(weir_id);"
            "CREATE TABLE partial(weir_id TEXT, user_id INTEGER, kind TEXT, at TEXT);"
@@ -201,7 +192,7 @@ TEST_CASE("sqlite: every acked record reaches a table of the user's once across 
           "[live][sink][sqlite][mapping]") {
   temp_dir dir;
   const auto db = dir / "app.db";
-  exec(db, "CREATE TABLE events(weir_id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, kind TEXT, at TEXT NOT NULL)");
+  sqlite_exec(db, "CREATE TABLE events(weir_id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, kind TEXT, at TEXT NOT NULL)");
   // The cursor is stored rarely: a kill after delivery sends every record again.
   const std::vector<std::string> args{"--set", "sink.type=sqlite", "--set", "sink.sqlite.path=" + db.string(),
                                       "--set", events_keys[0], "--set", events_keys[1],

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <catch2/catch.hpp>
+
 #include <fstream>
 #include <iterator>
 
@@ -52,6 +54,17 @@ bool dead_lettered(const std::filesystem::path& data_dir, const std::string& nee
     if (all.find(needle) != std::string::npos) return true;
   }
   return false;
+}
+
+void sqlite_exec(const std::filesystem::path& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(db_path.c_str(), &db) == SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  INFO((err ? err : ""));
+  sqlite3_free(err);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
 }
 
 }  // namespace weir::test

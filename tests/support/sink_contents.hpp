@@ -19,6 +19,9 @@ struct sink_row {
 /// Every row of weir_records in an SQLite sink, ordered by segment and index
 /// (empty when the database or the table does not exist yet).
 std::vector<sink_row> sqlite_rows(const std::filesystem::path& db);
+/// Runs `sql` on the SQLite database at `db` (made when missing); a failure
+/// fails the test with SQLite's message.
+void sqlite_exec(const std::filesystem::path& db, const std::string& sql);
 
 /// How many dead-letter files the daemon with this data_dir wrote.
 std::size_t dead_letter_files(const std::filesystem::path& data_dir);
