@@ -33,6 +33,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -168,12 +169,17 @@ class sqlite_db {
 
   /// One statement a row (a refused row must not take others with it); a
   /// row the mapping or the table refuses is a dead letter with the reason.
+  /// A refusal that ends the whole transaction (a trigger's RAISE(ROLLBACK))
+  /// undid the rows before it too: the batch starts again without that row.
   commit_result commit_mapped(const std::vector<sink_record>& batch) {
     commit_result result;
+    std::vector<bool> refused(batch.size(), false);
     std::vector<std::optional<std::string>> row;
     for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (refused[i]) continue;
       if (auto why = mapping_->values(batch[i], row); !why.empty()) {
         result.rejected.emplace_back(i, std::move(why));
+        refused[i] = true;
         continue;
       }
       sqlite3_reset(insert_mapped_);
@@ -184,19 +190,23 @@ class sqlite_db {
       }
       const int rc = sqlite3_step(insert_mapped_);
       if (rc == SQLITE_DONE) continue;
-      if (refuses_the_row(rc)) {
-        // The statement alone is undone; the transaction goes on.
-        result.rejected.emplace_back(i, std::string("sqlite refused the row: ") + sqlite3_errmsg(db_));
-        continue;
+      if (!refuses_the_row(rc)) {
+        error_ = sqlite3_errmsg(db_);
+        exec("ROLLBACK");
+        return fail();
       }
-      error_ = sqlite3_errmsg(db_);
-      exec("ROLLBACK");
-      return fail();
+      result.rejected.emplace_back(i, std::string("sqlite refused the row: ") + sqlite3_errmsg(db_));
+      refused[i] = true;
+      if (sqlite3_get_autocommit(db_)) {  // the transaction is gone: again from the top
+        if (!exec("BEGIN IMMEDIATE")) return fail();
+        i = static_cast<std::size_t>(-1);
+      }
     }
     if (!exec("COMMIT")) {
       exec("ROLLBACK");
       return fail();
     }
+    std::sort(result.rejected.begin(), result.rejected.end());
     return result;
   }
 
@@ -233,7 +243,8 @@ class sqlite_db {
   /// A table of the user's: used as it is, once it has what the mapping
   /// needs (its journal mode, too, is the user's).
   bool open_mapped() {
-    if (!exec("PRAGMA synchronous=FULL")) {
+    // Foreign keys are the table's own rules: a row that breaks one is refused.
+    if (!exec("PRAGMA synchronous=FULL") || !exec("PRAGMA foreign_keys=ON")) {
       close();
       return false;
     }
