@@ -416,6 +416,7 @@ std::vector<setting> make_settings() {
   s.push_back(text("sink.postgres.password_file", WEIR_FIELD(sink.postgres.password_file),
                    tr::path, "\"\"",
                    "File holding the PostgreSQL password (or set WEIR_SINK_POSTGRES_PASSWORD)."));
+  add_table_mapping(s, "sink.postgres", [](config& c) -> table_mapping& { return c.sink.postgres; });
   s.push_back(text("sink.mysql.host", WEIR_FIELD(sink.mysql.host), tr::any, "127.0.0.1",
                    "MariaDB/MySQL server host (TCP)."));
   s.push_back(integer("sink.mysql.port", WEIR_FIELD(sink.mysql.port), 1, 65535, "3306",

@@ -16,29 +16,40 @@
 // coordinate key the first time a commit slot connects, under an advisory
 // lock so that only one slot does it.
 //
-// Errors by SQLSTATE: connection loss (08), serialization (40001), deadlock
-// (40P01), operator intervention (57), resources (53), system (58) and any
-// lost connection are transient: the batch is retried. A data error (22, 23,
-// or anything else tied to a row) makes the sink retry the batch row by row
-// under savepoints: the offending rows are dead-lettered, the rest commit.
+// With payload_as: text the payload column is TEXT (binary COPY sends text
+// as its bytes, as it does bytea); a payload that is not UTF-8, or holds a
+// NUL that text cannot, is a dead letter before the COPY.
+//
+// Errors by SQLSTATE (pg_transient_state): what a retry can cure retries the
+// batch. A data error (22, 23, or anything else tied to a row) makes the sink
+// retry the batch row by row under savepoints: the offending rows are
+// dead-lettered, the rest commit.
 #include <libpq-fe.h>
 
 #include <cstring>
 #include <stdexcept>
 
 #include "sinks/postgres_copy.hpp"
-
+#include "sinks/postgres_session.hpp"
+#include "sinks/postgres_table_sink.hpp"
 #include "sinks/secret.hpp"
 #include "sinks/sink_types.hpp"
+#include "wire/coordinate.hpp"
 
 namespace weir {
 
 namespace {
 
-constexpr const char* create_table =
-    "CREATE TABLE IF NOT EXISTS weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, "
-    "seq BIGINT NOT NULL, idx BIGINT NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts BIGINT, payload BYTEA, "
-    "PRIMARY KEY (node, shard, seq, idx, id))";
+std::string create_table(payload_form payload_as) {
+  return std::string("CREATE TABLE IF NOT EXISTS weir_records(node INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL, "
+                     "seq BIGINT NOT NULL, idx BIGINT NOT NULL, id TEXT NOT NULL, segment TEXT NOT NULL, ts BIGINT, "
+                     "payload ") +
+         (payload_as == payload_form::text ? "TEXT" : "BYTEA") + ", PRIMARY KEY (node, shard, seq, idx, id))";
+}
+/// The payload column's type, to check it against payload_as.
+constexpr const char* payload_type =
+    "SELECT data_type FROM information_schema.columns WHERE table_schema = current_schema() "
+    "AND table_name = 'weir_records' AND column_name = 'payload'";
 /// Serialises the commit slots' schema work (any constant of our own).
 constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(2020617)";
 /// The primary key constraint of a weir_records table of the first schema (no rows: none to move).
@@ -58,126 +69,104 @@ std::string migrate_first_schema(const std::string& old_key) {
 constexpr int columns_per_row = 8;
 constexpr std::size_t rows_per_statement = 1000;  // 7 parameters each, far under the 65535 limit
 
-bool transient_state(const std::string& s) {
-  if (s.empty()) return true;  // no SQLSTATE: the connection itself failed
-  const std::string cls = s.substr(0, 2);
-  return cls == "08" || cls == "53" || cls == "57" || cls == "58" || s == "40001" || s == "40P01" || cls == "XX";
+/// Creates weir_records, or moves one of the first schema to the coordinate
+/// key, and checks its payload column against payload_as: one transaction,
+/// one slot at a time.
+bool prepare_weir_records(postgres_session& s, payload_form payload_as) {
+  if (!s.exec("BEGIN") || !s.exec(schema_lock) || !s.exec(create_table(payload_as))) {
+    s.set_error("postgres: cannot prepare weir_records: " + first_line(s.error()));
+    s.exec("ROLLBACK");
+    return false;
+  }
+  pg_result old_key(PQexec(s.conn(), first_schema_key));
+  pg_result payload(PQexec(s.conn(), payload_type));
+  if (!old_key.ok() || !payload.ok()) {
+    s.set_error("postgres: cannot prepare weir_records: " +
+                first_line(PQresultErrorMessage(old_key.ok() ? payload.r : old_key.r)));
+    s.exec("ROLLBACK");
+    return false;
+  }
+  const std::string want = payload_as == payload_form::text ? "text" : "bytea";
+  if (PQntuples(payload.r) == 1 && PQgetvalue(payload.r, 0, 0) != want) {
+    s.set_error(std::string("postgres: weir_records.payload is ") + PQgetvalue(payload.r, 0, 0) +
+                ", but sink.postgres.payload_as is " + (want == "text" ? "text" : "bytes") +
+                ": set payload_as to match the table, or change the column's type (ALTER TABLE weir_records "
+                "ALTER payload TYPE ...)");
+    s.exec("ROLLBACK");
+    return false;
+  }
+  if (PQntuples(old_key.r) == 1) {
+    // Filling seq and building the new key take time in proportion to the
+    // table: sink.timeout_ms must not cut them off (and retry forever).
+    const char* raw = PQgetvalue(old_key.r, 0, 0);
+    char* quoted = PQescapeIdentifier(s.conn(), raw, std::strlen(raw));
+    const std::string sql = migrate_first_schema(quoted ? quoted : "weir_records_pkey");
+    PQfreemem(quoted);
+    if (!s.exec("SET LOCAL statement_timeout = 0") || !s.exec(sql)) {
+      s.set_error("postgres: cannot prepare weir_records: " + first_line(s.error()));
+      s.exec("ROLLBACK");
+      return false;
+    }
+  }
+  return s.exec("COMMIT");
 }
 
-struct pg_result {
-  PGresult* r;
-  explicit pg_result(PGresult* p) : r(p) {}
-  ~pg_result() { PQclear(r); }
-  bool ok() const {
-    const auto st = PQresultStatus(r);
-    return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
-  }
-  std::string sqlstate() const {
-    const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    return s ? s : "";
-  }
-};
+/// Why PostgreSQL's text type cannot hold `payload`, or "" when it can.
+std::string not_text(const std::vector<std::uint8_t>& payload) {
+  const std::string_view p(reinterpret_cast<const char*>(payload.data()), payload.size());
+  if (!wire::is_valid_utf8(p)) return "the payload is not UTF-8 text (sink.postgres.payload_as is text)";
+  if (p.find('\0') != std::string_view::npos)
+    return "the payload holds a NUL byte, which PostgreSQL text cannot (sink.postgres.payload_as is text)";
+  return {};
+}
 
 class postgres_sink final : public sink {
  public:
-  postgres_sink(std::string conninfo, std::shared_ptr<const reloadable_secret> password, int timeout_ms)
-      : conninfo_(std::move(conninfo)), password_(std::move(password)), timeout_ms_(timeout_ms) {}
-  ~postgres_sink() override {
-    if (conn_) PQfinish(conn_);
-  }
+  postgres_sink(std::string conninfo, std::shared_ptr<const reloadable_secret> password, int timeout_ms,
+                payload_form payload_as)
+      : session_(std::move(conninfo), std::move(password), timeout_ms,
+                 [payload_as](postgres_session& s) { return prepare_weir_records(s, payload_as); }),
+        payload_as_(payload_as) {}
 
   commit_result commit(const std::vector<sink_record>& batch) override {
-    if (!connected()) return commit_result::retry(error_);
-    std::string state;
-    if (copy_all(batch, state)) return commit_result::ok();
-    if (transient_state(state)) return lost(state);
-    if (insert_all(batch, state)) return commit_result::ok();
-    if (transient_state(state)) return lost(state);
-    return commit_row_by_row(batch);
+    if (payload_as_ == payload_form::bytes) return commit_all(batch);
+    // Text payloads: those text cannot hold are refused before the batch goes.
+    std::vector<std::pair<std::size_t, std::string>> refused;
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      if (auto why = not_text(batch[i].payload); !why.empty()) refused.emplace_back(i, std::move(why));
+    if (refused.empty()) return commit_all(batch);
+    std::vector<sink_record> kept;
+    std::vector<std::size_t> position;  // in batch, of each of kept
+    for (std::size_t i = 0, r = 0; i < batch.size(); ++i) {
+      if (r < refused.size() && refused[r].first == i) {
+        ++r;
+        continue;
+      }
+      kept.push_back(batch[i]);
+      position.push_back(i);
+    }
+    auto result = commit_all(kept);
+    if (result.kind != commit_result::outcome::committed) return result;  // settled is 0: all again next time
+    for (auto& [at, why] : result.rejected) at = position[at];
+    result.rejected.insert(result.rejected.end(), refused.begin(), refused.end());
+    return result;
   }
 
-  sink_health probe(std::string& why) override {
-    if (!connected()) {
-      why = error_;
-      return sink_health::down;
-    }
-    pg_result r(PQexec(conn_, "SELECT 1"));
-    if (!r.ok()) {
-      error_ = PQresultErrorMessage(r.r);  // this failure, not the last commit's
-      why = lost(r.sqlstate()).error;
-      return sink_health::down;
-    }
-    return sink_health::healthy;
-  }
+  sink_health probe(std::string& why) override { return session_.probe(why); }
 
  private:
-  bool connected() {
-    if (conn_ && PQstatus(conn_) == CONNECTION_OK) return true;
-    if (conn_) PQfinish(conn_);
-    const std::string timeout = std::to_string(std::max(1, timeout_ms_ / 1000));
-    const std::string password = password_->value();  // as of now: a reload may have rotated it
-    const char* keys[] = {"dbname", "password", "connect_timeout", "application_name", nullptr};
-    const char* values[] = {conninfo_.c_str(), password.empty() ? nullptr : password.c_str(), timeout.c_str(),
-                            "weir", nullptr};
-    conn_ = PQconnectdbParams(keys, values, 1);
-    if (PQstatus(conn_) != CONNECTION_OK) {
-      error_ = std::string("postgres connection failed: ") + PQerrorMessage(conn_);
-      while (!error_.empty() && error_.back() == '\n') error_.pop_back();
-      return false;
-    }
-    // libpq prints server notices ("relation already exists, skipping") to
-    // stderr, which is the daemon's structured log: keep them out of it.
-    PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
-    exec("SET statement_timeout = " + std::to_string(timeout_ms_));
-    if (!prepare_table()) {
-      error_ = "postgres: cannot prepare weir_records: " + first_line(error_);
-      PQfinish(conn_);
-      conn_ = nullptr;
-      return false;
-    }
-    return true;
-  }
-
-  /// Creates the table, or moves one of the first schema to the coordinate
-  /// key: one transaction, one slot at a time.
-  bool prepare_table() {
-    if (!exec("BEGIN") || !exec(schema_lock) || !exec(create_table)) {
-      exec("ROLLBACK");
-      return false;
-    }
-    pg_result old_key(PQexec(conn_, first_schema_key));
-    if (!old_key.ok()) {
-      error_ = PQresultErrorMessage(old_key.r);
-      exec("ROLLBACK");
-      return false;
-    }
-    if (PQntuples(old_key.r) == 1) {
-      // Filling seq and building the new key take time in proportion to the
-      // table: sink.timeout_ms must not cut them off (and retry forever).
-      if (!exec("SET LOCAL statement_timeout = 0")) {
-        exec("ROLLBACK");
-        return false;
-      }
-      const char* raw = PQgetvalue(old_key.r, 0, 0);
-      char* quoted = PQescapeIdentifier(conn_, raw, std::strlen(raw));
-      const std::string sql = migrate_first_schema(quoted ? quoted : "weir_records_pkey");
-      PQfreemem(quoted);
-      if (!exec(sql)) {
-        exec("ROLLBACK");
-        return false;
-      }
-    }
-    return exec("COMMIT");
-  }
-
-  bool exec(const std::string& sql, std::string* state = nullptr) {
-    pg_result r(PQexec(conn_, sql.c_str()));
-    if (!r.ok()) {
-      error_ = PQresultErrorMessage(r.r);
-      if (state) *state = r.sqlstate();
-      return false;
-    }
-    return true;
+  commit_result commit_all(const std::vector<sink_record>& batch) {
+    if (batch.empty()) return commit_result::ok();
+    if (!session_.connected()) return commit_result::retry(session_.error());
+    std::string state;
+    if (copy_all(batch, state)) return commit_result::ok();
+    if (pg_transient_state(state)) return session_.lost(state);
+    std::vector<std::size_t> rows(batch.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    if (insert_all(batch, rows, state)) return commit_result::ok();
+    if (pg_transient_state(state)) return session_.lost(state);
+    return session_.commit_row_by_row(
+        rows, [&](std::size_t i, std::string& st) { return insert(batch, {i}, st); }, {});
   }
 
   /// INSERTs `rows` (positions into batch) with one statement per 1000 rows.
@@ -216,12 +205,12 @@ class postgres_sink final : public sink {
         }
         values.push_back(reinterpret_cast<const char*>(r.payload.data()));
         lengths.push_back(static_cast<int>(r.payload.size()));
-        formats.push_back(1);
+        formats.push_back(1);  // binary: bytea's bytes, or text's UTF-8
       }
-      pg_result res(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
-                                 lengths.data(), formats.data(), 0));
+      pg_result res(PQexecParams(session_.conn(), sql.c_str(), static_cast<int>(values.size()), nullptr,
+                                 values.data(), lengths.data(), formats.data(), 0));
       if (!res.ok()) {
-        error_ = PQresultErrorMessage(res.r);
+        session_.set_error(PQresultErrorMessage(res.r));
         state = res.sqlstate();
         return false;
       }
@@ -232,95 +221,33 @@ class postgres_sink final : public sink {
   /// The batch in one COPY, then COMMIT; false (and the transaction rolled
   /// back) when either fails.
   bool copy_all(const std::vector<sink_record>& batch, std::string& state) {
-    if (!exec("BEGIN", &state)) return false;
-    if (copy(batch, state) && exec("COMMIT", &state)) return true;
-    exec("ROLLBACK");
-    return false;
-  }
-
-  bool copy(const std::vector<sink_record>& batch, std::string& state) {
-    pg_result started(PQexec(conn_, copy_statement));
-    if (PQresultStatus(started.r) != PGRES_COPY_IN) {
-      error_ = PQresultErrorMessage(started.r);
-      state = started.sqlstate();
-      return false;
-    }
+    if (!session_.exec("BEGIN", &state)) return false;
     encode_copy_rows(batch, copy_buffer_);
-    if (PQputCopyData(conn_, copy_buffer_.data(), static_cast<int>(copy_buffer_.size())) != 1 ||
-        PQputCopyEnd(conn_, nullptr) != 1) {
-      error_ = PQerrorMessage(conn_);
-      state.clear();  // the connection failed under the copy
-      return false;
-    }
-    bool ok = true;
-    // The COPY's result, then the null that ends the command.
-    while (PGresult* r = PQgetResult(conn_)) {
-      pg_result res(r);
-      if (!res.ok() && ok) {
-        ok = false;
-        error_ = PQresultErrorMessage(r);
-        state = res.sqlstate();
-      }
-    }
-    return ok;
-  }
-
-  bool insert_all(const std::vector<sink_record>& batch, std::string& state) {
-    std::vector<std::size_t> rows(batch.size());
-    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-    if (!exec("BEGIN", &state)) return false;
-    if (insert(batch, rows, state) && exec("COMMIT", &state)) return true;
-    exec("ROLLBACK");
+    if (session_.copy_in(copy_statement, copy_buffer_, state) && session_.exec("COMMIT", &state)) return true;
+    session_.exec("ROLLBACK");
     return false;
   }
 
-  /// A data error somewhere in the batch: find the rows the database refuses.
-  commit_result commit_row_by_row(const std::vector<sink_record>& batch) {
-    commit_result out;
-    std::string state;
-    if (!exec("BEGIN", &state)) return lost(state);
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (!exec("SAVEPOINT row", &state)) return lost(state);
-      if (insert(batch, {i}, state)) {
-        if (!exec("RELEASE SAVEPOINT row", &state)) return lost(state);
-        continue;
-      }
-      if (transient_state(state)) return lost(state);
-      out.rejected.emplace_back(i, "postgres SQLSTATE " + state + ": " + first_line(error_));
-      if (!exec("ROLLBACK TO SAVEPOINT row", &state)) return lost(state);
-    }
-    if (!exec("COMMIT", &state)) return lost(state);
-    return out;
+  bool insert_all(const std::vector<sink_record>& batch, const std::vector<std::size_t>& rows, std::string& state) {
+    if (!session_.exec("BEGIN", &state)) return false;
+    if (insert(batch, rows, state) && session_.exec("COMMIT", &state)) return true;
+    session_.exec("ROLLBACK");
+    return false;
   }
 
-  commit_result lost(const std::string& state) {
-    auto r = commit_result::retry("postgres" + (state.empty() ? std::string() : " SQLSTATE " + state) + ": " +
-                                      first_line(error_.empty() ? PQerrorMessage(conn_) : error_),
-                                  !state.empty() && PQstatus(conn_) == CONNECTION_OK);
-    if (PQstatus(conn_) != CONNECTION_OK || transient_state(state)) {
-      PQfinish(conn_);
-      conn_ = nullptr;
-    } else {
-      exec("ROLLBACK");
-    }
-    return r;
-  }
-
-  static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-  std::string conninfo_;
-  std::shared_ptr<const reloadable_secret> password_;
-  int timeout_ms_;
-  PGconn* conn_ = nullptr;
-  std::string error_;
+  postgres_session session_;
+  payload_form payload_as_;
   std::string copy_buffer_;  // kept between batches: one allocation for the slot's life
 };
 
 class postgres_factory final : public sink_factory {
  public:
-  postgres_factory(std::string conninfo, std::shared_ptr<reloadable_secret> password, int timeout_ms)
-      : conninfo_(std::move(conninfo)), password_(std::move(password)), timeout_ms_(timeout_ms) {}
-  std::unique_ptr<sink> make() override { return std::make_unique<postgres_sink>(conninfo_, password_, timeout_ms_); }
+  postgres_factory(std::string conninfo, std::shared_ptr<reloadable_secret> password, int timeout_ms,
+                   payload_form payload_as)
+      : conninfo_(std::move(conninfo)), password_(std::move(password)), timeout_ms_(timeout_ms), payload_as_(payload_as) {}
+  std::unique_ptr<sink> make() override {
+    return std::make_unique<postgres_sink>(conninfo_, password_, timeout_ms_, payload_as_);
+  }
   std::string type() const override { return "postgres"; }
   // Open connections keep the session they authenticated; new ones use the new password.
   secret_reload reload_secrets() override { return reload_each({password_.get()}); }
@@ -329,16 +256,18 @@ class postgres_factory final : public sink_factory {
   std::string conninfo_;
   std::shared_ptr<reloadable_secret> password_;
   int timeout_ms_;
+  payload_form payload_as_;
 };
 
 }  // namespace
 
 std::shared_ptr<sink_factory> make_postgres_sink_factory(const config& cfg) {
-  return std::make_shared<postgres_factory>(
-      cfg.sink.postgres.conninfo,
-      std::make_shared<reloadable_secret>("sink.postgres.password_file", cfg.sink.postgres.password_file,
-                                          "WEIR_SINK_POSTGRES_PASSWORD"),
-      static_cast<int>(cfg.sink.timeout_ms));
+  const auto& pg = cfg.sink.postgres;
+  auto password = std::make_shared<reloadable_secret>("sink.postgres.password_file", pg.password_file,
+                                                      "WEIR_SINK_POSTGRES_PASSWORD");
+  const int timeout_ms = static_cast<int>(cfg.sink.timeout_ms);
+  if (!pg.writes_weir_records()) return make_postgres_table_sink_factory(pg, pg.conninfo, password, timeout_ms);
+  return std::make_shared<postgres_factory>(pg.conninfo, password, timeout_ms, pg.payload_as);
 }
 
 }  // namespace weir

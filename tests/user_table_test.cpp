@@ -3,7 +3,6 @@
 // what the payload or the table refuses is a dead letter with the reason;
 // a table that lacks what the mapping needs stops the start with one line.
 // And weir_records with payload_as: text.
-#include <signal.h>
 #include <sqlite3.h>
 
 #include <filesystem>
@@ -12,32 +11,20 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 
 #include "config/loader.hpp"
 #include "sinks/row_mapping.hpp"
 #include "sinks/sink.hpp"
-#include "support/daemon_process.hpp"
-#include "support/http_get.hpp"
+#include "support/kill_and_redeliver.hpp"
 #include "support/test_helpers.hpp"
 #include "support/sink_contents.hpp"
+#include "support/sink_records.hpp"
 #include "support/test_paths.hpp"
-#include "weir/client.hpp"
 
 using namespace weir;
 using namespace weir::test;
 
 namespace {
-
-sink_record record_of(const std::string& payload, int n) {
-  sink_record r;
-  r.id = std::string(63, 'a') + static_cast<char>('0' + n % 10);
-  r.segment = "shard_00/seg_00000001.wab";
-  r.sequence = 1;
-  r.index = static_cast<std::uint64_t>(n);
-  r.payload.assign(payload.begin(), payload.end());
-  return r;
-}
 
 table_mapping events_mapping(missing_field missing = missing_field::error) {
   table_mapping m;
@@ -228,47 +215,22 @@ TEST_CASE("sqlite: every acked record reaches a table of the user's once across 
   temp_dir dir;
   const auto db = dir / "app.db";
   sqlite_exec(db, "CREATE TABLE events(weir_id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, kind TEXT, at TEXT NOT NULL)");
-  // The cursor is stored rarely, and no segment is sealed early (no spare
-  // to move onto, one shard): a kill after delivery sends every record again.
-  const std::vector<std::string> args{"--set", "sink.type=sqlite", "--set", "sink.sqlite.path=" + db.string(),
-                                      "--set", events_keys[0], "--set", events_keys[1],
-                                      "--set", "drain.cursor_persist_ms=60000", "--set", "drain.linger_ms=5",
-                                      "--set", "wab.spare_segments=0", "--set", "ingest.shards=1"};
   constexpr int records = 300;
-  {
-    daemon_process d(dir.path(), args);
-    REQUIRE(d.wait_ready());
-    auto c = client::connection::connect_unix(d.socket_path());
-    for (int i = 0; i < records; ++i) {
-      const std::string p = R"({"user": )" + std::to_string(i) + R"(, "event": {"kind": "k"}, "ts": "t)" +
-                            std::to_string(i) + "\"}";
-      REQUIRE(c.push(as_bytes(p), client::durability::durable).acked);
-    }
-    REQUIRE(eventually([&] { return query(db, "SELECT count(*) FROM events")[0] == std::to_string(records); }));
-    ::kill(d.pid(), SIGKILL);
-    CHECK(d.wait_exit() == 128 + SIGKILL);
-  }
-  const auto admin = free_tcp_port();
-  auto with_admin = args;
-  with_admin.insert(with_admin.end(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
-  daemon_process again(dir.path(), with_admin);
-  REQUIRE(again.wait_ready());
+  const auto run = kill_and_redeliver(
+      dir.path(),
+      {"--set", "sink.type=sqlite", "--set", "sink.sqlite.path=" + db.string(), "--set", events_keys[0], "--set",
+       events_keys[1]},
+      records,
+      [](int i) {
+        return R"({"user": )" + std::to_string(i) + R"(, "event": {"kind": "k"}, "ts": "t)" + std::to_string(i) + "\"}";
+      },
+      [&] { return std::stoul(query(db, "SELECT count(*) FROM events")[0]); });
   // What the stored cursor had not passed is delivered again (the kill came
   // long before the next store); the id column keeps one row each.
-  std::uint64_t committed = 0, lag = 1, dead_lettered = 0;
-  const bool caught_up = eventually([&] {
-    const auto status = nlohmann::json::parse(http_request(admin, "/api/v1/status").body);
-    committed = status["sink"]["committed_records"].get<std::uint64_t>();
-    dead_lettered = status["sink"]["dead_lettered"].get<std::uint64_t>();
-    lag = 0;
-    for (const auto& shard : status["shards"]) lag += shard["lag_records"].get<std::uint64_t>();
-    return lag == 0;
-  });
-  INFO("committed this run: " << committed << ", lag " << lag << "; log: " << again.log());
-  REQUIRE(caught_up);
-  CHECK(committed == records);
-  CHECK(dead_lettered == 0);  // a redelivered row is skipped, not refused
-  CHECK(again.stop() == 0);
+  INFO("committed again: " << run.committed << "; log: " << run.log);
+  REQUIRE(run.caught_up);
+  CHECK(run.committed == records);
+  CHECK(run.dead_lettered == 0);  // a redelivered row is skipped, not refused
   CHECK(query(db, "SELECT count(*), count(DISTINCT weir_id), min(user_id), max(user_id) FROM events") ==
         std::vector<std::string>{"300|300|0|299"});
 }

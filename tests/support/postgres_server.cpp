@@ -84,8 +84,11 @@ std::string postgres_server::conninfo() const {
 }
 
 std::string postgres_server::psql(const std::string& sql) const {
-  return run(bin_ + "/psql -X -At -h " + dir_.string() + " -p " + std::to_string(port_) + " -U postgres -d weir -c \"" + sql +
-             "\"");
+  // In single quotes, so that the shell leaves "Names" and $$ bodies alone.
+  std::string quoted = "'";
+  for (char c : sql) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return run(bin_ + "/psql -X -At -h " + dir_.string() + " -p " + std::to_string(port_) + " -U postgres -d weir -c " +
+             quoted + "'");
 }
 
 }  // namespace weir::test

@@ -1,0 +1,23 @@
+#pragma once
+// Records as a sink receives them, for tests that call a sink directly.
+#include <cstdio>
+#include <string>
+
+#include "wire/sink_record.hpp"
+
+namespace weir::test {
+
+/// The n-th record of segment 1 of shard 0, its id made from n.
+inline sink_record record_of(const std::string& payload, int n) {
+  char tail[9];
+  std::snprintf(tail, sizeof tail, "%08x", static_cast<unsigned>(n));
+  sink_record r;
+  r.id = std::string(56, 'a') + tail;
+  r.segment = "shard_00/seg_00000001.wab";
+  r.sequence = 1;
+  r.index = static_cast<std::uint64_t>(n);
+  r.payload.assign(payload.begin(), payload.end());
+  return r;
+}
+
+}  // namespace weir::test
