@@ -429,6 +429,7 @@ std::vector<setting> make_settings() {
                    "Database that holds weir_records (required when sink.type is mysql)."));
   s.push_back(text("sink.mysql.password_file", WEIR_FIELD(sink.mysql.password_file), tr::path, "\"\"",
                    "File holding the MariaDB/MySQL password (or set WEIR_SINK_MYSQL_PASSWORD)."));
+  add_table_mapping(s, "sink.mysql", [](config& c) -> table_mapping& { return c.sink.mysql; });
   s.push_back(text("sink.http.url", WEIR_FIELD(sink.http.url), tr::url_or_empty, "\"\"",
                    "Endpoint records are POSTed to."));
   s.push_back(choice("sink.http.format", WEIR_FIELD(sink.http.format),

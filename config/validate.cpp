@@ -153,6 +153,7 @@ void validate_config(const config& c) {
          ": sink.http.ca_file and sink.http.tls.* apply to https:// only; use an https:// URL or unset them");
   validate_table_mapping("sink.sqlite", c.sink.sqlite);
   validate_table_mapping("sink.postgres", c.sink.postgres);
+  validate_table_mapping("sink.mysql", c.sink.mysql);
   if (c.sink.type == "postgres" && c.sink.postgres.conninfo.empty())
     fail("sink.postgres.conninfo = \"\": expected a libpq connection string when sink.type is postgres");
   if (conninfo_has_password(c.sink.postgres.conninfo))

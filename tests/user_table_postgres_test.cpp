@@ -109,12 +109,9 @@ TEST_CASE("postgres: a table of the user's without what the mapping needs stops 
           "CREATE TABLE folded(weir_id TEXT PRIMARY KEY, user_id INT, kind TEXT, at TEXT);"
           "CREATE SCHEMA app; CREATE TABLE app.events(weir_id TEXT PRIMARY KEY, user_id INT, kind TEXT, at TEXT)");
   auto refusal = [&](const std::string& table, const std::string& id = "weir_id") {
-    try {
+    return refusal_of([&] {
       postgres_factory(pg, {"sink.postgres.table=" + table, "sink.postgres.id_column=" + id, events_keys[1]});
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
+    });
   };
   for (const std::string t : {"indexed", "char_key", "lenient", "app.events", "FOLDED"}) {
     INFO(t);
@@ -204,15 +201,11 @@ TEST_CASE("postgres: every acked record reaches a table of the user's once acros
   pg.psql("CREATE TABLE events(weir_id TEXT PRIMARY KEY, user_id BIGINT NOT NULL, kind TEXT, at TIMESTAMPTZ NOT NULL)");
   temp_dir dir;
   constexpr int records = 300;
-  const auto run = kill_and_redeliver(
+  kill_and_redeliver(
       dir.path(),
       {"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=" + pg.conninfo(), "--set", events_keys[0],
        "--set", events_keys[1]},
       records, [](int i) { return event(i, R"("k")", "2026-12-07T10:00:00Z"); },
       [&] { return std::stoul(pg.psql("SELECT count(*) FROM events")); });
-  INFO("committed again: " << run.committed << "; log: " << run.log);
-  REQUIRE(run.caught_up);
-  CHECK(run.committed == records);
-  CHECK(run.dead_lettered == 0);  // a redelivered row is skipped, not refused
   CHECK(pg.psql("SELECT count(*), count(DISTINCT weir_id), min(user_id), max(user_id) FROM events") == "300|300|0|299\n");
 }

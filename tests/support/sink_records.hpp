@@ -1,6 +1,9 @@
 #pragma once
-// Records as a sink receives them, for tests that call a sink directly.
+// Records as a sink receives them, for tests that call a sink directly,
+// and what a sink's start says about its configuration.
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <string>
 
 #include "wire/sink_record.hpp"
@@ -18,6 +21,16 @@ inline sink_record record_of(const std::string& payload, int n) {
   r.index = static_cast<std::uint64_t>(n);
   r.payload.assign(payload.begin(), payload.end());
   return r;
+}
+
+/// What `start` (making a sink factory) refuses with, or "accepted".
+inline std::string refusal_of(const std::function<void()>& start) {
+  try {
+    start();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "accepted";
 }
 
 }  // namespace weir::test
