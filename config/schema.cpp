@@ -239,8 +239,8 @@ void add_table_mapping(std::vector<setting>& s, const std::string& prefix, Get g
                        "unique (a primary key or a unique index): a record delivered again is skipped by it."));
   s.push_back(column_map(prefix + ".columns", [get](config& c) -> auto& { return get(c).columns; },
                          "In a table of yours, each column and the JSON pointer of its value in the payload, which "
-                         "must then be a JSON object. A value goes as text (a string as itself, anything else as its "
-                         "JSON) and the database casts it to the column's type."));
+                         "must then be a JSON object. A value goes as text (a string as itself, anything else as the "
+                         "payload spells it) and the database casts it to the column's type."));
   s.push_back(choice(prefix + ".missing", [get](config& c) -> auto& { return get(c).missing; },
                      std::vector<std::pair<std::string, missing_field>>{{"error", missing_field::error},
                                                                         {"null", missing_field::null}},

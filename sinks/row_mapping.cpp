@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sinks/json_value_text.hpp"
+
 namespace weir {
 
 row_mapping::row_mapping(const table_mapping& m) : table_(m.table), missing_(m.missing) {
@@ -9,30 +11,32 @@ row_mapping::row_mapping(const table_mapping& m) : table_(m.table), missing_(m.m
   for (const auto& [column, pointer] : m.columns) {
     columns_.push_back(column);
     pointers_.push_back(pointer);
+    tokens_.push_back(json_pointer_tokens(pointer));
   }
 }
 
 std::string row_mapping::values(const sink_record& r, std::vector<std::optional<std::string>>& out) const {
   out.clear();
   out.emplace_back(r.id);
-  const auto payload =
-      nlohmann::json::parse(r.payload.begin(), r.payload.end(), nullptr, /*allow_exceptions=*/false);
-  if (payload.is_discarded()) return "the payload is not JSON (" + table_ + " takes its columns from a JSON object)";
-  if (!payload.is_object()) return "the payload is JSON but not an object (" + table_ + " takes its columns from one)";
-  for (std::size_t i = 0; i < pointers_.size(); ++i) {
-    // Checked at configuration time (json_pointer_ok): this cannot throw.
-    const nlohmann::json::json_pointer at(pointers_[i]);
-    if (!payload.contains(at)) {
+  const std::string_view payload(reinterpret_cast<const char*>(r.payload.data()), r.payload.size());
+  if (!nlohmann::json::accept(payload))
+    return "the payload is not JSON (" + table_ + " takes its columns from a JSON object)";
+  if (payload[payload.find_first_not_of(" \t\n\r")] != '{')
+    return "the payload is JSON but not an object (" + table_ + " takes its columns from one)";
+  for (std::size_t i = 0; i < tokens_.size(); ++i) {
+    const auto value = json_value_at(payload, tokens_[i]);
+    if (!value) {
       if (missing_ == missing_field::error)
         return "the payload has no " + (pointers_[i].empty() ? std::string("value") : pointers_[i]) +
                " for column " + columns_[i + 1];
       out.emplace_back(std::nullopt);
-      continue;
+    } else if (*value == "null") {
+      out.emplace_back(std::nullopt);
+    } else if (value->front() == '"') {
+      out.emplace_back(nlohmann::json::parse(*value).get<std::string>());  // escapes undone
+    } else {
+      out.emplace_back(std::string(*value));  // as the payload spells it
     }
-    const auto& v = payload.at(at);
-    if (v.is_null()) out.emplace_back(std::nullopt);
-    else if (v.is_string()) out.emplace_back(v.get<std::string>());
-    else out.emplace_back(v.dump());
   }
   return {};
 }

@@ -2,8 +2,8 @@
 // How a record becomes a row of a table of the user's: the record id into
 // the id column, and each mapped column's value taken from the payload, a
 // JSON object, by a JSON pointer. Every value goes as text (a string as
-// itself, a number, boolean, object or array as its JSON) and the database
-// casts it to the column's type; JSON null, or a missing field with
+// itself, a number, boolean, object or array as the payload spells it, every
+// digit kept) and the database casts it to the column's type; JSON null, or a missing field with
 // `missing: null`, is SQL NULL. A payload that is not a JSON object, or
 // lacks a field with `missing: error`, is refused for good with the reason:
 // a dead letter.
@@ -31,7 +31,8 @@ class row_mapping {
  private:
   std::string table_;
   std::vector<std::string> columns_;
-  std::vector<std::string> pointers_;  // of columns_[1..]
+  std::vector<std::string> pointers_;               // of columns_[1..], as configured
+  std::vector<std::vector<std::string>> tokens_;     // the same, split once
   missing_field missing_;
 };
 

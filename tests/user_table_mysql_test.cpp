@@ -91,7 +91,7 @@ TEST_CASE("mysql: a table of the user's gets typed rows once by id and what it r
   CHECK(lines(db, "SELECT weir_id, user_id, kind, at FROM events ORDER BY user_id") ==
         std::vector<std::string>{batch[0].id + "|1|lögin|2026-12-07 10:00:00",
                                  batch[3].id + "|3|quote ' and back\\slash|2026-12-07 10:00:03",
-                                 batch[9].id + "|9|{\"deep\":[1,2]}|2026-12-07 10:00:09"});
+                                 batch[9].id + "|9|{\"deep\": [1, 2]}|2026-12-07 10:00:09"});
 
   // Delivered again (a crash before the cursor was stored): nothing changes,
   // in bulk and row by row alike.

@@ -74,7 +74,7 @@ TEST_CASE("postgres: a table of the user's gets typed rows once by id and what i
   CHECK(pg.psql("SELECT weir_id, user_id, kind, at AT TIME ZONE 'UTC', pg_typeof(at) FROM events ORDER BY user_id") ==
         batch[0].id + "|1|login|2026-12-07 10:00:00|timestamp with time zone\n" +  //
         batch[3].id + "|3|tab\there, line\nthere, back\\slash|2026-12-07 10:00:03|timestamp with time zone\n" +
-        batch[8].id + "|8|{\"deep\":[1,2]}|2026-12-07 08:00:08|timestamp with time zone\n");
+        batch[8].id + "|8|{\"deep\": [1, 2]}|2026-12-07 08:00:08|timestamp with time zone\n");
 
   // Delivered again (a crash before the cursor was stored): nothing changes,
   // in bulk and row by row alike.

@@ -47,7 +47,8 @@ std::vector<std::string> query(const std::filesystem::path& db_path, const std::
     std::string row;
     for (int c = 0; c < sqlite3_column_count(st); ++c) {
       const auto* t = sqlite3_column_text(st, c);
-      row += (c ? "|" : "") + (t ? std::string(reinterpret_cast<const char*>(t)) : std::string("NULL"));
+      if (c) row += '|';
+      row += t ? reinterpret_cast<const char*>(t) : "NULL";
     }
     out.push_back(row);
   }
@@ -82,7 +83,7 @@ TEST_CASE("a mapping takes each column from the payload by its JSON pointer and 
   // Anything not a string goes as its JSON; JSON null is NULL.
   CHECK(m.values(record_of(R"({"user": null, "event": {"kind": [1, {"a": true}]}, "ts": 1.5})", 2), row).empty());
   CHECK(row[1] == "1.5");
-  CHECK(row[2] == R"([1,{"a":true}])");
+  CHECK(row[2] == R"([1, {"a": true}])");  // as the payload spells it
   CHECK_FALSE(row[3]);
 
   CHECK(m.values(record_of("not json", 3), row) == "the payload is not JSON (events takes its columns from a JSON object)");
@@ -95,6 +96,48 @@ TEST_CASE("a mapping takes each column from the payload by its JSON pointer and 
   CHECK(lenient.values(record_of(R"({"user": 1})", 7), row).empty());
   CHECK(row == std::vector<std::optional<std::string>>{record_of("", 7).id, std::nullopt, std::nullopt, "1"});
   CHECK(quoted_sql_name("app.events") == "\"app\".\"events\"");
+}
+
+TEST_CASE("a mapping takes each value as the payload spells it", "[sink][mapping]") {
+  table_mapping t;
+  t.table = "t";
+  t.columns = {{"big", "/big"},     {"exp", "/exp"},     {"obj", "/obj"},    {"escaped", "/a~1b~0c"},
+               {"second", "/xs/1"}, {"repeated", "/dup"}, {"spelled", "/key"}, {"deep", "/deep/0/0"}};
+  const row_mapping m(t);
+  // columns() is the id, then the columns by name.
+  CHECK(m.columns() == std::vector<std::string>{"weir_id", "big", "deep", "escaped", "exp", "obj", "repeated",
+                                                "second", "spelled"});
+  const std::string nested = std::string(100000, '[') + std::string(100000, ']');
+  std::vector<std::optional<std::string>> row;
+  const auto why = m.values(
+      record_of(R"({"big": 123456789012345678901234567890.000000000000000001, "exp": 1e300, )"
+                R"("obj": {"z": 1,  "a": [true, null]}, "a/b~c": "\u00e9\n", "xs": [10, 20.50, 30], "dup": 1, )"
+                R"("dup": "last", "k\u0065y": "found by its unescaped name", "skip": )" + nested +
+                    R"(, "deep": [[ -0.0e+0 ]]})",
+                1),
+      row);
+  INFO(why);
+  REQUIRE(why.empty());
+  REQUIRE(row.size() == 9);
+  CHECK(row[1] == "123456789012345678901234567890.000000000000000001");  // no trip through a double
+  CHECK(row[2] == "-0.0e+0");
+  CHECK(row[3] == "\xc3\xa9\n");  // a string's escapes undone
+  CHECK(row[4] == "1e300");
+  CHECK(row[5] == R"({"z": 1,  "a": [true, null]})");  // keys in their order, spacing kept
+  CHECK(row[6] == "last");                             // as JSON parsers keep repeated keys
+  CHECK(row[7] == "20.50");
+  CHECK(row[8] == "found by its unescaped name");
+  // A pointer into a value of another kind, or past an array's end, finds nothing.
+  table_mapping wrong = t;
+  wrong.columns = {{"a", "/xs/3"}, {"b", "/xs/01"}, {"c", "/big/x"}, {"d", "/obj/a/-"}};
+  wrong.missing = missing_field::null;
+  REQUIRE(row_mapping(wrong).values(record_of(R"({"xs": [1, 2, 3], "big": 1, "obj": {"a": []}})", 2), row).empty());
+  CHECK(row == std::vector<std::optional<std::string>>{record_of("", 2).id, std::nullopt, std::nullopt, std::nullopt,
+                                                       std::nullopt});
+  CHECK(m.values(record_of("  [1]", 3), row) == "the payload is JSON but not an object (t takes its columns from one)");
+  CHECK(m.values(record_of(R"({"big": 1,})", 4), row) == "the payload is not JSON (t takes its columns from a JSON object)");
+  // The one number JSON parsers refuse: one out of a double's range.
+  CHECK(m.values(record_of(R"({"big": 1e400})", 5), row) == "the payload is not JSON (t takes its columns from a JSON object)");
 }
 
 TEST_CASE("sqlite: a table of the user's gets typed rows once by id and what it refuses is a dead letter",
@@ -123,7 +166,7 @@ TEST_CASE("sqlite: a table of the user's gets typed rows once by id and what it 
   const auto rows = query(db, "SELECT weir_id, user_id, typeof(user_id), kind, at FROM events ORDER BY at");
   REQUIRE(rows.size() == 2);
   CHECK(rows[0] == batch[0].id + "|7|integer|login|t1");  // "7" cast by the column's type
-  CHECK(rows[1] == batch[3].id + "|8|integer|{\"deep\":1}|t3");
+  CHECK(rows[1] == batch[3].id + "|8|integer|{\"deep\": 1}|t3");
   // Delivered again (a crash before the cursor was stored): nothing changes.
   r = sink->commit(batch);
   CHECK(r.kind == commit_result::outcome::committed);
