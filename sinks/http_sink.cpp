@@ -17,31 +17,17 @@
 // does not verify is a transport error: the records wait in the WAB (it is
 // the configuration that is wrong, not the data), and the reason is the
 // delivery's last error.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <openssl/evp.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 
 #include "wire/coordinate.hpp"
 #include "wire/outcome.hpp"
 #include "config/http_url.hpp"
-#include "files/pem.hpp"
+#include "sinks/http_connection.hpp"
 #include "sinks/json_envelope.hpp"
 #include "sinks/secret.hpp"
 #include "sinks/sink_types.hpp"
@@ -52,7 +38,6 @@ namespace {
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
-using tcp = asio::ip::tcp;
 
 struct http_settings {
   http_url url;
@@ -63,40 +48,6 @@ struct http_settings {
   int timeout_ms = 10000;
   std::shared_ptr<asio::ssl::context> tls;  // set for https://
 };
-
-/// The client context for an https:// endpoint; throws naming the key whose file does not load.
-std::shared_ptr<asio::ssl::context> make_tls_context(const config& cfg) {
-  auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
-  SSL_CTX* native = ctx->native_handle();
-  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
-  SSL_CTX_set_verify(native, SSL_VERIFY_PEER, nullptr);
-  const auto& h = cfg.sink.http;
-  // Read as regular files within the time limit (files/pem.hpp), never by
-  // OpenSSL from the path: a FIFO there would block the sink's start.
-  auto pem_of = [](const char* key, const std::string& path) {
-    std::string pem;
-    if (const auto why = read_pem_file(path, pem); !why.empty())
-      throw std::runtime_error(std::string(key) + " = " + path + ": " + why + "; expected a PEM file");
-    return pem;
-  };
-  auto refuse = [](const char* key, const std::string& path, const std::string& what, const std::string& why) {
-    throw std::runtime_error(std::string(key) + " = " + path + ": " + what + ": " + why);
-  };
-  if (h.ca_file.empty()) {
-    if (SSL_CTX_set_default_verify_paths(native) != 1)
-      throw std::runtime_error("sink.http.ca_file = \"\" (the system's CAs): cannot load CA certificates");
-  } else if (const auto why = trust_ca_pem(native, pem_of("sink.http.ca_file", h.ca_file), false); !why.empty()) {
-    refuse("sink.http.ca_file", h.ca_file, "cannot load CA certificates from it", why);
-  }
-  if (!h.tls.cert.empty())
-    if (const auto why = use_certificate_chain_pem(native, pem_of("sink.http.tls.cert", h.tls.cert)); !why.empty())
-      refuse("sink.http.tls.cert", h.tls.cert, "not a PEM certificate chain", why);
-  if (!h.tls.key.empty())
-    if (const auto why = use_private_key_pem(native, pem_of("sink.http.tls.key", h.tls.key)); !why.empty())
-      refuse("sink.http.tls.key", h.tls.key, why == key_does_not_match ? "not sink.http.tls.cert's key" : "not a usable key",
-             why);
-  return ctx;
-}
 
 enum class verdict { ok, retry, reject };
 
@@ -125,7 +76,7 @@ std::string batch_key(const std::vector<const sink_record*>& records) {
 
 class http_sink final : public sink {
  public:
-  explicit http_sink(std::shared_ptr<const http_settings> s) : s_(std::move(s)) {}
+  explicit http_sink(std::shared_ptr<const http_settings> s) : s_(s), conn_(s->url, s->tls, s->timeout_ms) {}
 
   commit_result commit(const std::vector<sink_record>& batch) override {
     return s_->ndjson ? commit_ndjson(batch) : commit_raw(batch);
@@ -134,10 +85,10 @@ class http_sink final : public sink {
   /// Healthy when a connection stands: the kept-alive one while nothing
   /// says the endpoint left it, else a new one.
   sink_health probe(std::string& why) override {
-    if (lowest().socket().is_open() && maybe_stale()) disconnect();
-    why = ensure_connected();
+    if (conn_.is_open() && conn_.maybe_stale()) conn_.disconnect();
+    why = conn_.ensure_connected();
     if (why.empty()) return sink_health::healthy;
-    disconnect();  // a failed connect leaves the socket open, and "connected" for the next look
+    conn_.disconnect();  // a failed connect leaves the socket open, and "connected" for the next look
     return sink_health::down;
   }
 
@@ -160,29 +111,31 @@ class http_sink final : public sink {
       return r;
     };
     while (next < batch.size()) {
-      const bool reused = lowest().socket().is_open();
-      if (auto failure = ensure_connected(); !failure.empty()) {
-        disconnect();
+      const bool reused = conn_.is_open();
+      if (auto failure = conn_.ensure_connected(); !failure.empty()) {
+        conn_.disconnect();
         return retry_from(next, commit_result::retry(failure));
       }
       const std::size_t end = std::min(batch.size(), next + s_->pipeline);
       requests_.clear();
       for (std::size_t i = next; i < end; ++i) append_raw_request(head, batch[i]);
-      auto ec = with_stream(
-          [&](auto& stream) { return run([&](auto handler) { asio::async_write(stream, asio::buffer(requests_), handler); }); });
-      if (!ec) ack_answers_at_once();
+      auto ec = conn_.with_stream([&](auto& stream) {
+        return conn_.run([&](auto handler) { asio::async_write(stream, asio::buffer(requests_), handler); });
+      });
+      if (!ec) conn_.ack_answers_at_once();
       std::size_t answered = 0;
       bool closed_by_server = false;
       for (std::size_t i = next; i < end && !ec && !closed_by_server; ++i) {
         response res;
-        ec = with_stream(
-            [&](auto& stream) { return run([&](auto handler) { http::async_read(stream, buffer_, res, handler); }); });
+        ec = conn_.with_stream([&](auto& stream) {
+          return conn_.run([&](auto handler) { http::async_read(stream, conn_.buffer(), res, handler); });
+        });
         if (ec) break;
         ++answered;
         const unsigned status = res.result_int();
         const verdict v = classify(status);
         if (v == verdict::retry) {
-          disconnect();  // answers to the rest of the window may still be on their way
+          conn_.disconnect();  // answers to the rest of the window may still be on their way
           auto t = commit_result::retry("HTTP " + std::to_string(status) + " from " + s_->url.display(), true);
           t.retry_after = retry_after_of(res);
           return retry_from(i, std::move(t));
@@ -191,22 +144,14 @@ class http_sink final : public sink {
         closed_by_server = !res.keep_alive();
       }
       next += answered;
-      if (closed_by_server) disconnect();
+      if (closed_by_server) conn_.disconnect();
       if (!ec) continue;
-      disconnect();
+      conn_.disconnect();
       if (answered == 0 && (!reused || fresh_try_used))
         return retry_from(next, commit_result::retry("POST " + s_->url.display() + ": " + ec.message()));
       if (answered == 0) fresh_try_used = true;
     }
     return out;
-  }
-
-  /// An endpoint without TCP_NODELAY holds each answer of a window until
-  /// its previous one is ACKed; left to the delayed ACK, that is up to
-  /// 40 ms per answer. Quick ACKs cost one setsockopt per window.
-  void ack_answers_at_once() {
-    const int one = 1;
-    ::setsockopt(lowest().socket().native_handle(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
   }
 
   /// The request line and the headers every raw POST of this commit shares
@@ -266,83 +211,12 @@ class http_sink final : public sink {
     return t;
   }
 
-  /// Runs one asynchronous operation on this slot's own io_context to
-  /// completion. The stream's deadline bounds it: a server that accepts and
-  /// never answers costs sink.timeout_ms, not a wedged slot.
-  template <class Start>
-  boost::system::error_code run(Start start) {
-    boost::system::error_code result = boost::asio::error::would_block;
-    lowest().expires_after(std::chrono::milliseconds(s_->timeout_ms));
-    start([&result](boost::system::error_code ec, auto&&...) { result = ec; });
-    io_.restart();
-    io_.run();
-    return result;
-  }
+  using response = http_connection::response;
 
-  /// "" once connected (TLS: handshake done and the endpoint's certificate
-  /// verified); why not otherwise.
-  std::string ensure_connected() {
-    if (lowest().socket().is_open()) return "";
-    boost::system::error_code ec;
-    tcp::resolver resolver(io_);
-    const auto endpoints = resolver.resolve(s_->url.host, s_->url.port, ec);
-    if (!ec && s_->tls) secure_.emplace(io_, *s_->tls);
-    if (!ec) ec = run([&](auto handler) { lowest().async_connect(endpoints, handler); });
-    if (ec) return "connecting to " + s_->url.display() + ": " + ec.message();
-    // Requests go out whole, one write each window; Nagle would only hold
-    // the next one back until the endpoint's (possibly delayed) ACK.
-    boost::system::error_code no_delay_failed;  // only latency: not a reason to drop the connection
-    lowest().socket().set_option(tcp::no_delay(true), no_delay_failed);
-    if (!secure_) return "";
-    SSL* ssl = secure_->native_handle();
-    // SNI, and the certificate must name the URL's host (or IP address).
-    unsigned char ip[16];
-    const bool is_ip = ::inet_pton(AF_INET, s_->url.host.c_str(), ip) == 1 || ::inet_pton(AF_INET6, s_->url.host.c_str(), ip) == 1;
-    if (is_ip) X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), s_->url.host.c_str());
-    else {
-      SSL_set_tlsext_host_name(ssl, s_->url.host.c_str());
-      SSL_set1_host(ssl, s_->url.host.c_str());
-    }
-    ec = run([&](auto handler) { secure_->async_handshake(asio::ssl::stream_base::client, handler); });
-    if (!ec) return "";
-    const long verify = SSL_get_verify_result(ssl);
-    std::string why = "TLS handshake with " + s_->url.display() + ": ";
-    if (verify != X509_V_OK)
-      why += std::string("the endpoint's certificate is not trusted: ") + X509_verify_cert_error_string(verify) +
-             " (check sink.http.ca_file and the URL's host)";
-    else
-      why += ec.message();
-    disconnect();
-    return why;
-  }
-
-  /// Whether the idle kept-alive connection may be gone: the endpoint
-  /// closed or reset it, or sent bytes nobody asked for (over TLS, a
-  /// close_notify before its close). A look that neither waits nor takes
-  /// bytes. (TLS 1.3 session tickets do not linger unread here: OpenSSL
-  /// takes them with the handshake's last flight, so an idle https
-  /// connection is not replaced at every probe: tests/delivery_https_test.cpp.)
-  bool maybe_stale() {
-    char byte;
-    const ssize_t n = ::recv(lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
-  }
-
-  boost::beast::tcp_stream& lowest() { return secure_ ? boost::beast::get_lowest_layer(*secure_) : plain_; }
-
-  /// `f` on the stream requests go through: the TLS one, or the plain one.
-  template <class F>
-  boost::system::error_code with_stream(F f) {
-    return secure_ ? f(*secure_) : f(plain_);
-  }
-
-  using response = http::response<http::string_body>;
-
-  /// One request on the kept-alive connection (reconnecting once if the
-  /// server closed it meanwhile); the reason on a transport error.
+  /// One POST on the slot's connection; the reason on a transport error.
   /// `body` is lent to the request and given back, for the next batch's.
   outcome<response, std::string> post(std::string& body, const char* content_type, const std::string& key) {
-    http::request<http::string_body> req{http::verb::post, s_->url.target, 11};
+    http_connection::request req{http::verb::post, s_->url.target, 11};
     req.set(http::field::host, s_->url.host);
     req.set(http::field::content_type, content_type);
     req.set("Idempotency-Key", key);
@@ -358,42 +232,11 @@ class http_sink final : public sink {
       ~give_back() { owner.swap(lent); }
     } body_back{req.body(), body};
     req.prepare_payload();
-    std::string failure;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      const bool reused = lowest().socket().is_open();
-      if (failure = ensure_connected(); !failure.empty()) {
-        disconnect();
-        break;
-      }
-      auto ec = with_stream([&](auto& stream) { return run([&](auto handler) { http::async_write(stream, req, handler); }); });
-      response res;
-      if (!ec)
-        ec = with_stream(
-            [&](auto& stream) { return run([&](auto handler) { http::async_read(stream, buffer_, res, handler); }); });
-      if (!ec) {
-        if (!res.keep_alive()) disconnect();
-        return res;
-      }
-      disconnect();
-      failure = "POST " + s_->url.display() + ": " + ec.message();
-      if (!reused) break;  // a stale keep-alive connection earns one retry on a fresh one
-    }
-    return failure;
-  }
-
-  void disconnect() {
-    boost::system::error_code ignored;
-    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
-    lowest().close();
-    secure_.reset();  // a TLS session is not reused after its connection
-    buffer_.clear();
+    return conn_.send(req);
   }
 
   std::shared_ptr<const http_settings> s_;
-  asio::io_context io_;
-  boost::beast::tcp_stream plain_{io_};
-  std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> secure_;  // https://, per connection
-  boost::beast::flat_buffer buffer_;
+  http_connection conn_;
   std::string requests_;  // a raw window's requests, kept between commits: one allocation for the slot's life
   // An NDJSON batch's body, kept between commits the same way: a fresh one is
   // a fresh mapping each time, whose page faults cost more than writing it.
@@ -425,7 +268,8 @@ std::shared_ptr<sink_factory> make_http_sink_factory(const config& cfg) {
   s->bearer_token = std::make_shared<reloadable_secret>("sink.http.bearer_token_file", cfg.sink.http.bearer_token_file,
                                                         "WEIR_SINK_BEARER_TOKEN", secret_use::bearer_token);
   s->timeout_ms = static_cast<int>(cfg.sink.timeout_ms);
-  if (s->url.tls) s->tls = make_tls_context(cfg);
+  if (s->url.tls)
+    s->tls = make_client_tls_context("sink.http", cfg.sink.http.ca_file, cfg.sink.http.tls.cert, cfg.sink.http.tls.key);
   return std::make_shared<http_factory>(std::move(s));
 }
 
