@@ -126,6 +126,13 @@ struct config {
       std::string ca_file;                     // "" : the system's CA store
       struct { std::string cert, key; } tls;  // a client certificate, for https:// endpoints that ask
     } http;
+    struct : table_mapping {
+      std::string url;  // its HTTP interface
+      std::string database;
+      std::string user;
+      std::string password_file;
+      std::string ca_file;  // https:// only; "" : the system's CA store
+    } clickhouse;
     struct { std::string path; } file;
   } sink;
 

@@ -382,7 +382,8 @@ std::vector<setting> make_settings() {
                                                                       {"sqlite", "sqlite"},
                                                                       {"http", "http"},
                                                                       {"postgres", "postgres"},
-                                                                      {"mysql", "mysql"}},
+                                                                      {"mysql", "mysql"},
+                                                                      {"clickhouse", "clickhouse"}},
                      "sqlite", "Where drained records go."));
   s.push_back(integer("sink.concurrency", WEIR_FIELD(sink.concurrency), 1, 1024, "4",
                       "Sink commits in flight at once (sqlite: batches ready per shard; it commits one at a time)."));
@@ -450,6 +451,17 @@ std::vector<setting> make_settings() {
                    "Client certificate (PEM) for an https:// endpoint that asks for one."));
   s.push_back(text("sink.http.tls.key", WEIR_FIELD(sink.http.tls.key), tr::path, "\"\"",
                    "Private key (PEM) of sink.http.tls.cert."));
+  s.push_back(text("sink.clickhouse.url", WEIR_FIELD(sink.clickhouse.url), tr::url_or_empty,
+                   "http://127.0.0.1:8123/", "ClickHouse's HTTP interface (http:// or https://)."));
+  s.push_back(sql_name("sink.clickhouse.database", WEIR_FIELD(sink.clickhouse.database), sql_identifier_ok,
+                       "a database name: a letter or _, then letters, digits or _ (at most 63)", "default",
+                       "Database of sink.clickhouse.table (unless the table names its own)."));
+  s.push_back(text("sink.clickhouse.user", WEIR_FIELD(sink.clickhouse.user), tr::any, "default", "ClickHouse user."));
+  s.push_back(text("sink.clickhouse.password_file", WEIR_FIELD(sink.clickhouse.password_file), tr::path, "\"\"",
+                   "File holding the ClickHouse password (or set WEIR_SINK_CLICKHOUSE_PASSWORD)."));
+  s.push_back(text("sink.clickhouse.ca_file", WEIR_FIELD(sink.clickhouse.ca_file), tr::path, "\"\"",
+                   "CA certificates (PEM) an https:// server's certificate must chain to (\"\": the system's)."));
+  add_table_mapping(s, "sink.clickhouse", [](config& c) -> table_mapping& { return c.sink.clickhouse; });
   s.push_back(text("sink.file.path", WEIR_FIELD(sink.file.path), tr::path, "var/sink.ndjson",
                    "NDJSON file records are appended to."));
 

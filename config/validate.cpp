@@ -154,6 +154,15 @@ void validate_config(const config& c) {
   validate_table_mapping("sink.sqlite", c.sink.sqlite);
   validate_table_mapping("sink.postgres", c.sink.postgres);
   validate_table_mapping("sink.mysql", c.sink.mysql);
+  validate_table_mapping("sink.clickhouse", c.sink.clickhouse);
+  if (c.sink.clickhouse.payload_as == payload_form::text)
+    fail("sink.clickhouse.payload_as = text: ClickHouse's String holds bytes and text alike (payload LIKE works on "
+         "it as it is); leave it at bytes");
+  if (c.sink.type == "clickhouse" && c.sink.clickhouse.url.empty())
+    fail("sink.clickhouse.url = \"\": expected ClickHouse's HTTP interface (http://host:8123/) when sink.type is "
+         "clickhouse");
+  if (!c.sink.clickhouse.ca_file.empty() && c.sink.clickhouse.url.rfind("https://", 0) != 0)
+    fail("sink.clickhouse.ca_file: applies to an https:// sink.clickhouse.url only; use one or unset it");
   if (c.sink.type == "postgres" && c.sink.postgres.conninfo.empty())
     fail("sink.postgres.conninfo = \"\": expected a libpq connection string when sink.type is postgres");
   if (conninfo_has_password(c.sink.postgres.conninfo))

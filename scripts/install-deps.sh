@@ -13,6 +13,8 @@ packages=(
   # mariadb-install-db runs my_print_defaults, which is in the client package
   # (not a dependency of mariadb-server-core in every Debian 12 point release)
   mariadb-client-core
+  # the ClickHouse sink's tests run a private clickhouse-server
+  clickhouse-server
   # weir-bench: Redis (a peer, appendfsync always) and gnuplot (report --png)
   redis-server gnuplot-nox
   # openssl: the cluster TLS test makes its own CAs and node certificates

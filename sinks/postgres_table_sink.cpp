@@ -23,28 +23,11 @@
 #include "sinks/postgres_table_check.hpp"
 #include "sinks/row_mapping.hpp"
 #include "sinks/sink_types.hpp"
+#include "sinks/tsv.hpp"
 
 namespace weir {
 
 namespace {
-
-/// A value in COPY's text format: \N for NULL; backslash, tab, newline and
-/// carriage return escaped, every other byte as it is.
-void put_copy_value(std::string& out, const std::optional<std::string>& v) {
-  if (!v) {
-    out += "\\N";
-    return;
-  }
-  for (char c : *v) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
-    }
-  }
-}
 
 /// Why PostgreSQL cannot take this row's values as they are, or "".
 std::string unstorable(const std::vector<std::optional<std::string>>& row, const row_mapping& m) {
@@ -119,7 +102,7 @@ class postgres_table_sink final : public sink {
       const auto& row = rows_[i];
       for (std::size_t c = 0; c < row.size(); ++c) {
         if (c) copy_buffer_ += '\t';
-        put_copy_value(copy_buffer_, row[c]);
+        append_tsv_value(copy_buffer_, row[c]);
       }
       copy_buffer_ += '\n';
     }

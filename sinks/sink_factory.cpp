@@ -12,7 +12,8 @@ std::shared_ptr<sink_factory> make_sink_factory(const config& cfg) {
   if (t == "postgres") return make_postgres_sink_factory(cfg);
   if (t == "mysql") return make_mysql_sink_factory(cfg);
   if (t == "http") return make_http_sink_factory(cfg);
-  throw std::runtime_error("sink.type = " + t + ": expected noop, file, sqlite, postgres, mysql or http");
+  if (t == "clickhouse") return make_clickhouse_sink_factory(cfg);
+  throw std::runtime_error("sink.type = " + t + ": expected noop, file, sqlite, postgres, mysql, http or clickhouse");
 }
 
 sink_factory::secret_reload reload_each(std::initializer_list<reloadable_secret*> secrets) {

@@ -16,6 +16,7 @@ std::shared_ptr<sink_factory> make_sqlite_sink_factory(const config& cfg);
 std::shared_ptr<sink_factory> make_postgres_sink_factory(const config& cfg);
 std::shared_ptr<sink_factory> make_mysql_sink_factory(const config& cfg);
 std::shared_ptr<sink_factory> make_http_sink_factory(const config& cfg);
+std::shared_ptr<sink_factory> make_clickhouse_sink_factory(const config& cfg);
 
 /// Reads again each of `secrets` that comes from a file: a factory's reload_secrets.
 sink_factory::secret_reload reload_each(std::initializer_list<reloadable_secret*> secrets);

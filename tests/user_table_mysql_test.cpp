@@ -10,34 +10,24 @@
 
 #include <catch2/catch.hpp>
 
-#include "config/loader.hpp"
 #include "sinks/sink.hpp"
 #include "support/kill_and_redeliver.hpp"
 #include "support/mariadb_server.hpp"
 #include "support/sink_records.hpp"
 #include "support/test_paths.hpp"
+#include "support/user_tables.hpp"
 
 using namespace weir;
 using namespace weir::test;
 
 namespace {
 
-const std::vector<std::string> events_keys{"sink.mysql.table=events",
-                                           "sink.mysql.columns={user_id: /user, kind: /event/kind, at: /ts}"};
+const std::vector<std::string> events_keys = test::events_mapping_keys("mysql");
 
-std::shared_ptr<sink_factory> mysql_factory(const mariadb_server& db, std::vector<std::string> more) {
-  config_sources src;
-  src.file_required = false;
-  const auto args = db.sink_args();
-  for (std::size_t i = 1; i < args.size(); i += 2) src.overrides.push_back(args[i]);  // past each --set
-  src.overrides.push_back("sink.timeout_ms=5000");
-  src.overrides.insert(src.overrides.end(), more.begin(), more.end());
-  return make_sink_factory(load_config(src));
+std::shared_ptr<sink_factory> mysql_factory(const mariadb_server& db, const std::vector<std::string>& more) {
+  return sink_factory_of(db.sink_args(), more);
 }
 
-std::string event(int user, const std::string& kind, const std::string& at) {
-  return R"({"user": )" + std::to_string(user) + R"(, "event": {"kind": )" + kind + R"(}, "ts": ")" + at + "\"}";
-}
 
 /// A query's rows, each as its values joined by "|".
 std::vector<std::string> lines(const mariadb_server& db, const std::string& sql) {

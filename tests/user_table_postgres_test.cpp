@@ -9,31 +9,22 @@
 
 #include <catch2/catch.hpp>
 
-#include "config/loader.hpp"
 #include "sinks/sink.hpp"
 #include "support/kill_and_redeliver.hpp"
 #include "support/postgres_server.hpp"
 #include "support/sink_records.hpp"
 #include "support/test_paths.hpp"
+#include "support/user_tables.hpp"
 
 using namespace weir;
 using namespace weir::test;
 
 namespace {
 
-const std::vector<std::string> events_keys{"sink.postgres.table=events",
-                                           "sink.postgres.columns={user_id: /user, kind: /event/kind, at: /ts}"};
+const std::vector<std::string> events_keys = test::events_mapping_keys("postgres");
 
-std::shared_ptr<sink_factory> postgres_factory(const postgres_server& pg, std::vector<std::string> more) {
-  config_sources src;
-  src.file_required = false;
-  src.overrides = {"sink.type=postgres", "sink.postgres.conninfo=" + pg.conninfo(), "sink.timeout_ms=5000"};
-  src.overrides.insert(src.overrides.end(), more.begin(), more.end());
-  return make_sink_factory(load_config(src));
-}
-
-std::string event(int user, const std::string& kind, const std::string& ts) {
-  return R"({"user": )" + std::to_string(user) + R"(, "event": {"kind": )" + kind + R"(}, "ts": ")" + ts + "\"}";
+std::shared_ptr<sink_factory> postgres_factory(const postgres_server& pg, const std::vector<std::string>& more) {
+  return sink_factory_of({"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=" + pg.conninfo()}, more);
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ namespace weir::test {
 namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
-http_reply http_request(std::uint16_t port, const std::string& target, const std::string& method) {
+http_reply http_request(std::uint16_t port, const std::string& target, const std::string& method,
+                        const std::string& body) {
   try {
     boost::asio::io_context io;
     tcp::socket socket(io);
@@ -31,6 +32,7 @@ http_reply http_request(std::uint16_t port, const std::string& target, const std
     http::request<http::string_body> req{http::string_to_verb(method), target, 11};
     req.set(http::field::host, "127.0.0.1");
     req.keep_alive(false);
+    req.body() = body;
     req.prepare_payload();
     http::write(socket, req);
     boost::beast::flat_buffer buffer;

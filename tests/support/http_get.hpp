@@ -10,7 +10,8 @@ struct http_reply {
   std::string body;
 };
 
-http_reply http_request(std::uint16_t port, const std::string& target, const std::string& method = "GET");
+http_reply http_request(std::uint16_t port, const std::string& target, const std::string& method = "GET",
+                        const std::string& body = "");
 
 /// The value of one series ("name{labels}", exactly as scraped) in a
 /// Prometheus text scrape; -1 when it is not there.

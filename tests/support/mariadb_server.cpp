@@ -142,17 +142,7 @@ void mariadb_server::start() {
   args.insert(args.end(), {"--socket=" + (dir_ / "mysqld.sock").string(), "--port=" + std::to_string(port_),
                            "--bind-address=127.0.0.1", "--pid-file=" + (dir_ / "mysqld.pid").string(),
                            "--log-error=" + (dir_ / "server.log").string()});
-  std::vector<char*> argv{const_cast<char*>("mariadbd")};
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  const std::string console = (dir_ / "console.log").string();
-  posix_spawn_file_actions_addopen(&files, 1, console.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(&files, 1, 2);
-  const int rc = posix_spawnp(&pid_, "mariadbd", &files, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&files);
-  if (rc != 0) throw std::runtime_error("cannot start mariadbd (scripts/install-deps.sh installs mariadb-server-core)");
+  process_.start("mariadbd", args, dir_ / "console.log", "scripts/install-deps.sh installs mariadb-server-core");
   wait_ready();
 }
 
@@ -160,34 +150,16 @@ void mariadb_server::wait_ready() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   std::string error;
   while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      throw std::runtime_error("mariadbd exited at start:\n" + server_log());
-    }
+    if (process_.exited()) throw std::runtime_error("mariadbd exited at start:\n" + server_log());
     if (connect_root(dir_, error)) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   throw std::runtime_error("mariadbd did not answer within 60 s: " + error + "\n" + server_log());
 }
 
-void mariadb_server::wait_exit() {
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
-}
+void mariadb_server::stop() { process_.stop(); }
 
-void mariadb_server::stop() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  wait_exit();
-}
-
-void mariadb_server::kill() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  wait_exit();
-}
+void mariadb_server::kill() { process_.kill(); }
 
 void mariadb_server::execute(const std::string& sql) const { rows(sql); }
 

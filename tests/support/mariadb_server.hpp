@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "support/server_process.hpp"
+
 struct st_mysql;  // libmariadb's MYSQL
 
 namespace weir::test {
@@ -59,11 +61,10 @@ class mariadb_server {
 
  private:
   void wait_ready();
-  void wait_exit();
 
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  server_process process_;
 };
 
 }  // namespace weir::test
