@@ -62,6 +62,12 @@ byte_buffer make_frame(const load_spec& spec) {
                    : spec.durable  ? wire::durability::durable
                                    : wire::durability::buffered;
   byte_buffer payload(spec.payload_bytes, 'w');
+  if (spec.json) {
+    const std::string head = R"({"user": 4711, "kind": "click", "at": "2026-12-07 10:00:00", "pad": ")";
+    std::string json = head + std::string(spec.payload_bytes > head.size() + 2 ? spec.payload_bytes - head.size() - 2 : 0,
+                                          'w') + "\"}";
+    payload.assign(json.begin(), json.end());
+  }
   if (spec.stamp) {
     const auto stamp = std::to_string(clock::now().time_since_epoch().count()) + ";";
     payload.assign(stamp.begin(), stamp.end());

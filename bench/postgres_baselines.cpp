@@ -189,14 +189,67 @@ double postgres_commits(const std::string& conninfo) {
   return std::stod(PQgetvalue(r.get(), 0, 0));
 }
 
-std::uint64_t postgres_row_count(const std::string& conninfo) {
+std::uint64_t postgres_row_count(const std::string& conninfo, const std::string& table) {
   connection db(conninfo);
-  std::unique_ptr<PGresult, decltype(&PQclear)> r(
-      PQexec(db.conn, "SELECT count(*) FROM weir_records"), PQclear);
+  std::unique_ptr<PGresult, decltype(&PQclear)> r(PQexec(db.conn, ("SELECT count(*) FROM " + table).c_str()), PQclear);
   if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) return 0;  // not created yet
   return std::stoull(PQgetvalue(r.get(), 0, 0));
 }
 
-void postgres_reset(const std::string& conninfo) { connection(conninfo).exec("DROP TABLE IF EXISTS weir_records"); }
+namespace {
+
+/// A table of the user's for the json load: its payload's values, typed.
+std::string events_table(const std::string& name) {
+  return "CREATE TABLE " + name +
+         "(weir_id TEXT PRIMARY KEY, user_id BIGINT NOT NULL, kind TEXT NOT NULL, at TIMESTAMPTZ NOT NULL)";
+}
+
+}  // namespace
+
+void postgres_reset(const std::string& conninfo, const std::string& table) {
+  connection db(conninfo);
+  db.exec("DROP TABLE IF EXISTS " + table);
+  if (table == "bench_events") db.exec(events_table(table));
+  else if (table != "weir_records") throw std::runtime_error("weir-bench makes weir_records or bench_events, not " + table);
+}
+
+baseline_result measure_postgres_copy_table(const std::string& conninfo, double seconds) {
+  constexpr int rows_per_copy = 10'000;
+  connection db(conninfo);
+  db.exec("DROP TABLE IF EXISTS weir_bench_copy_events");
+  db.exec(events_table("weir_bench_copy_events"));
+  std::vector<double> lat;
+  std::uint64_t rows = 0;
+  std::string chunk;
+  const auto start = clock::now();
+  const auto deadline = start + std::chrono::duration<double>(seconds);
+  while (clock::now() < deadline) {
+    chunk.clear();
+    for (int i = 0; i < rows_per_copy; ++i, ++rows) {
+      // Ids as random as the daemon's (SHA-256s): keys land all over the index, as its do.
+      char line[128];
+      const auto a = (rows + 1) * 0x9E3779B97F4A7C15ull, b = (rows + 7) * 0xC2B2AE3D27D4EB4Full;
+      std::snprintf(line, sizeof line, "%016llx%016llx%016llx%016llx\t4711\tclick\t2026-12-07 10:00:00\n",
+                    static_cast<unsigned long long>(a), static_cast<unsigned long long>(b),
+                    static_cast<unsigned long long>(a ^ b), static_cast<unsigned long long>(rows));
+      chunk += line;
+    }
+    const auto t0 = clock::now();
+    std::unique_ptr<PGresult, decltype(&PQclear)> started(
+        PQexec(db.conn, "COPY weir_bench_copy_events(weir_id, user_id, kind, at) FROM STDIN"), PQclear);
+    if (PQresultStatus(started.get()) != PGRES_COPY_IN)
+      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+    if (PQputCopyData(db.conn, chunk.data(), static_cast<int>(chunk.size())) != 1 || PQputCopyEnd(db.conn, nullptr) != 1)
+      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQgetResult(db.conn), PQclear);
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
+      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+    while (PGresult* more = PQgetResult(db.conn)) PQclear(more);
+    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+  }
+  const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+  db.exec("DROP TABLE weir_bench_copy_events");
+  return {static_cast<double>(rows) / elapsed, quantile(lat, 0.5)};
+}
 
 }  // namespace weir::bench

@@ -28,11 +28,18 @@ baseline_result measure_postgres_bulk(const std::string& conninfo, std::size_t p
 /// (pg_stat_database.xact_commit, after the stats a backend holds are flushed).
 double postgres_commits(const std::string& conninfo);
 
-/// Rows in weir_records (0 while the table does not exist).
-std::uint64_t postgres_row_count(const std::string& conninfo);
+/// COPY of 10,000 rows at a time into a table made like bench_events, each
+/// row the values a json load's payload maps to (its user, kind and at
+/// typed by the table) under a random 64-hex id, one connection: the
+/// database's own bulk load into a table of the user's; rows per second.
+baseline_result measure_postgres_copy_table(const std::string& conninfo, double seconds);
 
-/// Drops weir_records, so that a delivery round counts only its own rows
-/// (the sink creates the table again).
-void postgres_reset(const std::string& conninfo);
+/// Rows in `table` (0 while the table does not exist).
+std::uint64_t postgres_row_count(const std::string& conninfo, const std::string& table);
+
+/// Starts a delivery round on an empty `table`: weir_records is dropped (the
+/// sink makes it again), bench_events made again empty, as a user's table
+/// is there before the daemon starts.
+void postgres_reset(const std::string& conninfo, const std::string& table);
 
 }  // namespace weir::bench

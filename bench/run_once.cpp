@@ -23,6 +23,7 @@
 #include "bench/load_driver.hpp"
 #include "bench/minimal_server.hpp"
 #include "bench/mysql_baselines.hpp"
+#include "bench/clickhouse_baselines.hpp"
 #include "bench/postgres_baselines.hpp"
 #include "bench/redis_baselines.hpp"
 #include "bench/watchdog.hpp"
@@ -216,8 +217,9 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
                          const std::string& server_binary, const std::string& socket) {
   if (sc.measure == measure_kind::startup) return startup_round(sc, spec, dir, server_binary);
   // A delivery round counts its own rows: the table starts empty.
-  if (sc.sinks_to_postgres() && socket.empty()) postgres_reset(sc.postgres);
+  if (sc.sinks_to_postgres() && socket.empty()) postgres_reset(sc.postgres, sc.sink_table());
   if (sc.sinks_to_mysql() && socket.empty()) mysql_reset(sc.mysql);
+  if (sc.sinks_to_clickhouse() && socket.empty()) clickhouse_reset(sc.clickhouse, sc.sink_table());
   auto endpoint = own_endpoint(sc);
   auto settings = sc.daemon_settings;
   if (endpoint) settings["sink.http.url"] = endpoint->url();
@@ -305,9 +307,10 @@ sample run_scenario_once(const scenario& sc, const load_spec& spec, const std::s
   auto sink_rows = [&] {
     if (sc.sinks_to_postgres()) {
       ++own_postgres_queries;
-      return postgres_row_count(sc.postgres);
+      return postgres_row_count(sc.postgres, sc.sink_table());
     }
     if (sc.sinks_to_mysql()) return mysql_row_count(sc.mysql);
+    if (sc.sinks_to_clickhouse()) return clickhouse_row_count(sc.clickhouse, sc.sink_table());
     return sqlite_row_count(db);
   };
   daemon_counters counts;
@@ -381,6 +384,10 @@ sample run_baseline_once(const scenario& sc, const load_spec& spec, const std::s
       break;
     case baseline_kind::postgres_bulk: base = measure_postgres_bulk(sc.postgres, spec.payload_bytes, seconds); break;
     case baseline_kind::postgres_copy: base = measure_postgres_copy(sc.postgres, spec.payload_bytes, seconds); break;
+    case baseline_kind::postgres_copy_table: base = measure_postgres_copy_table(sc.postgres, seconds); break;
+    case baseline_kind::clickhouse_insert:
+      base = measure_clickhouse_insert(sc.clickhouse, spec.payload_bytes, seconds);
+      break;
     case baseline_kind::mysql_load: base = measure_mysql_load(sc.mysql, spec.payload_bytes, seconds); break;
     case baseline_kind::http_post:
       base = measure_http_post(url, sc.sink_concurrency(), spec.payload_bytes, seconds);

@@ -74,6 +74,8 @@ constexpr std::pair<const char*, baseline_kind> baseline_names[] = {
     {"postgres_insert", baseline_kind::postgres_insert},
     {"postgres_bulk", baseline_kind::postgres_bulk},
     {"postgres_copy", baseline_kind::postgres_copy},
+    {"postgres_copy_table", baseline_kind::postgres_copy_table},
+    {"clickhouse_insert", baseline_kind::clickhouse_insert},
     {"mysql_load", baseline_kind::mysql_load},
     {"http_post", baseline_kind::http_post},
     {"fsync_post", baseline_kind::fsync_post},
@@ -116,7 +118,7 @@ scenario load_scenario(const std::string& path) {
   if (!load || !load.IsMap()) throw bad(path, "load", "missing (producers, durability, payload_bytes, ...)");
   only_known(path, load, "load.",
              {"producers", "durability", "payload_bytes", "batch", "pipeline", "seconds", "warmup_seconds", "rate",
-              "backlog_mib"});
+              "backlog_mib", "payload"});
   read(path, load, "producers", "load.producers", s.load.producers, "a whole number");
   std::string durability = "durable";
   read(path, load, "durability", "load.durability", durability, "a tier");
@@ -131,6 +133,11 @@ scenario load_scenario(const std::string& path) {
   read(path, load, "seconds", "load.seconds", s.load.seconds, "a number of seconds");
   read(path, load, "warmup_seconds", "load.warmup_seconds", s.load.warmup_seconds, "a number of seconds");
   read(path, load, "rate", "load.rate", s.load.rate, "records per second");
+  std::string payload = "bytes";
+  read(path, load, "payload", "load.payload", payload, "bytes or json");
+  if (payload != "bytes" && payload != "json")
+    throw bad(path, "load.payload", "'" + payload + "' is not one of bytes, json");
+  s.load.json = payload == "json";
   if (auto e = root["endpoint"]) {
     if (!e.IsMap()) throw bad(path, "endpoint", "expected a map (delay_ms, tcp_nodelay)");
     only_known(path, e, "endpoint.", {"delay_ms", "tcp_nodelay"});
@@ -220,6 +227,11 @@ bool scenario::sinks_to_postgres() const {
   return it != daemon_settings.end() && it->second == "postgres";
 }
 
+bool scenario::sinks_to_clickhouse() const {
+  auto it = daemon_settings.find("sink.type");
+  return it != daemon_settings.end() && it->second == "clickhouse";
+}
+
 bool scenario::sinks_to_mysql() const {
   auto it = daemon_settings.find("sink.type");
   return it != daemon_settings.end() && it->second == "mysql";
@@ -232,7 +244,14 @@ bool scenario::sinks_to_http() const {
 
 bool scenario::baseline_needs_postgres() const {
   return baseline == baseline_kind::postgres_insert || baseline == baseline_kind::postgres_bulk ||
-         baseline == baseline_kind::postgres_copy;
+         baseline == baseline_kind::postgres_copy || baseline == baseline_kind::postgres_copy_table;
+}
+
+std::string scenario::sink_table() const {
+  auto type = daemon_settings.find("sink.type");
+  if (type == daemon_settings.end()) return "weir_records";
+  auto table = daemon_settings.find("sink." + type->second + ".table");
+  return table == daemon_settings.end() ? "weir_records" : table->second;
 }
 
 int scenario::sink_concurrency() const {

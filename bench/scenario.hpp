@@ -11,6 +11,8 @@
 //     payload_bytes: [64]        # one run per size
 //     batch: [0]                 # records per PushBatch; 0 = single pushes; one run per value
 //     pipeline: 1                # frames in flight per connection
+//     payload: bytes             # bytes | json: {"user": …, "kind": …, "at": …, "pad": …}
+//                                #   padded to payload_bytes, for a table of yours
 //     seconds: 5
 //     warmup_seconds: 1          # load before measuring (ingest; the minimal server too),
 //                                #   so a round measures the steady state, not a fresh
@@ -53,6 +55,11 @@
 //                                #   postgres_bulk: 1000-row transactions of INSERTs, one
 //                                #     client (needs --postgres)
 //                                #   postgres_copy: COPY of 10,000 rows at a time (needs --postgres)
+//                                #   postgres_copy_table: COPY of 10,000 rows at a time into a
+//                                #     table like bench_events, the json payload's values
+//                                #     typed, random ids (needs --postgres)
+//                                #   clickhouse_insert: INSERT … FORMAT TabSeparated of 10,000
+//                                #     rows at a time over HTTP (needs --clickhouse)
 //                                #   mysql_load: LOAD DATA LOCAL INFILE of 10,000 rows at a
 //                                #     time (needs --mysql)
 //                                #   http_post: sink.concurrency keep-alive connections, each
@@ -90,6 +97,8 @@ enum class baseline_kind {
   http_post,
   fsync_post,
   postgres_bulk,
+  postgres_copy_table,
+  clickhouse_insert,
   redis_lpush,
   no_outage,
   durable_tier,
@@ -113,6 +122,8 @@ struct load_spec {
   bool stamp = false;
   /// Stop sending once this many records were sent in all (0: no limit).
   std::uint64_t max_records = 0;
+  /// Payloads are JSON objects a table of the user's takes its columns from.
+  bool json = false;
 };
 
 struct scenario {
@@ -141,8 +152,14 @@ struct scenario {
   /// The endpoint of a scenario whose sink is http, and of the http_post
   /// baseline (weir-bench --http); empty otherwise.
   std::string http;
+  /// The ClickHouse HTTP interface of a scenario whose sink is clickhouse,
+  /// and of the clickhouse_insert baseline (weir-bench --clickhouse).
+  std::string clickhouse;
 
   bool sinks_to_postgres() const;
+  bool sinks_to_clickhouse() const;
+  /// The table the scenario's SQL sink writes (sink.<type>.table): weir_records, or bench_events.
+  std::string sink_table() const;
   bool sinks_to_mysql() const;
   bool sinks_to_http() const;
   /// The baseline needs a PostgreSQL server (--postgres).

@@ -18,9 +18,11 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/chart.hpp"
+#include "bench/clickhouse_baselines.hpp"
 #include "bench/daemon_runner.hpp"
 #include "bench/mysql_baselines.hpp"
 #include "bench/report.hpp"
+#include "bench/postgres_baselines.hpp"
 #include "bench/scenario.hpp"
 #include "bench/suite.hpp"
 #include "bench/watchdog.hpp"
@@ -35,7 +37,8 @@ namespace {
 constexpr const char* usage = R"(Usage:
   weir-bench list [--scenarios DIR]
   weir-bench run SCENARIO... [--out FILE] [--seconds S] [--warmup S] [--repeat N] [--workdir DIR]
-                 [--socket PATH] [--postgres CONNINFO] [--mysql SETTINGS] [--http URL] [--deadline S]
+                 [--socket PATH] [--postgres CONNINFO] [--mysql SETTINGS] [--http URL]
+                 [--clickhouse URL] [--deadline S]
                  [--scenarios DIR]
   weir-bench report [FILE...] [--md FILE] [--png FILE]
 
@@ -79,6 +82,12 @@ Options:
                 of the http_post baseline, e.g. nginx answering "return 200"
                 (default: $WEIR_BENCH_HTTP); scenarios with an endpoint:
                 section use weir-bench's own instead
+  --clickhouse URL
+                ClickHouse's HTTP interface (http://) of a scenario with
+                sink.type clickhouse and of the clickhouse_insert baseline,
+                as user default (default: $WEIR_BENCH_CLICKHOUSE); its
+                weir_records or bench_events and the bench's own tables are
+                dropped and made again
   --deadline S  give up after S seconds in all: say which step the run was
                 in, show the end of each running daemon's log, kill those
                 daemons and exit 1 (default: no deadline)
@@ -175,10 +184,16 @@ int list(const std::vector<std::string>& args) {
   return all.empty() ? 1 : 0;
 }
 
+/// The servers named by flags (each falls back on its WEIR_BENCH_* variable).
+struct named_servers {
+  std::string postgres, mysql, http, clickhouse;
+};
+
 /// The servers a scenario needs, from the flags or the environment; refuses
 /// to start a scenario whose server was not named.
-void attach_servers(weir::bench::scenario& sc, std::string postgres, std::string mysql, std::string http) {
+void attach_servers(weir::bench::scenario& sc, named_servers servers) {
   using weir::bench::baseline_kind;
+  auto& [postgres, mysql, http, clickhouse] = servers;
   if (postgres.empty())
     if (const char* env = std::getenv("WEIR_BENCH_POSTGRES")) postgres = env;
   if ((sc.sinks_to_postgres() || sc.baseline_needs_postgres()) && postgres.empty())
@@ -202,11 +217,18 @@ void attach_servers(weir::bench::scenario& sc, std::string postgres, std::string
     throw std::runtime_error(sc.name + " needs an HTTP endpoint: --http URL (or WEIR_BENCH_HTTP)");
   sc.http = http;
   if (sc.sinks_to_http() && !has_endpoint) sc.daemon_settings["sink.http.url"] = http;
+  if (clickhouse.empty())
+    if (const char* env = std::getenv("WEIR_BENCH_CLICKHOUSE")) clickhouse = env;
+  if ((sc.sinks_to_clickhouse() || sc.baseline == baseline_kind::clickhouse_insert) && clickhouse.empty())
+    throw std::runtime_error(sc.name + " needs a ClickHouse server: --clickhouse URL (or WEIR_BENCH_CLICKHOUSE)");
+  sc.clickhouse = clickhouse;
+  if (sc.sinks_to_clickhouse()) sc.daemon_settings["sink.clickhouse.url"] = clickhouse;
 }
 
 int run(const std::vector<std::string>& args) {
   std::vector<std::string> names;
-  std::string scenario_dir = WEIR_SCENARIO_DIR, out_path, postgres, mysql, http;
+  std::string scenario_dir = WEIR_SCENARIO_DIR, out_path;
+  named_servers servers;
   double seconds = 0, warmup = -1, deadline = 0;
   weir::bench::suite_options options;
   options.server_binary = self_dir() + "/weir-server";
@@ -219,9 +241,10 @@ int run(const std::vector<std::string>& args) {
     else if (args[i] == "--workdir") options.workdir = value("--workdir");
     else if (args[i] == "--seconds") seconds = number("--seconds", value("--seconds"), 0.001, 1e6, "seconds, more than 0");
     else if (args[i] == "--warmup") warmup = number("--warmup", value("--warmup"), 0, 3600, "seconds, 0 or more");
-    else if (args[i] == "--postgres") postgres = value("--postgres");
-    else if (args[i] == "--mysql") mysql = value("--mysql");
-    else if (args[i] == "--http") http = value("--http");
+    else if (args[i] == "--postgres") servers.postgres = value("--postgres");
+    else if (args[i] == "--mysql") servers.mysql = value("--mysql");
+    else if (args[i] == "--clickhouse") servers.clickhouse = value("--clickhouse");
+    else if (args[i] == "--http") servers.http = value("--http");
     else if (args[i] == "--deadline") deadline = number("--deadline", value("--deadline"), 1, 1e7, "seconds, 1 or more");
     else if (args[i] == "--repeat") options.repeats = whole("--repeat", value("--repeat"), 1, 100);
     else if (args[i] == "--out") out_path = value("--out");
@@ -237,10 +260,13 @@ int run(const std::vector<std::string>& args) {
     auto sc = weir::bench::load_scenario(resolve(name, scenario_dir));
     if (seconds > 0) sc.load.seconds = seconds;
     if (warmup >= 0) sc.load.warmup_seconds = warmup;
-    attach_servers(sc, postgres, mysql, http);
+    attach_servers(sc, servers);
     // The daemon's own check of the scenario's settings (a mistyped key, a
     // bad value): refused here, not after a baseline has run.
     if (options.socket.empty()) {
+      // A table of the user's is there before the daemon starts, and checked by it.
+      if (sc.sinks_to_postgres()) weir::bench::postgres_reset(sc.postgres, sc.sink_table());
+      if (sc.sinks_to_clickhouse()) weir::bench::clickhouse_reset(sc.clickhouse, sc.sink_table());
       auto settings = sc.daemon_settings;
       // Each round's own endpoint gets its port only when the round starts.
       if (sc.own_endpoint) settings["sink.http.url"] = "http://127.0.0.1:9/";

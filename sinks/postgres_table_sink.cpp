@@ -2,14 +2,16 @@
 // the id column and each mapped column's value from the payload as text
 // (sinks/row_mapping.hpp), which PostgreSQL reads as the column's type.
 //
-// A batch goes in bulk: one text COPY into a session's temporary staging
-// table made from the user's columns (so COPY parses each value as its
-// column's type), then one INSERT … SELECT … ON CONFLICT (id column) DO
-// NOTHING, which skips what an earlier delivery already wrote — the same
-// exactly-once-by-id a crash or a retry needs. The table's own triggers,
-// foreign keys and checks run on that INSERT. When COPY or INSERT refuses
-// something that is a row's fault (SQLSTATE classes 22, 23, ...) the batch
-// goes again row by row under savepoints: those rows are dead letters with
+// A batch goes in bulk: one text COPY straight into the table, the
+// server's own bulk load (COPY parses each value as its column's type; the
+// table's triggers, foreign keys and checks run). COPY cannot skip a row
+// that is already there, and a batch delivered again after a crash or an
+// ambiguous commit holds such rows: when it fails, the batch goes as one
+// COPY into a session's temporary staging table made from the user's
+// columns, then one INSERT … SELECT … ON CONFLICT (id column) DO NOTHING,
+// which skips what an earlier delivery wrote — the exactly-once-by-id a
+// retry needs. When that refuses something that is a row's fault (SQLSTATE
+// classes 22, 23, ...) the batch goes again row by row under savepoints: those rows are dead letters with
 // PostgreSQL's reason, the rest commit once. A table that changed under the
 // sink (a column dropped, a privilege revoked: class 42) is retried, never
 // dead-lettered; the next connection checks the table again and says what
@@ -79,6 +81,7 @@ class postgres_table_sink final : public sink {
     std::string columns;
     for (const auto& c : t.columns) columns += (columns.empty() ? "" : ", ") + c;
     const std::string id = t.columns.front();
+    copy_direct_ = "COPY " + t.table + "(" + columns + ") FROM STDIN";
     copy_ = "COPY weir_stage(" + columns + ") FROM STDIN";
     insert_staged_ = "INSERT INTO " + t.table + "(" + columns + ") SELECT " + columns +
                      " FROM weir_stage ON CONFLICT (" + id + ") DO NOTHING";
@@ -94,8 +97,10 @@ class postgres_table_sink final : public sink {
     return true;
   }
 
-  /// The kept rows in one COPY and one INSERT, then COMMIT; false (and the
-  /// transaction rolled back) when any of it fails.
+  /// The kept rows in one COPY into the table, else (a row already there,
+  /// or any refusal) in one COPY into the staging table and one INSERT that
+  /// skips rows already there; false (each transaction rolled back) when
+  /// that fails too, or the first failure was one a retry can cure.
   bool copy_all(std::string& state) {
     copy_buffer_.clear();
     for (std::size_t i : kept_) {
@@ -107,6 +112,9 @@ class postgres_table_sink final : public sink {
       copy_buffer_ += '\n';
     }
     if (!session_.exec("BEGIN", &state)) return false;
+    if (session_.copy_in(copy_direct_.c_str(), copy_buffer_, state) && session_.exec("COMMIT", &state)) return true;
+    session_.exec("ROLLBACK");
+    if (pg_transient_state(state) || !session_.exec("BEGIN", &state)) return false;
     if (session_.copy_in(copy_.c_str(), copy_buffer_, state) && session_.exec(insert_staged_, &state) &&
         session_.exec("COMMIT", &state))
       return true;
@@ -115,7 +123,7 @@ class postgres_table_sink final : public sink {
   }
 
   row_mapping mapping_;
-  std::string copy_, insert_staged_, insert_row_;  // made by prepare, for the table as it is
+  std::string copy_direct_, copy_, insert_staged_, insert_row_;  // made by prepare, for the table as it is
   std::vector<std::vector<std::optional<std::string>>> rows_;  // the batch's values, kept between batches
   std::vector<std::size_t> kept_;                               // rows the mapping did not refuse
   std::string copy_buffer_;

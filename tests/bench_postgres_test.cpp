@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "support/clickhouse_server.hpp"
 #include "support/daemon_process.hpp"
 #include "support/mariadb_server.hpp"
 #include "support/nginx_server.hpp"
@@ -51,9 +52,9 @@ void check_bench_runs(const std::string& scenario, const std::string& baseline, 
   CHECK(server.bench_tables() == 0);
 }
 
-server_view view_of(const weir::test::postgres_server& pg) {
+server_view view_of(const weir::test::postgres_server& pg, const std::string& table = "weir_records") {
   return {{"--postgres", pg.conninfo()},
-          [&pg] { return std::stod(pg.psql("SELECT count(*) FROM weir_records")); },
+          [&pg, table] { return std::stod(pg.psql("SELECT count(*) FROM " + table)); },
           [&pg] { return std::stod(pg.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'weir_bench_%'")); }};
 }
 
@@ -62,6 +63,15 @@ server_view view_of(const weir::test::postgres_server& pg) {
 TEST_CASE("weir-bench: PostgreSQL delivery against COPY runs against a real server", "[live][bench][postgres]") {
   weir::test::postgres_server pg;
   check_bench_runs("deliver-postgres-copy", "postgres_copy", view_of(pg));
+}
+
+TEST_CASE("weir-bench: delivery into a table of the user's against COPY into one runs against a real server",
+          "[live][bench][postgres]") {
+  weir::test::postgres_server pg;
+  check_bench_runs("deliver-postgres-table", "postgres_copy_table", view_of(pg, "bench_events"));
+  // Typed rows from the JSON payloads, none of them dead-lettered.
+  CHECK(pg.psql("SELECT count(*) FROM bench_events WHERE user_id = 4711 AND kind = 'click' AND "
+                "at = '2026-12-07 10:00:00'") == pg.psql("SELECT count(*) FROM bench_events"));
 }
 
 TEST_CASE("weir-bench: 16 pipelined producers into PostgreSQL against autocommit INSERTs run against a real server",
@@ -90,4 +100,23 @@ TEST_CASE("weir-bench: HTTP raw delivery against keep-alive POSTs runs against n
                    {{"--http", nginx.fast_url()},
                     [&nginx] { return static_cast<double>(nginx.fast_requests()); },
                     [] { return 0.0; }});
+}
+
+namespace {
+
+server_view view_of(const weir::test::clickhouse_server& ch, const std::string& table) {
+  return {{"--clickhouse", "http://127.0.0.1:" + std::to_string(ch.http_port()) + "/"},
+          [&ch, table] { return std::stod(ch.query("SELECT count() FROM " + table + " FINAL")); },
+          [&ch] { return std::stod(ch.query("SELECT count() FROM system.tables WHERE name LIKE 'weir_bench_%'")); }};
+}
+
+}  // namespace
+
+TEST_CASE("weir-bench: ClickHouse delivery against its own bulk insert runs against a real server",
+          "[live][bench][clickhouse]") {
+  weir::test::clickhouse_server ch;
+  check_bench_runs("deliver-clickhouse", "clickhouse_insert", view_of(ch, "weir_records"));
+  check_bench_runs("deliver-clickhouse-table", "clickhouse_insert", view_of(ch, "bench_events"));
+  CHECK(ch.query("SELECT count() FROM bench_events FINAL WHERE user_id = 4711 AND kind = 'click' AND "
+                 "at = toDateTime('2026-12-07 10:00:00')") == ch.query("SELECT count() FROM bench_events FINAL"));
 }

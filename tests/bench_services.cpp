@@ -1,7 +1,7 @@
 // bench-services: the servers `make bench` measures against, the same
 // private instances the tests start (support/), but with PostgreSQL's fsync
-// on: a PostgreSQL on a Unix socket, a MariaDB and an nginx on loopback
-// ports, each in its own temporary directory. Prints one NAME=VALUE line per
+// on: a PostgreSQL on a Unix socket, a MariaDB, an nginx and a ClickHouse on
+// loopback ports, each in its own temporary directory. Prints one NAME=VALUE line per
 // server for weir-bench's environment, then "ready"; stops them all and
 // removes their directories when its standard input closes (or on SIGINT or
 // SIGTERM).
@@ -12,6 +12,7 @@
 #include <iostream>
 #include <string>
 
+#include "support/clickhouse_server.hpp"
 #include "support/mariadb_server.hpp"
 #include "support/nginx_server.hpp"
 #include "support/postgres_server.hpp"
@@ -27,8 +28,9 @@ void end_input(int) { ::close(0); }
 int main(int argc, char** argv) {
   if (argc > 1) {
     std::fputs("Usage: bench-services\n"
-               "Starts PostgreSQL (fsync on), MariaDB and nginx for weir-bench, prints\n"
-               "WEIR_BENCH_POSTGRES=, WEIR_BENCH_MYSQL= and WEIR_BENCH_HTTP= lines and \"ready\",\n"
+               "Starts PostgreSQL (fsync on), MariaDB, nginx and ClickHouse for weir-bench,\n"
+               "prints WEIR_BENCH_POSTGRES=, WEIR_BENCH_MYSQL=, WEIR_BENCH_HTTP= and\n"
+               "WEIR_BENCH_CLICKHOUSE= lines and \"ready\",\n"
                "and stops them when standard input closes.\n",
                argc == 2 && std::string(argv[1]) == "--help" ? stdout : stderr);
     return argc == 2 && std::string(argv[1]) == "--help" ? 0 : 2;
@@ -41,10 +43,12 @@ int main(int argc, char** argv) {
     weir::test::postgres_server postgres(true);
     weir::test::mariadb_server mariadb;
     weir::test::nginx_server nginx;
+    weir::test::clickhouse_server clickhouse;
     std::cout << "WEIR_BENCH_POSTGRES=" << postgres.conninfo() << "\n"
               << "WEIR_BENCH_MYSQL=host=127.0.0.1 port=" << mariadb.port()
               << " user=weir database=weir password_file=" << mariadb.password_file().string() << "\n"
               << "WEIR_BENCH_HTTP=" << nginx.fast_url() << "\n"
+              << "WEIR_BENCH_CLICKHOUSE=http://127.0.0.1:" << clickhouse.http_port() << "/\n"
               << "ready" << std::endl;
     std::string ignored;
     while (std::getline(std::cin, ignored)) {
