@@ -100,6 +100,25 @@ baseline_result measure_postgres_insert(const std::string& conninfo, int clients
   return {static_cast<double>(rows.load()) / elapsed, quantile(all, 0.5)};
 }
 
+namespace {
+
+/// One COPY of `chunk` through `statement`; how long it took, in microseconds.
+double timed_copy(connection& db, const char* statement, const std::string& chunk) {
+  const auto t0 = clock::now();
+  std::unique_ptr<PGresult, decltype(&PQclear)> started(PQexec(db.conn, statement), PQclear);
+  if (PQresultStatus(started.get()) != PGRES_COPY_IN)
+    throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+  if (PQputCopyData(db.conn, chunk.data(), static_cast<int>(chunk.size())) != 1 || PQputCopyEnd(db.conn, nullptr) != 1)
+    throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+  std::unique_ptr<PGresult, decltype(&PQclear)> r(PQgetResult(db.conn), PQclear);
+  if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
+    throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+  while (PGresult* more = PQgetResult(db.conn)) PQclear(more);
+  return std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+}
+
+}  // namespace
+
 baseline_result measure_postgres_copy(const std::string& conninfo, std::size_t payload_bytes, double seconds) {
   constexpr int rows_per_copy = 10'000;
   connection db(conninfo);
@@ -121,18 +140,7 @@ baseline_result measure_postgres_copy(const std::string& conninfo, std::size_t p
       chunk += hex;
       chunk += '\n';
     }
-    const auto t0 = clock::now();
-    std::unique_ptr<PGresult, decltype(&PQclear)> started(
-        PQexec(db.conn, "COPY weir_bench_copy(seq, id, ts, payload) FROM STDIN"), PQclear);
-    if (PQresultStatus(started.get()) != PGRES_COPY_IN)
-      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
-    if (PQputCopyData(db.conn, chunk.data(), static_cast<int>(chunk.size())) != 1 || PQputCopyEnd(db.conn, nullptr) != 1)
-      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
-    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQgetResult(db.conn), PQclear);
-    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
-      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
-    while (PGresult* more = PQgetResult(db.conn)) PQclear(more);
-    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+    lat.push_back(timed_copy(db, "COPY weir_bench_copy(seq, id, ts, payload) FROM STDIN", chunk));
   }
   const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
   db.exec("DROP TABLE weir_bench_copy");
@@ -234,18 +242,7 @@ baseline_result measure_postgres_copy_table(const std::string& conninfo, double 
                     static_cast<unsigned long long>(a ^ b), static_cast<unsigned long long>(rows));
       chunk += line;
     }
-    const auto t0 = clock::now();
-    std::unique_ptr<PGresult, decltype(&PQclear)> started(
-        PQexec(db.conn, "COPY weir_bench_copy_events(weir_id, user_id, kind, at) FROM STDIN"), PQclear);
-    if (PQresultStatus(started.get()) != PGRES_COPY_IN)
-      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
-    if (PQputCopyData(db.conn, chunk.data(), static_cast<int>(chunk.size())) != 1 || PQputCopyEnd(db.conn, nullptr) != 1)
-      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
-    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQgetResult(db.conn), PQclear);
-    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
-      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
-    while (PGresult* more = PQgetResult(db.conn)) PQclear(more);
-    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+    lat.push_back(timed_copy(db, "COPY weir_bench_copy_events(weir_id, user_id, kind, at) FROM STDIN", chunk));
   }
   const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
   db.exec("DROP TABLE weir_bench_copy_events");
