@@ -55,7 +55,8 @@ else
       batch-sizes batch-sizes-buffered payload-sweep \
       durable-single-redis durable-16-redis pipelined-redis \
       deliver-sqlite deliver-sqlite-batched deliver-sqlite-bulk deliver-sqlite-backlog \
-      durable-16-postgres deliver-postgres-bulk deliver-postgres-copy deliver-mysql-load \
+      durable-16-postgres deliver-postgres-bulk deliver-postgres-copy deliver-postgres-table deliver-mysql-load \
+      deliver-clickhouse deliver-clickhouse-table \
       deliver-http-raw deliver-http-ndjson deliver-http-slow deliver-http-slow-nagle \
       delivery-latency delivery-latency-no-linger replicated-3 recovery startup-idle \
       --seconds 1.5 --warmup 0.5 --repeat 2
