@@ -224,8 +224,10 @@ setting column_map(std::string key, Get get, std::string help) {
 
 /// The keys of `prefix` (sink.sqlite, sink.postgres, sink.mysql) that say
 /// which table gets the records and how a record becomes its row.
+/// `payload_as`: whether the sink stores weir_records' payloads as bytes or
+/// text by choice (ClickHouse's String is both, and has no such key).
 template <class Get>
-void add_table_mapping(std::vector<setting>& s, const std::string& prefix, Get get) {
+void add_table_mapping(std::vector<setting>& s, const std::string& prefix, Get get, bool payload_as = true) {
   s.push_back(sql_name(prefix + ".table", [get](config& c) -> auto& { return get(c).table; }, sql_table_name_ok,
                        "a table name: a letter or _, then letters, digits or _ (at most 63), optionally after schema.",
                        "weir_records",
@@ -247,6 +249,7 @@ void add_table_mapping(std::vector<setting>& s, const std::string& prefix, Get g
                      "error",
                      "A payload without a mapped field: error: the record is a dead letter saying which; null: the "
                      "column gets NULL."));
+  if (!payload_as) return;
   s.push_back(choice(prefix + ".payload_as", [get](config& c) -> auto& { return get(c).payload_as; },
                      std::vector<std::pair<std::string, payload_form>>{{"bytes", payload_form::bytes},
                                                                        {"text", payload_form::text}},
@@ -461,7 +464,8 @@ std::vector<setting> make_settings() {
                    "File holding the ClickHouse password (or set WEIR_SINK_CLICKHOUSE_PASSWORD)."));
   s.push_back(text("sink.clickhouse.ca_file", WEIR_FIELD(sink.clickhouse.ca_file), tr::path, "\"\"",
                    "CA certificates (PEM) an https:// server's certificate must chain to (\"\": the system's)."));
-  add_table_mapping(s, "sink.clickhouse", [](config& c) -> table_mapping& { return c.sink.clickhouse; });
+  add_table_mapping(
+      s, "sink.clickhouse", [](config& c) -> table_mapping& { return c.sink.clickhouse; }, /*payload_as=*/false);
   s.push_back(text("sink.file.path", WEIR_FIELD(sink.file.path), tr::path, "var/sink.ndjson",
                    "NDJSON file records are appended to."));
 

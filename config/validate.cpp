@@ -47,9 +47,21 @@ void validate_table_mapping(const std::string& prefix, const table_mapping& m) {
   if (m.columns.empty())
     fail(prefix + ".table = " + m.table + ": expected " + prefix +
          ".columns too (which payload field goes into which column of it)");
-  if (m.columns.count(m.id_column))
-    fail(prefix + ".columns: " + m.id_column + " is " + prefix +
-         ".id_column, which gets the record id; map the payload to other columns");
+  // Databases match column names whatever their case: Kind and kind are one column.
+  auto folded = [](std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::map<std::string, std::string> seen{{folded(m.id_column), m.id_column}};
+  for (const auto& [column, pointer] : m.columns) {
+    const auto [it, fresh] = seen.emplace(folded(column), column);
+    if (fresh) continue;
+    if (it->second == m.id_column)
+      fail(prefix + ".columns: " + column + " is " + prefix +
+           ".id_column, which gets the record id; map the payload to other columns");
+    fail(prefix + ".columns: " + it->second + " and " + column +
+         " name one column (names match whatever their case); map it once");
+  }
   if (m.payload_as == payload_form::text)
     fail(prefix + ".payload_as = text: applies to weir_records only; with " + prefix +
          ".columns each value goes as text already");
@@ -155,9 +167,10 @@ void validate_config(const config& c) {
   validate_table_mapping("sink.postgres", c.sink.postgres);
   validate_table_mapping("sink.mysql", c.sink.mysql);
   validate_table_mapping("sink.clickhouse", c.sink.clickhouse);
-  if (c.sink.clickhouse.payload_as == payload_form::text)
-    fail("sink.clickhouse.payload_as = text: ClickHouse's String holds bytes and text alike (payload LIKE works on "
-         "it as it is); leave it at bytes");
+  for (char ch : c.sink.clickhouse.user)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+      fail("sink.clickhouse.user: holds a control character (not shown); expected a user name, which goes in an "
+           "HTTP header");
   if (c.sink.type == "clickhouse" && c.sink.clickhouse.url.empty())
     fail("sink.clickhouse.url = \"\": expected ClickHouse's HTTP interface (http://host:8123/) when sink.type is "
          "clickhouse");

@@ -11,7 +11,10 @@ int clickhouse_error_code(const std::string& body) {
   return std::atoi(body.c_str() + at + 6);
 }
 
-bool clickhouse_row_error(int code) {
+bool clickhouse_row_error(int code, const std::string& message) {
+  // Older servers (18.x) report a value an Enum does not list as a logical
+  // error, 49, whose other uses are the server's own faults.
+  if (code == 49) return message.find("Unknown element") != std::string::npos;
   static constexpr int row_codes[] = {
       6,    // CANNOT_PARSE_TEXT
       25,   // CANNOT_PARSE_ESCAPE_SEQUENCE
@@ -29,6 +32,7 @@ bool clickhouse_row_error(int code) {
       349,  // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
       376,  // CANNOT_PARSE_UUID
       469,  // VIOLATED_CONSTRAINT (a CHECK constraint, newer servers)
+      691,  // UNKNOWN_ELEMENT_OF_ENUM (newer servers)
   };
   return std::find(std::begin(row_codes), std::end(row_codes), code) != std::end(row_codes);
 }

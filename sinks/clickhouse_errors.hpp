@@ -11,7 +11,7 @@ namespace weir {
 
 /// The error code in a ClickHouse error body; 0 when there is none.
 int clickhouse_error_code(const std::string& body);
-/// Whether the error with this code is about a row's value.
-bool clickhouse_row_error(int code);
+/// Whether the error with this code and message is about a row's value.
+bool clickhouse_row_error(int code, const std::string& message);
 
 }  // namespace weir

@@ -134,7 +134,7 @@ class clickhouse_sink final : public sink {
     }
     auto a = client_.run(insert_, body_);
     if (a.ok) return true;
-    if (!clickhouse_row_error(a.code)) {
+    if (!clickhouse_row_error(a.code, a.error)) {
       failure = std::move(a);
       return false;
     }

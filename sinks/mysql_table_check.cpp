@@ -40,7 +40,7 @@ std::string check_mysql_table(mysql_session& s, const row_mapping& m, mysql_tabl
   const std::string name = dot == std::string::npos ? m.table() : m.table().substr(dot + 1);
   std::vector<std::vector<std::string>> rows;
   if (!s.query("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
-                   schema + " AND TABLE_NAME = '" + name + "'",
+                   schema + " AND LOWER(TABLE_NAME) = LOWER('" + name + "')",
                rows))
     return "cannot look the table up: " + s.error();
   auto exact = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r[1] == name; });

@@ -29,9 +29,11 @@ bool postgres_session::connected() {
   if (conn_) PQfinish(conn_);
   const std::string timeout = std::to_string(std::max(1, timeout_ms_ / 1000));
   const std::string password = password_->value();  // as of now: a reload may have rotated it
-  const char* keys[] = {"dbname", "password", "connect_timeout", "application_name", nullptr};
+  // Values are UTF-8 (a payload's JSON): the server converts them to the
+  // database's encoding, and refuses what that encoding cannot hold.
+  const char* keys[] = {"dbname", "password", "connect_timeout", "application_name", "client_encoding", nullptr};
   const char* values[] = {conninfo_.c_str(), password.empty() ? nullptr : password.c_str(), timeout.c_str(), "weir",
-                          nullptr};
+                          "UTF8", nullptr};
   conn_ = PQconnectdbParams(keys, values, 1);
   if (PQstatus(conn_) != CONNECTION_OK) {
     error_ = std::string("postgres connection failed: ") + PQerrorMessage(conn_);
@@ -104,7 +106,9 @@ commit_result postgres_session::commit_row_by_row(const std::vector<std::size_t>
                                                   const std::function<bool(std::size_t, std::string&)>& insert_row,
                                                   commit_result out) {
   std::string state;
-  if (!exec("BEGIN", &state)) return lost(state);
+  // A deferred constraint (a foreign key DEFERRABLE INITIALLY DEFERRED)
+  // would fail only at COMMIT, naming no row: checked at each row instead.
+  if (!exec("BEGIN", &state) || !exec("SET CONSTRAINTS ALL IMMEDIATE", &state)) return lost(state);
   for (std::size_t i : rows) {
     if (!exec("SAVEPOINT row", &state)) return lost(state);
     if (insert_row(i, state)) {

@@ -69,6 +69,20 @@ std::string migrate_first_schema(const std::string& old_key) {
 constexpr int columns_per_row = 8;
 constexpr std::size_t rows_per_statement = 1000;  // 7 parameters each, far under the 65535 limit
 
+/// Why an existing weir_records cannot take payloads as `payload_as` says
+/// (its payload column is of the other type); "" when it can or is not there.
+std::string payload_column_disagrees(PGconn* conn, payload_form payload_as) {
+  pg_result payload(PQexec(conn, payload_type));
+  if (!payload.ok() || PQntuples(payload.r) != 1) return {};
+  const std::string want = payload_as == payload_form::text ? "text" : "bytea";
+  const std::string have = PQgetvalue(payload.r, 0, 0);
+  if (have == want) return {};
+  return "weir_records.payload is " + have + ", but sink.postgres.payload_as is " +
+         (want == "text" ? "text" : "bytes") +
+         ": set payload_as to match the table, or change the column's type (ALTER TABLE weir_records ALTER payload "
+         "TYPE ...)";
+}
+
 /// Creates weir_records, or moves one of the first schema to the coordinate
 /// key, and checks its payload column against payload_as: one transaction,
 /// one slot at a time.
@@ -79,19 +93,13 @@ bool prepare_weir_records(postgres_session& s, payload_form payload_as) {
     return false;
   }
   pg_result old_key(PQexec(s.conn(), first_schema_key));
-  pg_result payload(PQexec(s.conn(), payload_type));
-  if (!old_key.ok() || !payload.ok()) {
-    s.set_error("postgres: cannot prepare weir_records: " +
-                first_line(PQresultErrorMessage(old_key.ok() ? payload.r : old_key.r)));
+  if (!old_key.ok()) {
+    s.set_error("postgres: cannot prepare weir_records: " + first_line(PQresultErrorMessage(old_key.r)));
     s.exec("ROLLBACK");
     return false;
   }
-  const std::string want = payload_as == payload_form::text ? "text" : "bytea";
-  if (PQntuples(payload.r) == 1 && PQgetvalue(payload.r, 0, 0) != want) {
-    s.set_error(std::string("postgres: weir_records.payload is ") + PQgetvalue(payload.r, 0, 0) +
-                ", but sink.postgres.payload_as is " + (want == "text" ? "text" : "bytes") +
-                ": set payload_as to match the table, or change the column's type (ALTER TABLE weir_records "
-                "ALTER payload TYPE ...)");
+  if (auto why = payload_column_disagrees(s.conn(), payload_as); !why.empty()) {
+    s.set_error("postgres: " + why);
     s.exec("ROLLBACK");
     return false;
   }
@@ -267,6 +275,14 @@ std::shared_ptr<sink_factory> make_postgres_sink_factory(const config& cfg) {
                                                       "WEIR_SINK_POSTGRES_PASSWORD");
   const int timeout_ms = static_cast<int>(cfg.sink.timeout_ms);
   if (!pg.writes_weir_records()) return make_postgres_table_sink_factory(pg, pg.conninfo, password, timeout_ms);
+  // An existing weir_records whose payload column disagrees with payload_as
+  // is a configuration to fix before starting, when the server answers now.
+  std::string wrong;
+  postgres_session look(pg.conninfo, password, std::min(timeout_ms, 2000), [&](postgres_session& s) {
+    wrong = payload_column_disagrees(s.conn(), pg.payload_as);
+    return true;
+  });
+  if (look.connected() && !wrong.empty()) throw std::runtime_error("sink.postgres.payload_as: " + wrong);
   return std::make_shared<postgres_factory>(pg.conninfo, password, timeout_ms, pg.payload_as);
 }
 

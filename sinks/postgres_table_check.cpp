@@ -40,7 +40,7 @@ std::string quoted(PGconn* conn, const std::string& name) {
 struct column_info {
   std::string name, type, base;  // type as written (format_type); base: the type under a domain
   int num = 0, length = -1;      // length: of varchar(n)/char(n), -1 when unbounded
-  bool not_null = false, has_default = false, generated = false;
+  bool not_null = false, has_default = false, generated = false, identity_always = false;
 };
 
 constexpr const char* find_table =
@@ -48,11 +48,13 @@ constexpr const char* find_table =
     "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)";
 constexpr const char* table_columns =
     "SELECT a.attname, a.attnum, a.attnotnull, a.atthasdef OR a.attidentity <> '', a.attgenerated <> '', "
-    "format_type(a.atttypid, a.atttypmod), b.typname, COALESCE(NULLIF(a.atttypmod, -1), t.typtypmod) "
+    "format_type(a.atttypid, a.atttypmod), b.typname, COALESCE(NULLIF(a.atttypmod, -1), t.typtypmod), "
+    "a.attidentity = 'a' "
     "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
     "JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END "
     "WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
 /// A unique index ON CONFLICT (column) can use: on that column alone, whole, not deferred.
+constexpr const char* insert_rules = "SELECT 1 FROM pg_rewrite WHERE ev_class = $1 AND ev_type = '3'";
 constexpr const char* unique_on =
     "SELECT 1 FROM pg_index WHERE indrelid = $1 AND indisunique AND indimmediate AND indpred IS NULL "
     "AND indexprs IS NULL AND indnkeyatts = 1 AND indkey[0] = $2";
@@ -96,6 +98,7 @@ std::string check_postgres_table(PGconn* conn, const row_mapping& m, postgres_ta
     c.type = PQgetvalue(cols.get(), i, 5);
     c.base = PQgetvalue(cols.get(), i, 6);
     c.length = std::stoi(PQgetvalue(cols.get(), i, 7));
+    c.identity_always = PQgetvalue(cols.get(), i, 8)[0] == 't';
     found.push_back(std::move(c));
   }
   auto find = [&](const std::string& name) -> const column_info* {
@@ -114,6 +117,9 @@ std::string check_postgres_table(PGconn* conn, const row_mapping& m, postgres_ta
       return "it has no column " + column + " (its columns: " + have + ")";
     }
     if (c->generated) return "column " + c->name + " is generated: it takes no value";
+    if (c->identity_always)
+      return "column " + c->name + " is GENERATED ALWAYS AS IDENTITY: it takes no value (leave it out of columns, or "
+             "make it BY DEFAULT)";
     mapped.push_back(c);
   }
   const auto& id = *mapped.front();
@@ -131,6 +137,11 @@ std::string check_postgres_table(PGconn* conn, const row_mapping& m, postgres_ta
         std::find(mapped.begin(), mapped.end(), &c) == mapped.end())
       return "column " + c.name + " is NOT NULL without a default and not mapped: every row would be refused (map it "
              "in columns or give it a default)";
+  auto rules = query(conn, insert_rules, {oid}, why);
+  if (!rules) return "cannot read its rules: " + why;
+  if (PQntuples(rules.get()) > 0)
+    return "it has a rule ON INSERT, with which PostgreSQL refuses INSERT … ON CONFLICT (how a record delivered "
+           "again is skipped): use a trigger instead";
   out.columns.clear();
   for (const auto* c : mapped) out.columns.push_back(quoted(conn, c->name));
   return {};

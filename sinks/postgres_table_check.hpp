@@ -6,7 +6,9 @@
 // The id column must take a 64-character text and be unique on its own
 // (a primary key or a non-partial, immediate unique index: what ON CONFLICT
 // needs); a column that is NOT NULL without a default must be mapped, or
-// every row would be refused.
+// every row would be refused; a GENERATED ALWAYS column (stored or identity)
+// takes no value; a table with a rule ON INSERT is refused (PostgreSQL
+// refuses ON CONFLICT on it, and COPY would not apply the rule).
 #include <libpq-fe.h>
 
 #include <string>

@@ -18,7 +18,8 @@ row_mapping::row_mapping(const table_mapping& m) : table_(m.table), missing_(m.m
 std::string row_mapping::values(const sink_record& r, std::vector<std::optional<std::string>>& out) const {
   out.clear();
   out.emplace_back(r.id);
-  const std::string_view payload(reinterpret_cast<const char*>(r.payload.data()), r.payload.size());
+  std::string_view payload(reinterpret_cast<const char*>(r.payload.data()), r.payload.size());
+  if (payload.substr(0, 3) == "\xEF\xBB\xBF") payload.remove_prefix(3);  // a UTF-8 byte order mark, as JSON parsers allow
   if (!nlohmann::json::accept(payload))
     return "the payload is not JSON (" + table_ + " takes its columns from a JSON object)";
   if (payload[payload.find_first_not_of(" \t\n\r")] != '{')

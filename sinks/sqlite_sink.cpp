@@ -182,20 +182,15 @@ class sqlite_db {
         refused[i] = true;
         continue;
       }
-      sqlite3_reset(insert_mapped_);
-      for (std::size_t c = 0; c < row.size(); ++c) {
-        const int at = static_cast<int>(c + 1);
-        if (row[c]) sqlite3_bind_text(insert_mapped_, at, row[c]->data(), static_cast<int>(row[c]->size()), SQLITE_STATIC);
-        else sqlite3_bind_null(insert_mapped_, at);
-      }
-      const int rc = sqlite3_step(insert_mapped_);
+      const int rc = insert_mapped(row);
       if (rc == SQLITE_DONE) continue;
-      if (!refuses_the_row(rc)) {
-        error_ = sqlite3_errmsg(db_);
+      const std::string why = sqlite3_errmsg(db_);  // before row_fault compiles anything
+      if (!row_fault(rc)) {
+        error_ = why;
         exec("ROLLBACK");
         return fail();
       }
-      result.rejected.emplace_back(i, std::string("sqlite refused the row: ") + sqlite3_errmsg(db_));
+      result.rejected.emplace_back(i, "sqlite refused the row: " + why);
       refused[i] = true;
       if (sqlite3_get_autocommit(db_)) {  // the transaction is gone: again from the top
         if (!exec("BEGIN IMMEDIATE")) return fail();
@@ -203,10 +198,41 @@ class sqlite_db {
       }
     }
     if (!exec("COMMIT")) {
+      const int rc = sqlite3_extended_errcode(db_);
       exec("ROLLBACK");
+      if ((rc & 0xff) == SQLITE_CONSTRAINT) return commit_mapped_each(batch);  // a deferred foreign key
       return fail();
     }
     std::sort(result.rejected.begin(), result.rejected.end());
+    return result;
+  }
+
+  /// A deferred foreign key refused the batch at COMMIT, which names no row:
+  /// each row alone, in a transaction of its own, to find which. Slow (a
+  /// commit a row), and only for a batch that holds such a row.
+  commit_result commit_mapped_each(const std::vector<sink_record>& batch) {
+    commit_result result;
+    std::vector<std::optional<std::string>> row;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (auto why = mapping_->values(batch[i], row); !why.empty()) {
+        result.rejected.emplace_back(i, std::move(why));
+        continue;
+      }
+      if (!exec("BEGIN IMMEDIATE")) return fail();
+      int rc = insert_mapped(row);
+      std::string why = rc == SQLITE_DONE ? std::string() : sqlite3_errmsg(db_);
+      if (rc == SQLITE_DONE && exec("COMMIT")) continue;
+      if (rc == SQLITE_DONE) {
+        rc = sqlite3_extended_errcode(db_);
+        why = error_;
+      }
+      if (!sqlite3_get_autocommit(db_)) exec("ROLLBACK");
+      if (!row_fault(rc)) {
+        error_ = why;
+        return fail();
+      }
+      result.rejected.emplace_back(i, "sqlite refused the row: " + why);
+    }
     return result;
   }
 
@@ -286,6 +312,32 @@ class sqlite_db {
     }
     if (db_) sqlite3_close(db_);
     db_ = nullptr;
+  }
+
+  /// Binds a row's values to the mapped INSERT and runs it: SQLite's answer.
+  int insert_mapped(const std::vector<std::optional<std::string>>& row) {
+    sqlite3_reset(insert_mapped_);
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const int at = static_cast<int>(c + 1);
+      if (row[c]) sqlite3_bind_text(insert_mapped_, at, row[c]->data(), static_cast<int>(row[c]->size()), SQLITE_STATIC);
+      else sqlite3_bind_null(insert_mapped_, at);
+    }
+    return sqlite3_step(insert_mapped_);
+  }
+
+  /// Whether a failed INSERT of a row was the row's own doing: a constraint
+  /// or a value the table refuses, or a plain SQL error (a generated
+  /// column's or a trigger's function given this row's value: json_extract
+  /// of text that is not JSON) while the INSERT still compiles against the
+  /// table as it is — when it does not, the table changed, and that is
+  /// retried, never dead-lettered.
+  bool row_fault(int rc) {
+    if (refuses_the_row(rc)) return true;
+    if ((rc & 0xff) != SQLITE_ERROR) return false;
+    sqlite3_stmt* again = nullptr;
+    const bool compiles = prepare(insert_mapped_row(*mapping_), &again);
+    sqlite3_finalize(again);
+    return compiles;
   }
 
   bool prepare(const std::string& sql, sqlite3_stmt** st) {

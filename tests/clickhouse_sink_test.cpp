@@ -86,7 +86,7 @@ TEST_CASE("clickhouse: a table of the user's gets typed rows once by id and what
   for (const std::size_t k : {1, 2}) {
     INFO(r.rejected[k].second);
     CHECK(r.rejected[k].second.rfind("clickhouse HTTP ", 0) == 0);  // 400 or 500, by the error
-    CHECK(clickhouse_row_error(clickhouse_error_code(r.rejected[k].second)));
+    CHECK(clickhouse_row_error(clickhouse_error_code(r.rejected[k].second), r.rejected[k].second));
   }
   CHECK(r.rejected[3].second == "the payload has no /event/kind for column kind");
   CHECK(ch.query("SELECT weir_id, user_id, kind, at FROM events FINAL ORDER BY user_id") ==
@@ -99,6 +99,21 @@ TEST_CASE("clickhouse: a table of the user's gets typed rows once by id and what
   r = sink->commit(batch);
   CHECK(r.rejected.size() == 4);
   CHECK(ch.query("SELECT count(), uniqExact(weir_id) FROM events FINAL") == "4\t4\n");
+}
+
+TEST_CASE("clickhouse: a value an Enum does not list is a dead letter and the rest of its block goes in",
+          "[sink][clickhouse][mapping]") {
+  clickhouse_server ch;
+  ch.query("CREATE TABLE en (weir_id String, k String, e Enum8('a' = 1, 'b' = 2)) ENGINE = ReplacingMergeTree "
+           "ORDER BY weir_id");
+  auto sink = clickhouse_factory(ch, {"sink.clickhouse.table=en", "sink.clickhouse.columns={k: /k, e: /e}"})->make();
+  const auto r = sink->commit({record_of(R"({"k": "good1", "e": "a"})", 0), record_of(R"({"k": "bad", "e": "zzz"})", 1),
+                               record_of(R"({"k": "good2", "e": "b"})", 2)});
+  REQUIRE(r.kind == commit_result::outcome::committed);
+  REQUIRE(r.rejected.size() == 1);
+  CHECK(r.rejected[0].first == 1);
+  CHECK(r.rejected[0].second.find("Unknown element 'zzz'") != std::string::npos);
+  CHECK(ch.query("SELECT k, e FROM en FINAL ORDER BY k") == "good1\ta\ngood2\tb\n");
 }
 
 TEST_CASE("clickhouse: a table that cannot hold each record once stops the start with one line",

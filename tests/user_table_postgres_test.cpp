@@ -98,7 +98,11 @@ TEST_CASE("postgres: a table of the user's without what the mapping needs stops 
           "CREATE VIEW a_view AS SELECT * FROM indexed;"
           "CREATE TABLE \"Cased\"(\"WEIR_ID\" TEXT PRIMARY KEY, user_id INT, \"Kind\" TEXT, at TEXT);"
           "CREATE TABLE folded(weir_id TEXT PRIMARY KEY, user_id INT, kind TEXT, at TEXT);"
-          "CREATE SCHEMA app; CREATE TABLE app.events(weir_id TEXT PRIMARY KEY, user_id INT, kind TEXT, at TEXT)");
+          "CREATE SCHEMA app; CREATE TABLE app.events(weir_id TEXT PRIMARY KEY, user_id INT, kind TEXT, at TEXT);"
+          "CREATE TABLE identity(weir_id TEXT PRIMARY KEY, user_id INT GENERATED ALWAYS AS IDENTITY, kind TEXT, "
+          "at TEXT);"
+          "CREATE TABLE ruled(weir_id TEXT PRIMARY KEY, user_id INT, kind TEXT, at TEXT);"
+          "CREATE RULE also_notify AS ON INSERT TO ruled DO ALSO NOTIFY ruled");
   auto refusal = [&](const std::string& table, const std::string& id = "weir_id") {
     return refusal_of([&] {
       postgres_factory(pg, {"sink.postgres.table=" + table, "sink.postgres.id_column=" + id, events_keys[1]});
@@ -125,6 +129,10 @@ TEST_CASE("postgres: a table of the user's without what the mapping needs stops 
                              "mapped: every row would be refused (map it in columns or give it a default)");
   CHECK(refusal("a_view") ==
         "sink.postgres.table = a_view: it is not a table (a view, a sequence or another kind of relation)");
+  CHECK(refusal("identity") == "sink.postgres.table = identity: column user_id is GENERATED ALWAYS AS IDENTITY: it "
+                               "takes no value (leave it out of columns, or make it BY DEFAULT)");
+  CHECK(refusal("ruled") == "sink.postgres.table = ruled: it has a rule ON INSERT, with which PostgreSQL refuses "
+                            "INSERT … ON CONFLICT (how a record delivered again is skipped): use a trigger instead");
   // Names as written, else as PostgreSQL folds unquoted ones.
   CHECK(refusal("Cased", "WEIR_ID") == "sink.postgres.table = Cased: it has no column kind (its columns: WEIR_ID, "
                                        "user_id, Kind, at)");
@@ -132,6 +140,36 @@ TEST_CASE("postgres: a table of the user's without what the mapping needs stops 
   // A server that does not answer yet is no reason not to start.
   pg.stop();
   CHECK(refusal("missing") == "accepted");
+}
+
+TEST_CASE("postgres: a deferred foreign key and a database not in UTF-8 refuse only their rows",
+          "[sink][postgres][mapping]") {
+  postgres_server pg;
+  pg.psql("CREATE TABLE users(id BIGINT PRIMARY KEY); INSERT INTO users VALUES (1), (2);"
+          "CREATE TABLE events(weir_id TEXT PRIMARY KEY, user_id BIGINT REFERENCES users(id) DEFERRABLE INITIALLY "
+          "DEFERRED, kind TEXT, at TEXT)");
+  auto sink = postgres_factory(pg, events_keys)->make();
+  auto r = sink->commit({record_of(event(1, R"("a")", "t"), 0), record_of(event(77, R"("b")", "t"), 1),
+                         record_of(event(2, R"("c")", "t"), 2)});
+  REQUIRE(r.kind == commit_result::outcome::committed);
+  REQUIRE(r.rejected.size() == 1);
+  CHECK(r.rejected[0].first == 1);
+  CHECK(r.rejected[0].second.rfind("postgres SQLSTATE 23503: ", 0) == 0);
+  CHECK(pg.psql("SELECT string_agg(kind, ',' ORDER BY kind) FROM events") == "a,c\n");
+
+  // LATIN1: UTF-8 values are converted, and what LATIN1 cannot hold is refused.
+  pg.psql("CREATE DATABASE latin ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+  pg.psql("CREATE TABLE t(weir_id TEXT PRIMARY KEY, k TEXT)", "latin");
+  auto latin = sink_factory_of({"--set", "sink.type=postgres", "--set", "sink.postgres.conninfo=" + pg.conninfo("latin")},
+                               {"sink.postgres.table=t", "sink.postgres.columns={k: /k}"})
+                   ->make();
+  r = latin->commit({record_of(R"({"k": "\u00e9t\u00e9"})", 3), record_of(R"({"k": "\ud83d\ude00"})", 4)});
+  REQUIRE(r.kind == commit_result::outcome::committed);
+  REQUIRE(r.rejected.size() == 1);
+  CHECK(r.rejected[0].first == 1);
+  CHECK(r.rejected[0].second.rfind("postgres SQLSTATE 22P05: ", 0) == 0);  // untranslatable character
+  // "été" kept: three LATIN1 bytes, the same text in UTF-8.
+  CHECK(pg.psql("SELECT encode(convert_to(k, 'UTF8'), 'hex'), octet_length(k) FROM t", "latin") == "c3a974c3a9|3\n");
 }
 
 TEST_CASE("postgres: a table of the user's changed under the sink is retried and never dead-lettered",
@@ -165,6 +203,7 @@ TEST_CASE("postgres: a table of the user's changed under the sink is retried and
 
 TEST_CASE("postgres: payload_as text stores UTF-8 payloads as text and dead-letters the rest", "[sink][postgres]") {
   postgres_server pg;
+  auto as_bytes = postgres_factory(pg, {})->make();  // started before the table was made
   auto sink = postgres_factory(pg, {"sink.postgres.payload_as=text"})->make();
   const std::vector<sink_record> batch{record_of("héllo", 0), record_of(std::string("\xff\xfe", 2), 1),
                                        record_of(std::string("nul\0inside", 10), 2), record_of("x", 3)};
@@ -179,8 +218,11 @@ TEST_CASE("postgres: payload_as text stores UTF-8 payloads as text and dead-lett
   CHECK(pg.psql("SELECT payload, pg_typeof(payload) FROM weir_records WHERE payload LIKE 'h%'") == "héllo|text\n");
   CHECK(pg.psql("SELECT count(*) FROM weir_records") == "2\n");
 
-  // A table whose payload column disagrees is said, not written into.
-  auto as_bytes = postgres_factory(pg, {})->make();
+  // A table whose payload column disagrees is said, not written into: at
+  // start, and by a sink that started before the table was made.
+  CHECK(refusal_of([&] { postgres_factory(pg, {}); }) ==
+        "sink.postgres.payload_as: weir_records.payload is text, but sink.postgres.payload_as is bytes: set "
+        "payload_as to match the table, or change the column's type (ALTER TABLE weir_records ALTER payload TYPE ...)");
   r = as_bytes->commit({record_of("y", 4)});
   CHECK(r.kind == commit_result::outcome::transient);
   CHECK(r.error.find("weir_records.payload is text, but sink.postgres.payload_as is bytes") != std::string::npos);

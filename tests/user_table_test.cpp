@@ -135,9 +135,30 @@ TEST_CASE("a mapping takes each value as the payload spells it", "[sink][mapping
   CHECK(row == std::vector<std::optional<std::string>>{record_of("", 2).id, std::nullopt, std::nullopt, std::nullopt,
                                                        std::nullopt});
   CHECK(m.values(record_of("  [1]", 3), row) == "the payload is JSON but not an object (t takes its columns from one)");
+  // A UTF-8 byte order mark before the object, as JSON parsers allow.
+  CHECK(m.values(record_of("\xEF\xBB\xBF" R"({"big": 7})", 6), row) ==
+        "the payload has no /deep/0/0 for column deep");
   CHECK(m.values(record_of(R"({"big": 1,})", 4), row) == "the payload is not JSON (t takes its columns from a JSON object)");
   // The one number JSON parsers refuse: one out of a double's range.
   CHECK(m.values(record_of(R"({"big": 1e400})", 5), row) == "the payload is not JSON (t takes its columns from a JSON object)");
+}
+
+TEST_CASE("a mapping that names one column twice is refused with one line", "[config][mapping]") {
+  auto refusal = [](const std::string& columns) {
+    config_sources src;
+    src.file_required = false;
+    src.overrides = {"sink.type=postgres", "sink.postgres.conninfo=host=/nowhere", "sink.postgres.table=events",
+                     "sink.postgres.columns=" + columns};
+    return refusal_of([&] { load_config(src); });
+  };
+  CHECK(refusal("{user_id: /user, kind: /kind}") == "accepted");
+  CHECK(refusal("{user_id: /user, USER_ID: /u}") ==
+        "config error: sink.postgres.columns: USER_ID and user_id name one column (names match whatever their case); "
+        "map it once (sink.postgres.columns from --set)");
+  CHECK(refusal("{k: /k, WEIR_ID: /x}").rfind(
+            "config error: sink.postgres.columns: WEIR_ID is sink.postgres.id_column, which gets the record id; map "
+            "the payload to other columns (",
+            0) == 0);
 }
 
 TEST_CASE("sqlite: a table of the user's gets typed rows once by id and what it refuses is a dead letter",
@@ -231,6 +252,41 @@ TEST_CASE("sqlite: a row a trigger or a foreign key refuses is a dead letter and
   CHECK(r.rejected[2] == std::pair<std::size_t, std::string>{6, "sqlite refused the row: FOREIGN KEY constraint failed"});
   CHECK(query(db, "SELECT group_concat(user_id) FROM (SELECT user_id FROM events ORDER BY user_id)") ==
         std::vector<std::string>{"1,3,5,6"});
+}
+
+TEST_CASE("sqlite: a row a generated column's function or a deferred foreign key refuses is a dead letter",
+          "[sink][sqlite][mapping]") {
+  temp_dir dir;
+  const auto db = dir / "app.db";
+  test::sqlite_exec(db, "CREATE TABLE users(id INTEGER PRIMARY KEY); INSERT INTO users VALUES (1), (2);"
+                        "CREATE TABLE jt(weir_id TEXT PRIMARY KEY, k TEXT, body TEXT, "
+                        "usr TEXT GENERATED ALWAYS AS (json_extract(body, '$.user')) VIRTUAL);"
+                        "CREATE INDEX jt_usr ON jt(usr);"
+                        "CREATE TABLE fk(weir_id TEXT PRIMARY KEY, u INTEGER REFERENCES users(id) "
+                        "DEFERRABLE INITIALLY DEFERRED, k TEXT)");
+  auto jt = sqlite_factory(db, {"sink.sqlite.table=jt", "sink.sqlite.columns={k: /k, body: /body}"})->make();
+  auto r = jt->commit({record_of(R"({"k": "good1", "body": {"user": "u1"}})", 0),
+                       record_of(R"({"k": "bad", "body": "not json text"})", 1),
+                       record_of(R"({"k": "good2", "body": {"user": "u2"}})", 2)});
+  REQUIRE(r.kind == commit_result::outcome::committed);
+  REQUIRE(r.rejected.size() == 1);
+  CHECK(r.rejected[0] == std::pair<std::size_t, std::string>{1, "sqlite refused the row: malformed JSON"});
+  CHECK(query(db, "SELECT group_concat(k) FROM (SELECT k FROM jt ORDER BY k)") == std::vector<std::string>{"good1,good2"});
+
+  // A deferred foreign key fails only at COMMIT: the batch goes a row at a time.
+  auto fk = sqlite_factory(db, {"sink.sqlite.table=fk", "sink.sqlite.columns={u: /u, k: /k}"})->make();
+  r = fk->commit({record_of(R"({"u": 1, "k": "a"})", 3), record_of(R"({"u": 77, "k": "b"})", 4),
+                  record_of(R"({"u": 2, "k": "c"})", 5)});
+  REQUIRE(r.kind == commit_result::outcome::committed);
+  REQUIRE(r.rejected.size() == 1);
+  CHECK(r.rejected[0] == std::pair<std::size_t, std::string>{1, "sqlite refused the row: FOREIGN KEY constraint failed"});
+  CHECK(query(db, "SELECT group_concat(k) FROM (SELECT k FROM fk ORDER BY k)") == std::vector<std::string>{"a,c"});
+
+  // A table changed under the sink is no row's fault: retried, nothing dead-lettered.
+  test::sqlite_exec(db, "ALTER TABLE fk RENAME COLUMN k TO kind");
+  r = fk->commit({record_of(R"({"u": 1, "k": "d"})", 6)});
+  CHECK(r.kind == commit_result::outcome::transient);
+  CHECK(r.rejected.empty());
 }
 
 TEST_CASE("sqlite: payload_as text stores UTF-8 payloads as text and dead-letters the rest", "[sink][sqlite]") {

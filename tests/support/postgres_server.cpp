@@ -79,15 +79,15 @@ void postgres_server::stop() {
       &status);
 }
 
-std::string postgres_server::conninfo() const {
-  return "host=" + dir_.string() + " port=" + std::to_string(port_) + " dbname=weir user=postgres";
+std::string postgres_server::conninfo(const std::string& database) const {
+  return "host=" + dir_.string() + " port=" + std::to_string(port_) + " dbname=" + database + " user=postgres";
 }
 
-std::string postgres_server::psql(const std::string& sql) const {
+std::string postgres_server::psql(const std::string& sql, const std::string& database) const {
   // In single quotes, so that the shell leaves "Names" and $$ bodies alone.
   std::string quoted = "'";
   for (char c : sql) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return run(bin_ + "/psql -X -At -h " + dir_.string() + " -p " + std::to_string(port_) + " -U postgres -d weir -c " +
+  return run(bin_ + "/psql -X -At -h " + dir_.string() + " -p " + std::to_string(port_) + " -U postgres -d " + database + " -c " +
              quoted + "'");
 }
 

@@ -18,10 +18,10 @@ class postgres_server {
   postgres_server(const postgres_server&) = delete;
   postgres_server& operator=(const postgres_server&) = delete;
 
-  /// libpq connection string for database `weir`.
-  std::string conninfo() const;
-  /// Runs SQL through psql; returns its output (tuples only, unaligned), throws on failure.
-  std::string psql(const std::string& sql) const;
+  /// libpq connection string for `database`.
+  std::string conninfo(const std::string& database = "weir") const;
+  /// Runs SQL through psql in `database`; returns its output (tuples only, unaligned), throws on failure.
+  std::string psql(const std::string& sql, const std::string& database = "weir") const;
   void stop();
   void start();
   /// What the server wrote to its log so far (with log_statement = 'all': every statement).
