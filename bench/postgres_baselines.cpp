@@ -102,29 +102,16 @@ baseline_result measure_postgres_insert(const std::string& conninfo, int clients
 
 namespace {
 
-/// One COPY of `chunk` through `statement`; how long it took, in microseconds.
-double timed_copy(connection& db, const char* statement, const std::string& chunk) {
-  const auto t0 = clock::now();
-  std::unique_ptr<PGresult, decltype(&PQclear)> started(PQexec(db.conn, statement), PQclear);
-  if (PQresultStatus(started.get()) != PGRES_COPY_IN)
-    throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
-  if (PQputCopyData(db.conn, chunk.data(), static_cast<int>(chunk.size())) != 1 || PQputCopyEnd(db.conn, nullptr) != 1)
-    throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
-  std::unique_ptr<PGresult, decltype(&PQclear)> r(PQgetResult(db.conn), PQclear);
-  if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
-    throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
-  while (PGresult* more = PQgetResult(db.conn)) PQclear(more);
-  return std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-}
-
-}  // namespace
-
-baseline_result measure_postgres_copy(const std::string& conninfo, std::size_t payload_bytes, double seconds) {
+/// COPY into a fresh `table` (made by `create`, dropped after) of 10,000
+/// rows at a time for `seconds`, one connection; `row(n, chunk)` appends
+/// the n-th row's text. Rows per second, and the median COPY's time.
+template <class Row>
+baseline_result measure_copy(const std::string& conninfo, const std::string& table, const std::string& create,
+                             const std::string& statement, double seconds, Row row) {
   constexpr int rows_per_copy = 10'000;
   connection db(conninfo);
-  db.exec("DROP TABLE IF EXISTS weir_bench_copy");
-  db.exec("CREATE TABLE weir_bench_copy(seq BIGINT PRIMARY KEY, id TEXT, ts BIGINT, payload BYTEA)");
-  const std::string hex = payload_hex(payload_bytes);
+  db.exec("DROP TABLE IF EXISTS " + table);
+  db.exec(create);
   std::vector<double> lat;
   std::uint64_t rows = 0;
   std::string chunk;
@@ -132,19 +119,40 @@ baseline_result measure_postgres_copy(const std::string& conninfo, std::size_t p
   const auto deadline = start + std::chrono::duration<double>(seconds);
   while (clock::now() < deadline) {
     chunk.clear();
-    for (int i = 0; i < rows_per_copy; ++i, ++rows) {
-      char line[96];
-      std::snprintf(line, sizeof line, "%llu\t%016llx\t%llu\t", static_cast<unsigned long long>(rows),
-                    static_cast<unsigned long long>((rows + 1) * 0x9E3779B97F4A7C15ull), static_cast<unsigned long long>(rows));
-      chunk += line;
-      chunk += hex;
-      chunk += '\n';
-    }
-    lat.push_back(timed_copy(db, "COPY weir_bench_copy(seq, id, ts, payload) FROM STDIN", chunk));
+    for (int i = 0; i < rows_per_copy; ++i, ++rows) row(rows, chunk);
+    const auto t0 = clock::now();
+    std::unique_ptr<PGresult, decltype(&PQclear)> started(PQexec(db.conn, statement.c_str()), PQclear);
+    if (PQresultStatus(started.get()) != PGRES_COPY_IN)
+      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+    if (PQputCopyData(db.conn, chunk.data(), static_cast<int>(chunk.size())) != 1 || PQputCopyEnd(db.conn, nullptr) != 1)
+      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+    std::unique_ptr<PGresult, decltype(&PQclear)> r(PQgetResult(db.conn), PQclear);
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
+      throw std::runtime_error(std::string("postgres copy baseline: ") + PQerrorMessage(db.conn));
+    while (PGresult* more = PQgetResult(db.conn)) PQclear(more);
+    lat.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
   }
   const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
-  db.exec("DROP TABLE weir_bench_copy");
+  db.exec("DROP TABLE " + table);
   return {static_cast<double>(rows) / elapsed, quantile(lat, 0.5)};
+}
+
+}  // namespace
+
+baseline_result measure_postgres_copy(const std::string& conninfo, std::size_t payload_bytes, double seconds) {
+  const std::string hex = payload_hex(payload_bytes);
+  return measure_copy(conninfo, "weir_bench_copy",
+                      "CREATE TABLE weir_bench_copy(seq BIGINT PRIMARY KEY, id TEXT, ts BIGINT, payload BYTEA)",
+                      "COPY weir_bench_copy(seq, id, ts, payload) FROM STDIN", seconds,
+                      [&](std::uint64_t n, std::string& chunk) {
+                        char line[96];
+                        std::snprintf(line, sizeof line, "%llu\t%016llx\t%llu\t", static_cast<unsigned long long>(n),
+                                      static_cast<unsigned long long>((n + 1) * 0x9E3779B97F4A7C15ull),
+                                      static_cast<unsigned long long>(n));
+                        chunk += line;
+                        chunk += hex;
+                        chunk += '\n';
+                      });
 }
 
 baseline_result measure_postgres_bulk(const std::string& conninfo, std::size_t payload_bytes, double seconds) {
@@ -222,31 +230,18 @@ void postgres_reset(const std::string& conninfo, const std::string& table) {
 }
 
 baseline_result measure_postgres_copy_table(const std::string& conninfo, double seconds) {
-  constexpr int rows_per_copy = 10'000;
-  connection db(conninfo);
-  db.exec("DROP TABLE IF EXISTS weir_bench_copy_events");
-  db.exec(events_table("weir_bench_copy_events"));
-  std::vector<double> lat;
-  std::uint64_t rows = 0;
-  std::string chunk;
-  const auto start = clock::now();
-  const auto deadline = start + std::chrono::duration<double>(seconds);
-  while (clock::now() < deadline) {
-    chunk.clear();
-    for (int i = 0; i < rows_per_copy; ++i, ++rows) {
-      // Ids as random as the daemon's (SHA-256s): keys land all over the index, as its do.
-      char line[128];
-      const auto a = (rows + 1) * 0x9E3779B97F4A7C15ull, b = (rows + 7) * 0xC2B2AE3D27D4EB4Full;
-      std::snprintf(line, sizeof line, "%016llx%016llx%016llx%016llx\t4711\tclick\t2026-12-07 10:00:00\n",
-                    static_cast<unsigned long long>(a), static_cast<unsigned long long>(b),
-                    static_cast<unsigned long long>(a ^ b), static_cast<unsigned long long>(rows));
-      chunk += line;
-    }
-    lat.push_back(timed_copy(db, "COPY weir_bench_copy_events(weir_id, user_id, kind, at) FROM STDIN", chunk));
-  }
-  const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
-  db.exec("DROP TABLE weir_bench_copy_events");
-  return {static_cast<double>(rows) / elapsed, quantile(lat, 0.5)};
+  return measure_copy(conninfo, "weir_bench_copy_events", events_table("weir_bench_copy_events"),
+                      "COPY weir_bench_copy_events(weir_id, user_id, kind, at) FROM STDIN", seconds,
+                      [](std::uint64_t n, std::string& chunk) {
+                        // Ids as random as the daemon's (SHA-256s): keys land all over the index, as its do.
+                        char line[128];
+                        const auto a = (n + 1) * 0x9E3779B97F4A7C15ull, b = (n + 7) * 0xC2B2AE3D27D4EB4Full;
+                        std::snprintf(line, sizeof line,
+                                      "%016llx%016llx%016llx%016llx\t4711\tclick\t2026-12-07 10:00:00\n",
+                                      static_cast<unsigned long long>(a), static_cast<unsigned long long>(b),
+                                      static_cast<unsigned long long>(a ^ b), static_cast<unsigned long long>(n));
+                        chunk += line;
+                      });
 }
 
 }  // namespace weir::bench

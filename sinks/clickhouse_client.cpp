@@ -59,15 +59,8 @@ clickhouse_client::answer clickhouse_client::run(const std::string& query, std::
   req.set("X-ClickHouse-User", s_->user);
   if (const auto password = s_->password->value(); !password.empty()) req.set("X-ClickHouse-Key", password);
   req.keep_alive(true);
-  req.body().swap(data);
-  struct give_back {
-    std::string& lent;
-    std::string& owner;
-    ~give_back() { owner.swap(lent); }
-  } data_back{req.body(), data};
-  req.prepare_payload();
   answer a;
-  auto res = conn_.send(req);
+  auto res = conn_.send(req, data);
   if (!res) {
     a.error = "clickhouse: " + res.error();
     return a;

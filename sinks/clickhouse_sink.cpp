@@ -60,10 +60,12 @@ class clickhouse_sink final : public sink {
   commit_result commit(const std::vector<sink_record>& batch) override {
     if (!checked_ && !check()) return commit_result::retry(error_, reached_);
     commit_result out;
-    rows_.resize(batch.size());
+    batch_ = &batch;
     std::vector<std::size_t> kept;
+    if (mapping_) rows_.resize(batch.size());
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (auto why = values(batch[i], rows_[i]); !why.empty()) out.rejected.emplace_back(i, std::move(why));
+      if (!mapping_) kept.push_back(i);
+      else if (auto why = mapping_->values(batch[i], rows_[i]); !why.empty()) out.rejected.emplace_back(i, std::move(why));
       else kept.push_back(i);
     }
     clickhouse_client::answer failure;
@@ -104,18 +106,30 @@ class clickhouse_sink final : public sink {
     return true;
   }
 
-  /// The row of `r` in the order of columns_; "" or why it has none.
-  std::string values(const sink_record& r, std::vector<std::optional<std::string>>& row) const {
-    if (mapping_) return mapping_->values(r, row);
-    row = {r.id,
-           std::to_string(r.node),
-           std::to_string(r.shard),
-           std::to_string(r.sequence),
-           std::to_string(r.index),
-           r.segment,
-           std::to_string(r.ts_ns),
-           std::string(reinterpret_cast<const char*>(r.payload.data()), r.payload.size())};
-    return {};
+  /// Appends the TabSeparated row of the batch's i-th record, its values
+  /// in the order of columns_.
+  void append_row(std::size_t i) {
+    if (mapping_) {
+      const auto& row = rows_[i];
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        if (c) body_ += '\t';
+        append_tsv_value(body_, row[c]);
+      }
+    } else {
+      const auto& r = (*batch_)[i];
+      append_tsv_value(body_, std::string_view(r.id));
+      for (const std::uint64_t n : {std::uint64_t{r.node}, std::uint64_t{r.shard}, r.sequence, r.index}) {
+        body_ += '\t';
+        body_ += std::to_string(n);
+      }
+      body_ += '\t';
+      append_tsv_value(body_, std::string_view(r.segment));
+      body_ += '\t';
+      body_ += std::to_string(r.ts_ns);
+      body_ += '\t';
+      append_tsv_value(body_, std::string_view(reinterpret_cast<const char*>(r.payload.data()), r.payload.size()));
+    }
+    body_ += '\n';
   }
 
   /// Inserts rows_[kept[from..to)] as one block; a block refused for a
@@ -124,14 +138,7 @@ class clickhouse_sink final : public sink {
               clickhouse_client::answer& failure) {
     if (from == to) return true;
     body_.clear();
-    for (std::size_t k = from; k < to; ++k) {
-      const auto& row = rows_[kept[k]];
-      for (std::size_t c = 0; c < row.size(); ++c) {
-        if (c) body_ += '\t';
-        append_tsv_value(body_, row[c]);
-      }
-      body_ += '\n';
-    }
+    for (std::size_t k = from; k < to; ++k) append_row(kept[k]);
     auto a = client_.run(insert_, body_);
     if (a.ok) return true;
     if (!clickhouse_row_error(a.code, a.error)) {
@@ -153,7 +160,8 @@ class clickhouse_sink final : public sink {
   bool checked_ = false;
   bool reached_ = false;  // the last check's server answered
   std::string error_;
-  std::vector<std::vector<std::optional<std::string>>> rows_;  // the batch's values, kept between batches
+  const std::vector<sink_record>* batch_ = nullptr;            // the batch being committed
+  std::vector<std::vector<std::optional<std::string>>> rows_;  // a mapped batch's values, kept between batches
   std::string body_;
 };
 

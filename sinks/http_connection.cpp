@@ -98,7 +98,14 @@ void http_connection::ack_answers_at_once() {
   ::setsockopt(lowest().socket().native_handle(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
 }
 
-outcome<http_connection::response, std::string> http_connection::send(request& req) {
+outcome<http_connection::response, std::string> http_connection::send(request& req, std::string& body) {
+  req.body().swap(body);
+  struct give_back {
+    std::string& lent;
+    std::string& owner;
+    ~give_back() { owner.swap(lent); }
+  } body_back{req.body(), body};
+  req.prepare_payload();
   std::string failure;
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool reused = is_open();

@@ -54,7 +54,9 @@ class http_connection {
 
   /// One request on the kept-alive connection, reconnecting once if the
   /// server had closed it meanwhile; the reason on a transport error.
-  outcome<response, std::string> send(request& req);
+  /// `body` is lent to the request and given back (its buffer serves the
+  /// caller's next request).
+  outcome<response, std::string> send(request& req, std::string& body);
 
   /// Runs one asynchronous operation started by `start(handler)` to completion.
   template <class Start>

@@ -225,14 +225,7 @@ class http_sink final : public sink {
       req.set(http::field::authorization, "Bearer " + token);
     for (const auto& [k, v] : s_->headers) req.set(k, v);
     req.keep_alive(true);
-    req.body().swap(body);
-    struct give_back {
-      std::string& lent;
-      std::string& owner;
-      ~give_back() { owner.swap(lent); }
-    } body_back{req.body(), body};
-    req.prepare_payload();
-    return conn_.send(req);
+    return conn_.send(req, body);
   }
 
   std::shared_ptr<const http_settings> s_;

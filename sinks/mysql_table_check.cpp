@@ -36,7 +36,8 @@ std::string check_mysql_table(mysql_session& s, const row_mapping& m, mysql_tabl
   // Names were checked at configuration time (letters, digits and _ only):
   // they can stand in quotes as they are.
   const auto dot = m.table().find('.');
-  const std::string schema = dot == std::string::npos ? "DATABASE()" : "'" + m.table().substr(0, dot) + "'";
+  std::string schema = "DATABASE()";
+  if (dot != std::string::npos) schema = "'" + m.table().substr(0, dot).append("'");
   const std::string name = dot == std::string::npos ? m.table() : m.table().substr(dot + 1);
   std::vector<std::vector<std::string>> rows;
   if (!s.query("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +

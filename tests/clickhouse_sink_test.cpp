@@ -39,7 +39,7 @@ TEST_CASE("clickhouse: weir_records gets every record once by id with its bytes"
   clickhouse_server ch;
   auto sink = clickhouse_factory(ch, {})->make();
   std::vector<sink_record> batch;
-  for (const std::string p : {std::string("plain"), std::string("tab\there\nnewline\\back"),
+  for (const std::string& p : {std::string("plain"), std::string("tab\there\nnewline\\back"),
                               std::string("nul\0and\xff\xfe bytes", 16), std::string("")})
     batch.push_back(record_of(p, static_cast<int>(batch.size())));
   auto r = sink->commit(batch);
