@@ -18,6 +18,7 @@
 #include "actors/drain/damage_ledger.hpp"
 #include "actors/drain/known_segments.hpp"
 #include "actors/drain/record_recycler.hpp"
+#include "actors/drain/segment_release.hpp"
 #include "actors/drain/trouble_log.hpp"
 #include "actors/failure_log.hpp"
 #include "messages/atoms.hpp"
@@ -62,11 +63,12 @@ class drain_state {
     trouble_.emplace(s_.shard_dir, s_.cursor_persist_ms);
     damage_.emplace(s_, shard_name_);
     bool damaged = false;
-    cursor_file_ = std::make_unique<wab::cursor_file>(s_.io, s_.shard_dir);
+    if (!s_.release) s_.release = std::make_shared<drain_parts::segment_release>(1, s_.usage);
+    cursor_file_ = std::make_unique<wab::cursor_file>(s_.io, s_.shard_dir, s_.sink);
     loaded_ = cursor_file_->load(&damaged);
     if (damaged)
       log::error("confirm cursor unreadable; delivering the shard from its first segment (duplicates possible)",
-                 {{"dir", s_.shard_dir}});
+                 {{"dir", s_.shard_dir}, {"sink", s_.sink}});
     // Reserved now, while there is room: every later store overwrites bytes
     // already on disk, so a full disk can still confirm and free segments.
     if (int rc = cursor_file_->reserve(); rc < 0)
@@ -80,7 +82,7 @@ class drain_state {
   void start_from_cursor() {
     listed_ = true;
     distrust_cursor_past_segments();
-    if (loaded_) {
+    if (loaded_ && s_.reports_damage) {
       // Delivered before the last stop, their deletion cut short: said, since they go now.
       std::uint64_t passed = 0;
       for (const auto& [seq, st] : segments_) passed += seq < loaded_->sequence;
@@ -98,12 +100,12 @@ class drain_state {
     normalise_cursor();
     persist_cursor();
     read_ = cursor_;
-    if (s_.stats) {
+    if (s_.progress) {
       std::uint64_t backlog = 0;
       for (const auto& [seq, records] : s_.recovered_records)
         if (seq >= cursor_.sequence) backlog += records;
       if (s_.recovered_records.count(cursor_.sequence)) backlog -= std::min(backlog, cursor_.index - 1);
-      s_.stats->backlog = backlog;
+      s_.progress->backlog = backlog;
     }
   }
 
@@ -135,7 +137,7 @@ class drain_state {
     for (auto& b : flying_)
       if (b.id == id) {
         b.done = true;
-        if (s_.stats) s_.stats->confirmed.fetch_add(b.records, std::memory_order_relaxed);
+        if (s_.progress) s_.progress->confirmed.fetch_add(b.records, std::memory_order_relaxed);
       }
     while (!flying_.empty() && flying_.front().done) {
       cursor_ = flying_.front().end;
@@ -218,12 +220,12 @@ class drain_state {
   /// confirmed, for the age the metrics show (0: none waiting). Batches go
   /// out in record order, so it is the first one still in flight.
   void publish_oldest() {
-    if (!s_.stats) return;
+    if (!s_.progress) return;
     std::int64_t oldest = 0;
     if (!flying_.empty()) oldest = flying_.front().first_ts_ns;
     else if (!pending_.empty()) oldest = pending_.front().ts_ns;
     else if (!read_to_end()) return;  // records wait unread (a read to retry): the last known age holds
-    s_.stats->oldest_undelivered_ts_ns.store(oldest, std::memory_order_relaxed);
+    s_.progress->oldest_undelivered_ts_ns.store(oldest, std::memory_order_relaxed);
   }
 
   /// Everything written has been read.
@@ -259,8 +261,8 @@ class drain_state {
   }
 
  public:
-  /// Stores the cursor if it moved, then deletes every segment the stored
-  /// cursor has passed. Either failing is retried on the timer, not left to
+  /// Stores the cursor if it moved, then deletes every segment every sink's
+  /// stored cursor has passed. Either failing is retried on the timer, not left to
   /// the next delivery: with the WAB over its cap no record comes to move
   /// the cursor, and the space held would never be freed.
   void persist_cursor() {
@@ -279,12 +281,12 @@ class drain_state {
         trouble_->report("cannot persist the confirm cursor", rc);
         done = false;
       } else {
-        if (s_.confirmed && cursor_.sequence > stored_.sequence)
-          self_->send(s_.confirmed, confirmed_atom::value, cursor_.sequence);
         stored_ = cursor_;
       }
     }
-    if (done && !delete_confirmed()) done = false;
+    const auto settled = s_.release->stored(s_.sink_index, stored_.sequence);
+    if (s_.confirmed && settled.moved) self_->send(s_.confirmed, confirmed_atom::value, settled.below);
+    if (done && !delete_confirmed(settled.below)) done = false;
     if (read_retry_) {
       read_retry_ = false;
       pump();  // a read that fails again sets read_retry_ and the next try
@@ -379,7 +381,7 @@ class drain_state {
     const std::int64_t size = s_.io->size(fd_);
     if (size <= 0 || static_cast<std::uint64_t>(size) <= st.end) return false;
     st.read_past_seal = true;
-    s_.usage->add(static_cast<std::uint64_t>(size) - st.end);  // deleting it removes its end
+    s_.release->extended(fd_sequence_, st.end, static_cast<std::uint64_t>(size));  // deleting it removes its end
     st.end = static_cast<std::uint64_t>(size);
     return true;
   }
@@ -477,25 +479,31 @@ class drain_state {
     }
   }
 
-  /// Deletes the segments the stored cursor has passed (never one only the
-  /// in-memory cursor has); false when one could not be deleted.
-  bool delete_confirmed() {
+  /// Deletes the segments below `below`, which every sink's stored cursor
+  /// has passed (never one only an in-memory cursor has), unless another
+  /// sink's drain did; false when one could not be deleted.
+  bool delete_confirmed(std::uint64_t below) {
     bool removed = false, all = true;
-    for (auto it = segments_.begin(); it != segments_.end() && it->first < stored_.sequence;) {
+    for (auto it = segments_.begin(); it != segments_.end() && it->first < below;) {
       const std::string path = s_.shard_dir + "/" + wab::segment_file_name(it->first);
       if (fd_sequence_ == it->first) close_reader();
-      // Kept as a spare when the pool wants one: its blocks are already written.
-      const int recycled = s_.spares ? s_.spares->recycle(path) : 0;
-      if (int rc = recycled > 0 ? 0 : s_.io->unlink(path); rc < 0 && rc != -ENOENT) {
+      const int rc = s_.release->remove_once(it->first, it->second.end, [&] {
+        // Kept as a spare when the pool wants one: its blocks are already written.
+        const int recycled = s_.spares ? s_.spares->recycle(path) : 0;
+        const int rc = recycled > 0 ? 0 : s_.io->unlink(path);
+        if (rc < 0 && rc != -ENOENT) return rc;
+        removed = true;
+        return 0;
+      });
+      if (rc < 0) {
         trouble_->report("cannot delete a confirmed WAB segment " + path, rc);
         all = false;
         break;
       }
-      s_.usage->remove(it->second.end);
-      removed = true;
       it = segments_.erase(it);
     }
     if (removed) s_.io->fsync_directory(s_.shard_dir);
+    if (all) s_.release->all_gone_below(below);
     return all;
   }
 

@@ -1,10 +1,11 @@
 #pragma once
-// drain: one per shard, on its own thread (it reads segment files). It
-// follows the shard's WAB from the confirm cursor — the active segment
+// drain: one per shard and sink, on its own thread (it reads segment
+// files). It follows the shard's WAB from its sink's confirm cursor — the active segment
 // included, so a record is on its way to the sink within drain.linger_ms of
 // being written — cuts batches, hands them to the sink runner, and advances
 // the cursor only over the contiguous prefix of committed batches. Segments
-// wholly behind the cursor are deleted (or kept as spares). Segments an
+// wholly behind every sink's stored cursor are deleted (or kept as spares)
+// through the shard's segment_release, by whichever drain sees it first. Segments an
 // earlier run sealed were not read at startup: the drain is where a damaged
 // record in one is found, copied to quarantine and reported.
 //
@@ -49,6 +50,10 @@
 namespace weir {
 
 struct shard_metrics;
+struct shard_delivery;
+namespace drain_parts {
+class segment_release;
+}
 
 struct drain_settings {
   std::uint16_t shard = 0;
@@ -79,9 +84,19 @@ struct drain_settings {
   /// lost: the drain, meeting that damage again, neither copies nor counts it
   /// a second time.
   std::set<std::uint64_t> damaged_at_startup;
-  shard_metrics* stats = nullptr;  // may be null (tests)
-  /// Told (confirmed_atom, sequence) when the stored cursor reaches a new
-  /// segment: every segment below it is delivered (a cluster's replicator,
+  /// The sink this drain feeds: names its cursor file (wab/confirm_cursor.hpp).
+  std::string sink = "default";
+  /// Its place among the shard's drains, in `release` (one per sink).
+  std::size_t sink_index = 0;
+  /// Shared by the shard's drains; null: this drain is the shard's only one.
+  std::shared_ptr<drain_parts::segment_release> release;
+  /// Damage met while reading is said, copied to quarantine and counted in
+  /// `stats` by one drain of the shard (each sink's meets the same damage).
+  bool reports_damage = true;
+  shard_metrics* stats = nullptr;      // may be null (tests)
+  shard_delivery* progress = nullptr;  // this sink's backlog, confirmed and oldest record; may be null
+  /// Told (confirmed_atom, sequence) when every sink's stored cursor has
+  /// reached a new segment: every segment below it is delivered (a cluster's replicator,
   /// which lets the peers drop their copies). May be null.
   confirm_listener_actor confirmed;
   /// The same object as the shard writer's `notice`: where the written

@@ -452,13 +452,16 @@ class replica_store_state {
   /// A failover drain starts at the copy's cursor, which must not lie past a
   /// segment the copy holds: a drain ended mid-way can have stored one past
   /// a segment it delivered and deleted, which the origin ships again later.
+  /// (Each sink's failover drain has a cursor of its own in the copy.)
   void keep_cursor_before(copy_state& cp, std::uint64_t sequence) {
-    const auto at = wab::load_cursor(*s_.io, cp.dir);
-    if (!at || at->sequence <= sequence) return;
-    wab::confirm_cursor back;
-    back.sequence = sequence;
-    back.offset = wab::segment_prefix_size;
-    if (int rc = wab::store_cursor(*s_.io, cp.dir, back); rc < 0) trouble(cp, "cannot store a replica's cursor", rc);
+    for (const auto& [sink, at] : wab::load_every_cursor(*s_.io, cp.dir)) {
+      if (at.sequence <= sequence) continue;
+      wab::confirm_cursor back;
+      back.sequence = sequence;
+      back.offset = wab::segment_prefix_size;
+      if (int rc = wab::store_cursor(*s_.io, cp.dir, back, sink); rc < 0)
+        trouble(cp, "cannot store a replica's cursor", rc);
+    }
   }
 
   /// One log line when trouble starts or changes, not one per chunk.

@@ -327,9 +327,10 @@ class shard_writer_state {
   /// segments, and that the previous one is closed, from messages, in the
   /// order they were made.
   void announce(std::uint64_t records, bool new_segment = false) {
-    const bool wanted = !settings_.notice || settings_.notice->publish(active_->sequence(), active_->size(), records);
-    if (settings_.drain && (wanted || new_segment))
-      self_->send(settings_.drain, appended_atom::value, active_->sequence(), active_->size());
+    for (const auto& [drain, notice] : settings_.drains) {
+      const bool wanted = !notice || notice->publish(active_->sequence(), active_->size(), records);
+      if (wanted || new_segment) self_->send(drain, appended_atom::value, active_->sequence(), active_->size());
+    }
     if (settings_.replicator)
       self_->send(settings_.replicator, appended_atom::value, active_->sequence(), active_->size(), active_->records());
   }
@@ -352,8 +353,10 @@ class shard_writer_state {
     // Sealed before the next segment takes a record: then only the newest
     // segment can be unsealed after a crash. (Once per segment: cheap.)
     seal_active("rotation");
-    if (settings_.notice) settings_.notice->retire(active_->sequence());
-    if (settings_.drain) self_->send(settings_.drain, sealed_atom::value, active_->sequence(), active_->size());
+    for (const auto& [drain, notice] : settings_.drains) {
+      if (notice) notice->retire(active_->sequence());
+      self_->send(drain, sealed_atom::value, active_->sequence(), active_->size());
+    }
     if (settings_.replicator) self_->send(settings_.replicator, sealed_atom::value, active_->sequence(), active_->size());
     active_.reset();
     open_segment();

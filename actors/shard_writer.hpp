@@ -20,8 +20,9 @@
 //               replies while this thread goes on)
 //               prepare_atom to the segment_preparer (a segment started
 //               without a spare, one in a spare half full, offline)
-//               (appended_atom, sequence, end) to the drain for a new
-//               segment, and after a write when the drain waits for one
+//               (appended_atom, sequence, end) to each drain (one per
+//               sink) for a new segment, and after a write when that
+//               drain waits for one
 //               (each is published in the shared append_notice; the drain
 //               reads it when its linger ends)
 // States:       writing (an open segment)
@@ -41,6 +42,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
@@ -74,12 +76,15 @@ struct shard_writer_settings {
   std::uint64_t min_free_bytes = 1024 * 1024;
   std::shared_ptr<wab::file_io> io;
   std::shared_ptr<wab::wab_usage> usage;
-  segment_listener_actor drain;  // told what is readable (below); may be null (tests)
-  /// The same object as the drain's `notice`: every write is published
-  /// there, and the drain gets a message for a new segment, or when it
-  /// asked for one. Null for both: a message after every
-  /// write.
-  std::shared_ptr<append_notice> notice;
+  /// One drain per sink, each told what is readable: every write is
+  /// published in its `notice` (the same object as that drain's), and it
+  /// gets a message for a new segment, or when it asked for one. A null
+  /// notice (for both): a message after every write. None: tests.
+  struct drain_link {
+    segment_listener_actor drain;
+    std::shared_ptr<append_notice> notice;
+  };
+  std::vector<drain_link> drains;
   /// In a cluster: told as the drain is (it ships what is written to the
   /// peers), and where Replicated acks wait after their sync. Else null.
   replicator_actor replicator;

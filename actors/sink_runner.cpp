@@ -45,7 +45,8 @@ class sink_runner_state {
     status_ = std::move(status);
     type_ = factory->type();
     for (std::uint32_t i = 0; i < std::max(1u, s.concurrency); ++i) {
-      workers_.push_back(spawn_sink_worker(self->system(), factory, dead_letters, s.stats, s.worker_thread));
+      workers_.push_back(spawn_sink_worker(self->system(), factory, dead_letters,
+                                           s.stats ? &s.stats->sink(s.sink_index) : nullptr, s.worker_thread));
       self->link_to(workers_.back());
       idle_.push_back(true);
     }
@@ -121,23 +122,21 @@ class sink_runner_state {
 
   void finished(std::size_t w, std::uint64_t key, job j, const commit_outcome& out) {
     idle_[w] = true;
-    if (auto* m = settings_.stats) {
-      m->sink_commit_duration().Observe(out.seconds);
-      if (out.what == commit_outcome::kind::committed) {
-        m->sink_records("committed").Increment(static_cast<double>(j.records - out.dead_lettered));
-        m->sink_records("dead_lettered").Increment(static_cast<double>(out.dead_lettered));
-      } else {
-        m->sink_records("committed").Increment(static_cast<double>(out.settled - out.dead_lettered));
-        m->sink_records("dead_lettered").Increment(static_cast<double>(out.dead_lettered));
-        m->sink_records("retried").Increment(static_cast<double>(j.records - out.settled));
-      }
+    if (settings_.stats) {
+      auto& m = settings_.stats->sink(settings_.sink_index);
+      m.commit_duration->Observe(out.seconds);
+      const bool whole = out.what == commit_outcome::kind::committed;
+      const std::uint64_t settled = whole ? j.records : out.settled;
+      m.committed->Increment(static_cast<double>(settled - out.dead_lettered));
+      m.dead_lettered->Increment(static_cast<double>(out.dead_lettered));
+      if (!whole) m.retried->Increment(static_cast<double>(j.records - out.settled));
     }
     if (out.what == commit_outcome::kind::committed) {
       succeeded();
       status_->settled(j.records, out.dead_lettered, true);
       if (out.dead_lettered > 0)
         log::warn("records refused by the sink were dead-lettered",
-                  {{"sink", type_}, {"records", std::to_string(out.dead_lettered)}});
+                  {{"sink", settings_.sink_name}, {"sink_type", type_}, {"records", std::to_string(out.dead_lettered)}});
       self_->send(j.drain, delivered_atom::value, j.batch_id, spent_batch{std::move(j.batch)});
       dispatch();
       return;
@@ -162,7 +161,7 @@ class sink_runner_state {
       if (!dead_letters_full_logged_) {
         dead_letters_full_logged_ = true;
         log::warn("delivery stopped: dead letters are full",
-                  {{"sink", type_}, {"error", out.error}, {"recheck_ms", std::to_string(settings_.dead_letter_recheck_ms)}});
+                  {{"sink", settings_.sink_name}, {"sink_type", type_}, {"error", out.error}, {"recheck_ms", std::to_string(settings_.dead_letter_recheck_ms)}});
       }
       probe_may_resume_ = false;
       self_->delayed_send(self_, std::chrono::milliseconds(settings_.dead_letter_recheck_ms), retry_atom::value,
@@ -179,7 +178,7 @@ class sink_runner_state {
     // streak: visible, not a flood.
     if ((failures_ & (failures_ - 1)) == 0 || out.error != last_logged_error_) {
       last_logged_error_ = out.error;
-      log::warn("sink commit failed; retrying", {{"sink", type_},
+      log::warn("sink commit failed; retrying", {{"sink", settings_.sink_name}, {"sink_type", type_},
                                                   {"error", out.error},
                                                   {"failures", std::to_string(failures_)},
                                                   {"health", std::string(name_of(status_->health()))},
@@ -203,7 +202,7 @@ class sink_runner_state {
     status_->settled(out.settled, out.dead_lettered, false);
     if (out.dead_lettered > 0)
       log::warn("records refused by the sink were dead-lettered",
-                {{"sink", type_}, {"records", std::to_string(out.dead_lettered)}});
+                {{"sink", settings_.sink_name}, {"sink_type", type_}, {"records", std::to_string(out.dead_lettered)}});
     failures_ = 0;
   }
 
@@ -230,12 +229,12 @@ class sink_runner_state {
       char after[32];
       std::snprintf(after, sizeof after, "%.1f", after_s);
       log::info("sink healthy again",
-                {{"sink", type_},
+                {{"sink", settings_.sink_name}, {"sink_type", type_},
                  {"after_s", after},
                  {"failed_attempts", std::to_string(failures_)},
                  {"records_waiting", std::to_string(records_waiting())}});
     } else if (status_->health() != sink_health::healthy) {
-      log::info("sink healthy", {{"sink", type_}});
+      log::info("sink healthy", {{"sink", settings_.sink_name}, {"sink_type", type_}});
     }
     // Clears a failed probe's reason too.
     status_->commit_went_through(wab::wall_clock_ns(), streak_ended);
@@ -256,7 +255,7 @@ class sink_runner_state {
     }
     if (h == sink_health::healthy && mode_ == mode::backing_off && probe_may_resume_) {
       ++retry_epoch_;  // the pending retry timer is void
-      log::info("sink answers its health probe; retrying now", {{"sink", type_}});
+      log::info("sink answers its health probe; retrying now", {{"sink", settings_.sink_name}, {"sink_type", type_}});
       resume();
     }
   }
@@ -265,10 +264,7 @@ class sink_runner_state {
   /// read and what they have not).
   std::uint64_t records_waiting() const {
     std::uint64_t waiting = 0;
-    if (auto* m = settings_.stats) {
-      for (std::uint16_t sh = 0; sh < m->shards(); ++sh) waiting += m->shard(sh).lag();
-      return waiting;
-    }
+    if (auto* m = settings_.stats) return m->lag(settings_.sink_index);
     for (const auto& [key, j] : queue_) waiting += j.records;
     return waiting;
   }
@@ -285,9 +281,9 @@ class sink_runner_state {
   void set_health(sink_health h, const std::string& why = {}) {
     const auto before = status_->set_health(h);
     if (before == h) return;
-    if (h == sink_health::healthy) log::info("sink healthy", {{"sink", type_}});
+    if (h == sink_health::healthy) log::info("sink healthy", {{"sink", settings_.sink_name}, {"sink_type", type_}});
     else if (h == sink_health::down)
-      log::warn("sink down", {{"sink", type_}, {"error", why.empty() ? status_->last_error() : why}});
+      log::warn("sink down", {{"sink", settings_.sink_name}, {"sink_type", type_}, {"error", why.empty() ? status_->last_error() : why}});
   }
 
   void schedule_probe() {

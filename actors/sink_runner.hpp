@@ -51,6 +51,8 @@ struct sink_runner_settings {
   std::uint32_t down_after_failures = 3;
   std::uint32_t dead_letter_recheck_ms = 1000;  // with the dead letters full, try again this often
   metrics* stats = nullptr;  // may be null (tests)
+  std::size_t sink_index = 0;  // which of stats' sinks this runner delivers to
+  std::string sink_name = "default";  // for its log lines
   actor_thread worker_thread = actor_thread::own;
 };
 

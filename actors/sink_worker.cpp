@@ -19,7 +19,7 @@ class sink_worker_state {
  public:
   static inline const char* name = "sink_worker";
 
-  void init(std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters, metrics* stats) {
+  void init(std::shared_ptr<sink_factory> factory, std::shared_ptr<dead_letter_store> dead_letters, sink_metrics* stats) {
     factory_ = std::move(factory);
     dead_letters_ = std::move(dead_letters);
     stats_ = stats;
@@ -32,7 +32,7 @@ class sink_worker_state {
     if (stats_ && out.what == commit_outcome::kind::committed) {
       const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                               std::chrono::system_clock::now().time_since_epoch()).count();
-      for (const auto& r : *job.records) stats_->delivery_latency().observe(static_cast<double>(now_ns - r.ts_ns) / 1e9);
+      for (const auto& r : *job.records) stats_->delivery_latency.observe(static_cast<double>(now_ns - r.ts_ns) / 1e9);
     }
     return out;
   }
@@ -115,12 +115,12 @@ class sink_worker_state {
   std::shared_ptr<sink_factory> factory_;
   std::shared_ptr<dead_letter_store> dead_letters_;
   std::unique_ptr<sink> sink_;
-  metrics* stats_ = nullptr;
+  sink_metrics* stats_ = nullptr;
 };
 
 sink_worker_actor::behavior_type sink_worker_behavior(sink_worker_actor::stateful_pointer<sink_worker_state> self,
                                                       std::shared_ptr<sink_factory> factory,
-                                                      std::shared_ptr<dead_letter_store> dead_letters, metrics* stats) {
+                                                      std::shared_ptr<dead_letter_store> dead_letters, sink_metrics* stats) {
   log_exceptions(self, "sink_worker");
   self->state.init(std::move(factory), std::move(dead_letters), stats);
   return {
@@ -132,7 +132,7 @@ sink_worker_actor::behavior_type sink_worker_behavior(sink_worker_actor::statefu
 }  // namespace
 
 sink_worker_actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
-                                    std::shared_ptr<dead_letter_store> dead_letters, metrics* stats,
+                                    std::shared_ptr<dead_letter_store> dead_letters, sink_metrics* stats,
                                     actor_thread thread) {
   return spawn_on(sys, thread, sink_worker_behavior, std::move(factory), std::move(dead_letters), stats);
 }

@@ -19,11 +19,11 @@
 
 namespace weir {
 
-class metrics;
+struct sink_metrics;
 
 /// `stats` may be null (tests).
 sink_worker_actor spawn_sink_worker(caf::actor_system& sys, std::shared_ptr<sink_factory> factory,
-                                    std::shared_ptr<dead_letter_store> dead_letters, metrics* stats,
+                                    std::shared_ptr<dead_letter_store> dead_letters, sink_metrics* stats,
                                     actor_thread thread = actor_thread::own);
 
 }  // namespace weir

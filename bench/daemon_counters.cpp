@@ -18,7 +18,9 @@ double metric_total(std::string_view exposition, std::string_view name) {
     // "name 12" or "name{label=...} 12"; not "name_suffix ..." and not "# HELP name".
     if (line.substr(0, name.size()) != name || line.size() == name.size()) continue;
     const char next = line[name.size()];
-    if (next != ' ' && next != '{') continue;
+    // "name{label=\"x\"" (left open) also sums the series that have more labels.
+    const bool open_labels = name.back() != '}' && name.find('{') != std::string_view::npos;
+    if (next != ' ' && next != '{' && !(open_labels && (next == ',' || next == '}'))) continue;
     const auto value = line.rfind(' ');
     total += std::strtod(std::string(line.substr(value + 1)).c_str(), nullptr);
   }
@@ -33,7 +35,7 @@ daemon_counters read_daemon_counters(const std::string& admin) {
   c.synced_records = metric_total(text, "weir_wab_group_commit_records_sum");
   c.fsyncs = metric_total(text, "weir_wab_group_commit_records_count");
   // Only the committed outcome: the counter also counts retried and dead-lettered records.
-  const std::string committed = "weir_sink_commit_records_total{outcome=\"committed\"}";
+  const std::string committed = "weir_sink_commit_records_total{outcome=\"committed\"";
   c.committed_records = metric_total(text, committed);
   c.sink_commits = metric_total(text, "weir_sink_commit_duration_seconds_count");
   c.acked_records = metric_total(text, "weir_records_ack_total");

@@ -33,6 +33,52 @@ struct table_mapping {
   bool writes_weir_records() const { return table == "weir_records"; }
 };
 
+/// Where one sink delivers, and how (the keys under `sink.`).
+struct sink_config {
+  /// Not a key of the section: a `sinks:` element's `name`; "default" for
+  /// the `sink:` section's one sink. Names its cursor, dead letters and
+  /// metrics.
+  std::string name = "default";
+  std::string type;
+  std::int64_t concurrency;
+  std::int64_t timeout_ms;
+  std::int64_t health_interval_ms;
+  std::int64_t down_after_failures;
+  struct {
+    std::int64_t initial_ms;
+    double multiplier;
+    std::int64_t max_ms;
+    double jitter;
+  } retry;
+  struct : table_mapping { std::string path; } sqlite;
+  struct : table_mapping { std::string conninfo; std::string password_file; } postgres;
+  struct : table_mapping {
+    std::string host;
+    std::int64_t port;
+    std::string socket;  // a Unix socket path; when set, host and port are not used
+    std::string user;
+    std::string database;
+    std::string password_file;
+  } mysql;
+  struct {
+    std::string url;
+    std::string format;
+    std::int64_t pipeline;  // raw: POSTs sent on a connection before their answers are read
+    std::map<std::string, std::string> headers;
+    std::string bearer_token_file;
+    std::string ca_file;                     // "" : the system's CA store
+    struct { std::string cert, key; } tls;  // a client certificate, for https:// endpoints that ask
+  } http;
+  struct : table_mapping {
+    std::string url;  // its HTTP interface
+    std::string database;
+    std::string user;
+    std::string password_file;
+    std::string ca_file;  // https:// only; "" : the system's CA store
+  } clickhouse;
+  struct { std::string path; } file;
+};
+
 struct config {
   /// Not a setting: one line for each earlier name of a key the sources
   /// used (config/schema.hpp, renamed_keys), logged at start and printed by
@@ -95,46 +141,12 @@ struct config {
     std::int64_t cursor_persist_ms;
   } drain;
 
-  struct {
-    std::string type;
-    std::int64_t concurrency;
-    std::int64_t timeout_ms;
-    std::int64_t health_interval_ms;
-    std::int64_t down_after_failures;
-    struct {
-      std::int64_t initial_ms;
-      double multiplier;
-      std::int64_t max_ms;
-      double jitter;
-    } retry;
-    struct : table_mapping { std::string path; } sqlite;
-    struct : table_mapping { std::string conninfo; std::string password_file; } postgres;
-    struct : table_mapping {
-      std::string host;
-      std::int64_t port;
-      std::string socket;  // a Unix socket path; when set, host and port are not used
-      std::string user;
-      std::string database;
-      std::string password_file;
-    } mysql;
-    struct {
-      std::string url;
-      std::string format;
-      std::int64_t pipeline;  // raw: POSTs sent on a connection before their answers are read
-      std::map<std::string, std::string> headers;
-      std::string bearer_token_file;
-      std::string ca_file;                     // "" : the system's CA store
-      struct { std::string cert, key; } tls;  // a client certificate, for https:// endpoints that ask
-    } http;
-    struct : table_mapping {
-      std::string url;  // its HTTP interface
-      std::string database;
-      std::string user;
-      std::string password_file;
-      std::string ca_file;  // https:// only; "" : the system's CA store
-    } clickhouse;
-    struct { std::string path; } file;
-  } sink;
+  /// The `sink:` section: the one sink, or, with a `sinks:` list, what each
+  /// listed sink starts from.
+  sink_config sink;
+  /// The `sinks:` list, each element the `sink:` section with its own keys
+  /// on top; empty: the `sink:` section is the one sink (config/sink_list.hpp).
+  std::vector<sink_config> sinks;
 
   struct {
     std::string listen;

@@ -10,6 +10,7 @@
 
 #include "config/credentials.hpp"
 #include "config/schema.hpp"
+#include "config/sink_list.hpp"
 #include "files/regular_file.hpp"
 #include "config/value_parsing.hpp"
 
@@ -57,13 +58,28 @@ const setting* setting_named(config& c, const std::string& key, const std::strin
 /// A section may come twice (files made by concatenation); a key may not.
 using keys_given = std::map<std::string, YAML::Mark>;
 
+/// The `sinks:` list as the last source that gave it did (a file, then the
+/// environment, then --set, as for any key). Its elements are read once
+/// every source is, on top of the final `sink:` section.
+struct sink_list_given {
+  YAML::Node list;
+  std::string source;  // the file, "environment WEIR_SINKS" or "--set": what its marks are in
+};
+
+constexpr const char* sink_list_key = "sinks";
+
 void apply_yaml_map(config& c, key_origins& origins, keys_given& given, const YAML::Node& map,
-                    const std::string& prefix, const std::string& file) {
+                    const std::string& prefix, const std::string& file, sink_list_given* sink_list = nullptr) {
   for (const auto& kv : map) {
     if (!kv.first.IsScalar())
       throw config_error("config error: " + at(file, kv.first.Mark()) + ": keys must be plain names");
     const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
-    if (const setting* s = setting_named(c, key, at(file, kv.first.Mark()))) {
+    if (key == sink_list_key && sink_list) {
+      if (const auto [first, fresh] = given.emplace(key, kv.first.Mark()); !fresh)
+        throw config_error("config error: sinks is given twice (" + at(file, first->second) + " and " +
+                           at(file, kv.first.Mark()) + "); expected one list of sinks");
+      *sink_list = {kv.second, file};
+    } else if (const setting* s = setting_named(c, key, at(file, kv.first.Mark()))) {
       if (const auto [first, fresh] = given.emplace(s->key, kv.first.Mark()); !fresh)
         throw config_error("config error: " + s->key + " is given twice (" + at(file, first->second) + " and " +
                            at(file, kv.first.Mark()) + "); expected each key once (an earlier name counts)");
@@ -91,7 +107,7 @@ std::string yaml_problem(const YAML::ParserException& e) {
 /// A configuration is a few KiB; anything near this is not one.
 constexpr std::uintmax_t max_config_bytes = 1 << 20;
 
-void apply_file(config& c, key_origins& origins, const config_sources& src) {
+void apply_file(config& c, key_origins& origins, const config_sources& src, sink_list_given& sink_list) {
   // Read as a regular file (files/regular_file.hpp): a FIFO would block the
   // open, a device (/dev/zero) would be read until memory ran out, a
   // directory reads as empty (running on defaults), and a file system that
@@ -114,7 +130,7 @@ void apply_file(config& c, key_origins& origins, const config_sources& src) {
   if (!root.IsMap())
     throw config_error("config error: " + src.file + ": the top level must be a mapping of sections");
   keys_given given;
-  apply_yaml_map(c, origins, given, root, "", src.file);
+  apply_yaml_map(c, origins, given, root, "", src.file, &sink_list);
 }
 
 /// Text from the environment or --set: scalars are taken verbatim (so "yes",
@@ -140,12 +156,25 @@ const setting* single_underscore_match(const std::string& name) {
   return nullptr;
 }
 
-void apply_env(config& c, key_origins& origins, const config_sources& src) {
+/// A `sinks:` list given as YAML flow text (the environment, --set).
+sink_list_given sink_list_from_text(const std::string& text, const std::string& where) {
+  try {
+    return {YAML::Load(text), where};
+  } catch (const YAML::ParserException& e) {
+    throw config_error("config error: sinks = " + quoted_text(text) + " (" + where + "): " + yaml_problem(e));
+  }
+}
+
+void apply_env(config& c, key_origins& origins, const config_sources& src, sink_list_given& sink_list) {
   for (const auto& entry : src.env) {
     if (entry.rfind("WEIR_", 0) != 0) continue;
     const auto eq = entry.find('=');
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq), value = entry.substr(eq + 1);
+    if (name == env_name(sink_list_key)) {
+      sink_list = sink_list_from_text(value, "environment " + name);
+      continue;
+    }
     const setting* match = nullptr;
     for (auto& s : settings())
       if (env_name(s.key) == name) match = &s;
@@ -165,18 +194,61 @@ void apply_env(config& c, key_origins& origins, const config_sources& src) {
   }
 }
 
-void apply_overrides(config& c, key_origins& origins, const config_sources& src) {
+void apply_overrides(config& c, key_origins& origins, const config_sources& src, sink_list_given& sink_list) {
   for (const auto& entry : src.overrides) {
     const auto eq = entry.find('=');
     if (eq == std::string::npos || eq == 0)
       throw config_error("config error: --set " + entry + ": expected section.key=value");
     const std::string key = entry.substr(0, eq), value = entry.substr(eq + 1);
+    if (key == sink_list_key) {
+      sink_list = sink_list_from_text(value, "--set");
+      continue;
+    }
     const setting* s = setting_named(c, key, "--set");
     if (!s)
       throw config_error("config error: --set " + entry + ": unknown key " + key +
                          "; see docs/configuration.md");
     const std::string where = "--set";
     assign_or_throw(c, origins, *s, node_from_text(*s, value, where), where);
+  }
+}
+
+/// Reads each `sinks:` element on top of the `sink:` section, into c.sinks.
+/// An element's keys are the `sink:` section's (type, postgres.conninfo,
+/// retry.max_ms...), and `name`.
+void apply_sink_list(config& c, const sink_list_given& given) {
+  if (!given.list || given.list.IsNull()) return;
+  if (!given.list.IsSequence() || given.list.size() == 0)
+    throw config_error("config error: sinks = " + quoted(given.list) + " (" + given.source +
+                       "): expected a list of sinks, each a mapping with a name and the keys of a sink: section");
+  for (std::size_t i = 0; i < given.list.size(); ++i) {
+    const YAML::Node& element = given.list[i];
+    const std::string label = "sinks[" + std::to_string(i) + "]";
+    if (!element.IsMap())
+      throw config_error("config error: " + label + " = " + quoted(element) + " (" + given.source +
+                         "): expected a mapping with a name and the keys of a sink: section");
+    const YAML::Node name = element["name"];
+    if (!name || !name.IsScalar() || !sink_name_ok(name.Scalar()))
+      throw config_error("config error: " + label + ".name = " + (name ? quoted(name) : "(missing)") + " (" +
+                         given.source + "): expected " + sink_name_rule);
+    for (const auto& other : c.sinks)
+      if (other.name == name.Scalar())
+        throw config_error("config error: " + label + ".name = " + quoted(name) + " (" + given.source +
+                           "): another sink has that name; expected each name once");
+    YAML::Node keys(YAML::NodeType::Map);
+    for (const auto& kv : element)
+      if (!(kv.first.IsScalar() && kv.first.Scalar() == "name")) keys[kv.first] = kv.second;
+    config scratch = c;
+    key_origins origins;
+    keys_given seen;
+    try {
+      apply_yaml_map(scratch, origins, seen, keys, "sink", given.source);
+    } catch (const config_error& e) {
+      const std::string what = e.what(), head = "config error: ";
+      throw config_error(head + label + " (" + name.Scalar() + "): " + what.substr(what.rfind(head, 0) == 0 ? head.size() : 0));
+    }
+    scratch.sink.name = name.Scalar();
+    c.sinks.push_back(scratch.sink);
   }
 }
 
@@ -211,6 +283,7 @@ bool names_key(const std::string& message, const setting& s) {
 /// was set: "(ingest.shards from --set; wab.segment_max_bytes by default)".
 config_error with_origins(const config_error& e, const key_origins& origins) {
   const std::string message = e.what();
+  if (message.find("sinks[") != std::string::npos) return e;  // a sink's own keys: it says which sink
   std::string said;
   for (const auto& s : settings()) {
     if (!names_key(message, s)) continue;
@@ -225,9 +298,11 @@ config_error with_origins(const config_error& e, const key_origins& origins) {
 config load_config(const config_sources& sources) {
   config c = default_config();
   key_origins origins;
-  if (!sources.file.empty()) apply_file(c, origins, sources);
-  apply_env(c, origins, sources);
-  apply_overrides(c, origins, sources);
+  sink_list_given sink_list;
+  if (!sources.file.empty()) apply_file(c, origins, sources, sink_list);
+  apply_env(c, origins, sources, sink_list);
+  apply_overrides(c, origins, sources, sink_list);
+  apply_sink_list(c, sink_list);
   try {
     validate_config(c);
   } catch (const config_error& e) {
@@ -242,18 +317,39 @@ std::vector<std::string> process_environment() {
   return out;
 }
 
+namespace {
+
+/// Sets `value` at the dotted path `key` under `root`, making the maps along it.
+void put_at(YAML::Node root, const std::string& key, const YAML::Node& value) {
+  std::vector<YAML::Node> chain{root};
+  std::string rest = key;
+  for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+    chain.push_back(chain.back()[rest.substr(0, dot)]);
+    rest = rest.substr(dot + 1);
+  }
+  chain.back()[rest] = value;
+}
+
+}  // namespace
+
 std::string render_config(const config& c) {
   YAML::Node root(YAML::NodeType::Map);
   for (auto& s : settings()) {
-    YAML::Node value = s.secret ? YAML::Node("(redacted)") : s.show(c);
-    // Walk/create the nested maps along the dotted path.
-    std::vector<YAML::Node> chain{root};
-    std::string rest = s.key;
-    for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
-      chain.push_back(chain.back()[rest.substr(0, dot)]);
-      rest = rest.substr(dot + 1);
+    put_at(root, s.key, s.secret ? YAML::Node("(redacted)") : s.show(c));
+  }
+  for (const auto& sink : c.sinks) {
+    const config as_only = with_only_sink(c, sink);
+    YAML::Node element(YAML::NodeType::Map);
+    element["name"] = sink.name;
+    for (auto& s : settings()) {
+      if (s.key.rfind("sink.", 0) != 0) continue;
+      // Its own type's section, not every type's.
+      const std::string rest = s.key.substr(5);
+      const auto dot = rest.find('.');
+      if (dot != std::string::npos && rest.substr(0, dot) != "retry" && rest.substr(0, dot) != sink.type) continue;
+      put_at(element, s.key.substr(5), s.secret ? YAML::Node("(redacted)") : s.show(as_only));
     }
-    chain.back()[rest] = value;
+    root[sink_list_key].push_back(element);
   }
   YAML::Emitter out;
   out << root;
@@ -271,6 +367,11 @@ std::string describe_config() {
     out += "| `" + s.key + "` | `" + s.default_yaml + "` | " + allowed + " | `" + env_name(s.key) +
            "` | " + s.help + " |\n";
   }
+  out += std::string("| `") + sink_list_key + "` | `[]` | a list of sinks, each a mapping: `name` (" + sink_name_rule +
+         ") and any `sink.` key without its `sink.` | `" + env_name(sink_list_key) +
+         "` | Several sinks, each delivered to on its own (its own cursor, retries, health and dead letters); an "
+         "element's keys go on top of the `sink:` section's. Empty: the `sink:` section is the one sink, named "
+         "default. See docs/sinks.md, several sinks. |\n";
   return out;
 }
 

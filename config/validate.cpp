@@ -7,6 +7,7 @@
 
 #include "config/credentials.hpp"
 #include "config/loader.hpp"
+#include "config/sink_list.hpp"
 #include "config/value_parsing.hpp"
 
 namespace weir {
@@ -112,37 +113,10 @@ void validate_cluster(const config& c) {
 
 }  // namespace
 
-void validate_config(const config& c) {
-  if (c.data_dir.empty()) fail("data_dir = \"\": expected a directory path");
+namespace {
 
-  if (c.listen.unix_path.empty() && c.listen.tcp.empty())
-    fail("listen.unix and listen.tcp are both \"\": expected at least one listener");
-  if (c.listen.unix_path.size() >= sizeof(sockaddr_un::sun_path))
-    fail("listen.unix = " + quoted_text(c.listen.unix_path) + ": the path is " +
-         std::to_string(c.listen.unix_path.size()) + " bytes; a Unix socket path must be under " +
-         std::to_string(sizeof(sockaddr_un::sun_path)) + " bytes");
-  if (!c.listen.socket_group.empty() && !account_name_ok(c.listen.socket_group))
-    fail("listen.socket_group = " + quoted_text(c.listen.socket_group) + ": expected a group name or number, or \"\"");
-  require_all_or_none("listen.tls", {{"cert", &c.listen.tls.cert},
-                                     {"key", &c.listen.tls.key},
-                                     {"client_ca", &c.listen.tls.client_ca}});
-  if (!c.listen.tcp.empty() && c.listen.tls.cert.empty())
-    fail("listen.tcp = " + quoted_text(c.listen.tcp) +
-         ": TCP is served only with mutual TLS; set listen.tls.cert, listen.tls.key and "
-         "listen.tls.client_ca");
-
-  const double cap_floor = static_cast<double>(c.ingest.shards) * c.wab.segment_max_bytes;
-  if (c.limits.wab_max_bytes * 0.9 <= cap_floor)
-    fail("limits.wab_max_bytes = " + format_bytes(c.limits.wab_max_bytes) +
-         ": expected 90 % of it to exceed ingest.shards x wab.segment_max_bytes = " +
-         std::to_string(c.ingest.shards) + " x " + format_bytes(c.wab.segment_max_bytes) +
-         " (every shard's open segment must fit under the cap)");
-
-  if (c.limits.frame_memory_bytes < c.limits.max_payload_bytes)
-    fail("limits.frame_memory_bytes = " + format_bytes(c.limits.frame_memory_bytes) +
-         ": expected at least limits.max_payload_bytes = " + format_bytes(c.limits.max_payload_bytes) +
-         " (a frame of the largest allowed payload must fit)");
-
+/// The `sink:` section's keys, as one sink (c.sink) uses them.
+void validate_sink(const config& c) {
   if (c.sink.retry.max_ms < c.sink.retry.initial_ms)
     fail("sink.retry.max_ms = " + std::to_string(c.sink.retry.max_ms) +
          ": expected at least sink.retry.initial_ms = " + std::to_string(c.sink.retry.initial_ms));
@@ -198,6 +172,70 @@ void validate_config(const config& c) {
     fail("sink.file.path = \"\": expected a file path when sink.type is file");
   if (c.sink.type == "sqlite" && c.sink.sqlite.path.empty())
     fail("sink.sqlite.path = \"\": expected a file path when sink.type is sqlite");
+}
+
+/// A database file or an output file written by two sinks would get each
+/// record twice over, interleaved: one file, one sink.
+void refuse_shared_files(const std::vector<sink_config>& sinks) {
+  std::map<std::string, std::string> written;  // path -> the sink that writes it
+  for (const auto& s : sinks) {
+    const std::string* path = s.type == "sqlite" ? &s.sqlite.path : s.type == "file" ? &s.file.path : nullptr;
+    if (!path) continue;
+    if (const auto [other, fresh] = written.emplace(*path, s.name); !fresh)
+      fail("sinks: " + other->second + " and " + s.name + " both write " + quoted_text(*path) +
+           "; expected a file of its own for each sink");
+  }
+}
+
+/// Each sink as it will run: the `sink:` section alone, or each `sinks:`
+/// element (the `sink:` section is then what they start from, not a sink).
+void validate_sinks(const config& c) {
+  if (c.sinks.empty()) return validate_sink(c);
+  for (std::size_t i = 0; i < c.sinks.size(); ++i) {
+    try {
+      validate_sink(with_only_sink(c, c.sinks[i]));
+    } catch (const config_error& e) {
+      const std::string what = e.what(), head = "config error: ";
+      fail("sinks[" + std::to_string(i) + "] (" + c.sinks[i].name + "): " + what.substr(head.size()));
+    }
+  }
+  refuse_shared_files(c.sinks);
+}
+
+}  // namespace
+
+void validate_config(const config& c) {
+  if (c.data_dir.empty()) fail("data_dir = \"\": expected a directory path");
+
+  if (c.listen.unix_path.empty() && c.listen.tcp.empty())
+    fail("listen.unix and listen.tcp are both \"\": expected at least one listener");
+  if (c.listen.unix_path.size() >= sizeof(sockaddr_un::sun_path))
+    fail("listen.unix = " + quoted_text(c.listen.unix_path) + ": the path is " +
+         std::to_string(c.listen.unix_path.size()) + " bytes; a Unix socket path must be under " +
+         std::to_string(sizeof(sockaddr_un::sun_path)) + " bytes");
+  if (!c.listen.socket_group.empty() && !account_name_ok(c.listen.socket_group))
+    fail("listen.socket_group = " + quoted_text(c.listen.socket_group) + ": expected a group name or number, or \"\"");
+  require_all_or_none("listen.tls", {{"cert", &c.listen.tls.cert},
+                                     {"key", &c.listen.tls.key},
+                                     {"client_ca", &c.listen.tls.client_ca}});
+  if (!c.listen.tcp.empty() && c.listen.tls.cert.empty())
+    fail("listen.tcp = " + quoted_text(c.listen.tcp) +
+         ": TCP is served only with mutual TLS; set listen.tls.cert, listen.tls.key and "
+         "listen.tls.client_ca");
+
+  const double cap_floor = static_cast<double>(c.ingest.shards) * c.wab.segment_max_bytes;
+  if (c.limits.wab_max_bytes * 0.9 <= cap_floor)
+    fail("limits.wab_max_bytes = " + format_bytes(c.limits.wab_max_bytes) +
+         ": expected 90 % of it to exceed ingest.shards x wab.segment_max_bytes = " +
+         std::to_string(c.ingest.shards) + " x " + format_bytes(c.wab.segment_max_bytes) +
+         " (every shard's open segment must fit under the cap)");
+
+  if (c.limits.frame_memory_bytes < c.limits.max_payload_bytes)
+    fail("limits.frame_memory_bytes = " + format_bytes(c.limits.frame_memory_bytes) +
+         ": expected at least limits.max_payload_bytes = " + format_bytes(c.limits.max_payload_bytes) +
+         " (a frame of the largest allowed payload must fit)");
+
+  validate_sinks(c);
 
   require_all_or_none("cluster.tls", {{"cert", &c.cluster.tls.cert},
                                       {"key", &c.cluster.tls.key},

@@ -18,6 +18,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include "config/sink_list.hpp"
 #include "daemon/cluster_runtime.hpp"
 #include "daemon/config_reload.hpp"
 #include "daemon/reload_runner.hpp"
@@ -34,6 +35,7 @@
 #include "runtime/io_thread_unit.hpp"
 #include "runtime/node_life.hpp"
 #include "runtime/pipeline.hpp"
+#include "runtime/wab_cap_watch.hpp"
 #include "runtime/process_limits.hpp"
 #include "runtime/startup_error.hpp"
 #include "runtime/usable_cores.hpp"
@@ -292,7 +294,9 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   wab_startup recovered = open_wab_of_this_node(cfg);
   auto usage = std::make_shared<wab::wab_usage>(static_cast<std::uint64_t>(cfg.limits.wab_max_bytes));
   usage->add(recovered.bytes);
-  metrics exported(cfg.data_dir, static_cast<std::uint16_t>(cfg.ingest.shards));
+  std::vector<std::string> sink_names;
+  for (const auto& sink : configured_sinks(cfg)) sink_names.push_back(sink.name);
+  metrics exported(cfg.data_dir, static_cast<std::uint16_t>(cfg.ingest.shards), sink_names);
   exported.recovered(recovered.records, recovered.quarantined);
 
   // Where the WAB's disk interrupts land and which CPUs the daemon may use.
@@ -343,10 +347,12 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
 
   // Bound before the producer socket, so a taken port fails the start cleanly.
   std::unique_ptr<admin_server> admin;
+  std::vector<metrics::sink_state> sink_states;
+  for (const auto& lane : shards.sinks()) sink_states.push_back({lane.type, lane.delivery.get(), lane.dead_letters.get()});
+  wab_cap_watch cap_watch(usage, exported, sink_states);
   if (!cfg.admin.listen.empty())
     admin = std::make_unique<admin_server>(cfg.admin.listen, exported,
-                                           metrics::live_state{&stats, usage.get(), shards.delivery().get(),
-                                                               shards.dead_letters().get(), shards.sink_type(),
+                                           metrics::live_state{&stats, usage.get(), sink_states,
                                                                conn.budget.get(), cluster_stats.get(),
                                                                keep_awake ? &keep_awake->stats() : nullptr,
                                                                placement ? &placement->stats() : nullptr,

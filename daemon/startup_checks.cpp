@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "config/sink_list.hpp"
 #include "transport/socket_access.hpp"
 #include "runtime/startup_error.hpp"
 #include "transport/tls_context.hpp"
@@ -26,10 +27,12 @@ void check_startup_config(const config& cfg) {
     if (!f->empty() && ::access(f->c_str(), R_OK) != 0)
       throw startup_error("cluster.tls: cannot read " + *f + ": " + std::strerror(errno));
   resolve_socket_access(cfg);  // every user and group named must exist
-  try {
-    make_sink_factory(cfg);  // builds nothing that lasts: connections are made per commit slot later
-  } catch (const std::exception& e) {
-    throw startup_error(e.what());
+  for (const auto& sink : configured_sinks(cfg)) {
+    try {
+      make_sink_factory(with_only_sink(cfg, sink));  // builds nothing that lasts: connections are made per commit slot later
+    } catch (const std::exception& e) {
+      throw startup_error(cfg.sinks.empty() ? e.what() : "sink " + sink.name + ": " + e.what());
+    }
   }
 }
 

@@ -56,14 +56,6 @@ MetricFamily single(const char* name, const char* help, MetricType type, double 
   return f;
 }
 
-/// One gauge per state, 1 for the current one.
-MetricFamily one_hot(const char* name, const char* help, const std::vector<std::string>& states,
-                     const std::string& current) {
-  auto f = family(name, help, MetricType::Gauge);
-  for (const auto& s : states) f.metric.push_back(value(s == current ? 1 : 0, MetricType::Gauge, {{"state", s}}));
-  return f;
-}
-
 double resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   std::uint64_t size = 0, resident = 0;
@@ -105,7 +97,7 @@ const char* nack_label(std::uint8_t reason) {
   return "other";
 }
 
-metrics::metrics(std::string data_dir, std::uint16_t shards)
+metrics::metrics(std::string data_dir, std::uint16_t shards, std::vector<std::string> sinks)
     : data_dir_(std::move(data_dir)), started_ns_(wab::wall_clock_ns()) {
   auto& accepted = prometheus::BuildCounter().Name("weir_records_accepted_total")
                        .Help("Records taken in for writing to the WAB").Register(*registry_);
@@ -135,22 +127,56 @@ metrics::metrics(std::string data_dir, std::uint16_t shards)
     m->fsync_failures = &failures.Add({{"shard", label}});
     shards_.push_back(std::move(m));
   }
-  sink_commit_duration_ = &prometheus::BuildHistogram().Name("weir_sink_commit_duration_seconds")
-                               .Help("Duration of each sink commit (one batch)").Register(*registry_)
-                               .Add({}, prometheus::Histogram::BucketBoundaries{
-                                   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10});
-  sink_records_ = &prometheus::BuildCounter().Name("weir_sink_commit_records_total")
-                       .Help("Records through sink commits, by outcome").Register(*registry_);
-  for (const char* o : {"committed", "retried", "dead_lettered"}) sink_records_->Add({{"outcome", o}});
+  auto& commit = prometheus::BuildHistogram().Name("weir_sink_commit_duration_seconds")
+                     .Help("Duration of each sink commit (one batch), by sink").Register(*registry_);
+  auto& records = prometheus::BuildCounter().Name("weir_sink_commit_records_total")
+                      .Help("Records through sink commits, by sink and outcome").Register(*registry_);
+  for (auto& name : sinks) {
+    auto k = std::make_unique<sink_metrics>();
+    k->commit_duration = &commit.Add({{"sink", name}}, prometheus::Histogram::BucketBoundaries{
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10});
+    k->committed = &records.Add({{"sink", name}, {"outcome", "committed"}});
+    k->retried = &records.Add({{"sink", name}, {"outcome", "retried"}});
+    k->dead_lettered = &records.Add({{"sink", name}, {"outcome", "dead_lettered"}});
+    for (std::uint16_t sh = 0; sh < shards; ++sh) k->shards.push_back(std::make_unique<shard_delivery>());
+    k->name = std::move(name);
+    sinks_.push_back(std::move(k));
+  }
   recovery_replayed_ = &prometheus::BuildCounter().Name("weir_recovery_records_replayed_total")
                             .Help("Records found in the WAB by startup recovery").Register(*registry_).Add({});
   recovery_quarantined_ = &prometheus::BuildCounter().Name("weir_recovery_segments_quarantined_total")
                                .Help("Segments startup recovery copied to quarantine").Register(*registry_).Add({});
 }
 
-double metrics::oldest_undelivered_age(std::uint16_t shard, std::int64_t now_ns) const {
-  const std::int64_t ts = shards_.at(shard)->oldest_undelivered_ts_ns.load();
+double metrics::oldest_undelivered_age(std::size_t sink, std::uint16_t shard, std::int64_t now_ns) const {
+  const std::int64_t ts = sinks_.at(sink)->shards.at(shard)->oldest_undelivered_ts_ns.load();
   return ts > 0 ? std::max(0.0, static_cast<double>(now_ns - ts) / 1e9) : 0.0;
+}
+
+double metrics::oldest_undelivered_age(std::uint16_t shard, std::int64_t now_ns) const {
+  double oldest = 0;
+  for (std::size_t k = 0; k < sinks_.size(); ++k) oldest = std::max(oldest, oldest_undelivered_age(k, shard, now_ns));
+  return oldest;
+}
+
+std::uint64_t metrics::lag(std::size_t sink, std::uint16_t shard) const {
+  return sinks_.at(sink)->shards.at(shard)->lag(shards_.at(shard)->appended.load());
+}
+
+std::uint64_t metrics::lag(std::size_t sink) const {
+  std::uint64_t sum = 0;
+  for (std::uint16_t sh = 0; sh < shards_.size(); ++sh) sum += lag(sink, sh);
+  return sum;
+}
+
+std::uint64_t metrics::confirmed_by_all() const {
+  std::uint64_t least = 0;
+  for (std::size_t k = 0; k < sinks_.size(); ++k) {
+    std::uint64_t sum = 0;
+    for (const auto& sh : sinks_[k]->shards) sum += sh->confirmed.load();
+    least = k == 0 ? sum : std::min(least, sum);
+  }
+  return least;
 }
 
 double metrics::seconds_since_last_commit(const delivery_status::view& d, std::int64_t now_ns) const {
@@ -174,8 +200,6 @@ metrics::shard_file_counts metrics::shard_files(std::uint16_t shard) const {
   }
   return out;
 }
-
-prometheus::Counter& metrics::sink_records(const char* outcome) { return sink_records_->Add({{"outcome", outcome}}); }
 
 void metrics::recovered(std::uint64_t records, std::uint64_t quarantined_segments) {
   recovery_replayed_->Increment(static_cast<double>(records));
@@ -274,6 +298,34 @@ void add_tls_families(const listener_stats& l, std::vector<MetricFamily>& famili
 
 }  // namespace
 
+void metrics::render_sinks(const std::vector<sink_state>& sinks, std::int64_t now_ns,
+                           std::vector<MetricFamily>& families) const {
+  auto state = family("weir_drain_state", "What delivery to each sink is doing (one-hot)", MetricType::Gauge);
+  auto health = family("weir_sink_health", "Each sink's health (one-hot)", MetricType::Gauge);
+  auto since = family("weir_sink_seconds_since_last_commit",
+                      "Time since a commit to the sink last went through (since the start when none has yet)",
+                      MetricType::Gauge);
+  auto dead = family("weir_dead_letter_bytes", "Bytes held in each sink's dead-letter directory", MetricType::Gauge);
+  auto info = family("weir_sink_info", "The configured sinks", MetricType::Gauge);
+  for (std::size_t k = 0; k < sinks.size() && k < sinks_.size(); ++k) {
+    const std::string& name = sinks_[k]->name;
+    const auto& live = sinks[k];
+    if (live.delivery) {
+      const auto d = live.delivery->read();
+      for (const char* s : {"idle", "delivering", "retrying", "dead_letter_full"})
+        state.metric.push_back(value(name_of(d.state) == s ? 1 : 0, MetricType::Gauge, {{"state", s}, {"sink", name}}));
+      for (const char* h : {"healthy", "degraded", "down"})
+        health.metric.push_back(value(name_of(d.health) == h ? 1 : 0, MetricType::Gauge, {{"state", h}, {"sink", name}}));
+      since.metric.push_back(value(seconds_since_last_commit(d, now_ns), MetricType::Gauge, {{"sink", name}}));
+    }
+    if (live.dead_letters)
+      dead.metric.push_back(value(static_cast<double>(live.dead_letters->bytes()), MetricType::Gauge, {{"sink", name}}));
+    if (!live.type.empty()) info.metric.push_back(value(1, MetricType::Gauge, {{"sink_type", live.type}, {"sink", name}}));
+  }
+  for (auto* f : {&state, &health, &since, &dead, &info})
+    if (!f->metric.empty()) families.push_back(std::move(*f));
+}
+
 std::string metrics::render(const live_state& live) {
   std::lock_guard<std::mutex> guard(render_mutex_);
   auto families = registry_->Collect();
@@ -284,15 +336,17 @@ std::string metrics::render(const live_state& live) {
   families.push_back(std::move(latency));
   auto delivery = family("weir_delivery_latency_seconds", "Time from a record's write to its sink commit",
                          MetricType::Histogram);
-  delivery.metric.push_back(delivery_latency_.snapshot({}));
+  for (const auto& k : sinks_) delivery.metric.push_back(k->delivery_latency.snapshot({{"sink", k->name}}));
   families.push_back(std::move(delivery));
 
   auto segments = family("weir_wab_segments", "Segment files in each shard's WAB directory", MetricType::Gauge);
   auto spares = family("weir_wab_spare_segments", "Files kept ready for each shard's next segments (wab.spare_segments)",
                        MetricType::Gauge);
-  auto lag = family("weir_drain_lag_records", "Records written and not yet confirmed by the sink", MetricType::Gauge);
+  auto lag = family("weir_drain_lag_records", "Records written and not yet confirmed by the sink, by shard and sink",
+                    MetricType::Gauge);
   auto oldest = family("weir_delivery_oldest_undelivered_age_seconds",
-                       "Age of the oldest record the sink has not confirmed (0: none waiting)", MetricType::Gauge);
+                       "Age of the oldest record the sink has not confirmed (0: none waiting), by shard and sink",
+                       MetricType::Gauge);
   const std::int64_t now_ns = wab::wall_clock_ns();
   auto damaged = family("weir_drain_segments_quarantined_total",
                         "Segments the drain found damaged (sealed ones are checked as they are read) and copied to quarantine",
@@ -307,9 +361,13 @@ std::string metrics::render(const live_state& live) {
     segments.metric.push_back(value(static_cast<double>(files.segments), MetricType::Gauge, {{"shard", label}}));
     spares.metric.push_back(value(static_cast<double>(files.spares), MetricType::Gauge, {{"shard", label}}));
     damaged.metric.push_back(value(static_cast<double>(m.quarantined_segments.load()), MetricType::Counter, {{"shard", label}}));
-    lag.metric.push_back(value(static_cast<double>(m.lag()), MetricType::Gauge, {{"shard", label}}));
     lost.metric.push_back(value(static_cast<double>(m.lost.load()), MetricType::Counter, {{"shard", label}}));
-    oldest.metric.push_back(value(oldest_undelivered_age(s, now_ns), MetricType::Gauge, {{"shard", label}}));
+    for (std::size_t k = 0; k < sinks_.size(); ++k) {
+      const std::string& sink = sinks_[k]->name;
+      lag.metric.push_back(value(static_cast<double>(this->lag(k, s)), MetricType::Gauge, {{"shard", label}, {"sink", sink}}));
+      oldest.metric.push_back(
+          value(oldest_undelivered_age(k, s, now_ns), MetricType::Gauge, {{"shard", label}, {"sink", sink}}));
+    }
   }
   families.push_back(std::move(segments));
   families.push_back(std::move(spares));
@@ -358,21 +416,7 @@ std::string metrics::render(const live_state& live) {
                               "stopped filling it (limits.frame_memory_stall_ms) or filled it far too slowly",
                               MetricType::Counter, static_cast<double>(live.frames->reclaims())));
   }
-  if (live.delivery) {
-    const auto delivery = live.delivery->read();
-    families.push_back(one_hot("weir_drain_state", "What delivery is doing (one-hot)",
-                               {"idle", "delivering", "retrying", "dead_letter_full"},
-                               std::string(name_of(delivery.state))));
-    static const std::vector<std::string> healths{"healthy", "degraded", "down"};
-    families.push_back(one_hot("weir_sink_health", "The sink's health (one-hot)", healths,
-                               std::string(name_of(delivery.health))));
-    families.push_back(single("weir_sink_seconds_since_last_commit",
-                              "Time since a sink commit last went through (since the start when none has yet)",
-                              MetricType::Gauge, seconds_since_last_commit(delivery, now_ns)));
-  }
-  if (live.dead_letters)
-    families.push_back(single("weir_dead_letter_bytes", "Bytes held in the dead-letter directory", MetricType::Gauge,
-                              static_cast<double>(live.dead_letters->bytes())));
+  render_sinks(live.sinks, now_ns, families);
   if (live.cluster) render_cluster(*live.cluster, families);
   if (live.keep_awake) {
     families.push_back(single("weir_keep_awake_spin_seconds_total",
@@ -420,11 +464,6 @@ std::string metrics::render(const live_state& live) {
     polls.metric.push_back(value(static_cast<double>(live.io_spin->caught.load()), MetricType::Counter, {{"outcome", "caught"}}));
     polls.metric.push_back(value(static_cast<double>(live.io_spin->expired.load()), MetricType::Counter, {{"outcome", "expired"}}));
     families.push_back(std::move(polls));
-  }
-  if (!live.sink_type.empty()) {
-    auto info = family("weir_sink_info", "The configured sink", MetricType::Gauge);
-    info.metric.push_back(value(1, MetricType::Gauge, {{"sink_type", live.sink_type}}));
-    families.push_back(std::move(info));
   }
   families.push_back(single("process_resident_memory_bytes", "Resident memory", MetricType::Gauge, resident_bytes()));
   families.push_back(single("process_cpu_seconds_total", "User and system CPU time", MetricType::Counter, cpu_seconds()));

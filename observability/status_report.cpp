@@ -87,8 +87,8 @@ status_report::totals status_report::now() const {
     t.accepted += stats_.tier(tl).accepted->Value();
     t.acked += stats_.tier(tl).acked->Value();
   }
+  t.delivered = static_cast<double>(stats_.confirmed_by_all());
   for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
-    t.delivered += static_cast<double>(stats_.shard(s).confirmed.load());
     t.fsyncs += static_cast<double>(stats_.shard(s).fsyncs.load());
     t.synced += static_cast<double>(stats_.shard(s).synced_records.load());
   }
@@ -126,11 +126,9 @@ status_report::history_point status_report::point_between(const totals& older, c
   p.p99_ms = quantile_ms(newer.latency, older.latency, 0.99);
   if (live_.usage) p.wab_bytes = static_cast<double>(live_.usage->bytes());
   const std::int64_t now_ns = wab::wall_clock_ns();
-  for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
-    const auto& m = stats_.shard(s);
-    p.lag += static_cast<double>(m.lag());
+  for (std::size_t k = 0; k < stats_.sinks(); ++k) p.lag = std::max(p.lag, static_cast<double>(stats_.lag(k)));
+  for (std::uint16_t s = 0; s < stats_.shards(); ++s)
     p.oldest_age_s = std::max(p.oldest_age_s, stats_.oldest_undelivered_age(s, now_ns));
-  }
   return p;
 }
 
@@ -166,17 +164,68 @@ std::optional<std::string> status_report::not_ready() const {
     if (stats_.shard(s).offline.load()) return "WAB shard " + std::to_string(s) + " cannot create a segment";
   }
   if (live_.usage && live_.usage->over_cap())
-    return "the WAB is over limits.wab_max_bytes (" + std::to_string(live_.usage->bytes()) + " bytes)";
+    return "the WAB is over limits.wab_max_bytes (" + std::to_string(live_.usage->bytes()) + " bytes), held for " +
+           holding_sink();
   return std::nullopt;
+}
+
+std::string status_report::holding_sink() const { return sink_holding_wab(stats_, live_.sinks); }
+
+std::string sink_holding_wab(const metrics& stats, const std::vector<metrics::sink_state>& sinks) {
+  std::size_t furthest = 0;
+  for (std::size_t k = 1; k < stats.sinks(); ++k)
+    if (stats.lag(k) > stats.lag(furthest)) furthest = k;
+  std::string said = "sink " + stats.sink_name(furthest) + " (" + std::to_string(stats.lag(furthest)) +
+                     " records it has not confirmed";
+  if (furthest < sinks.size() && sinks[furthest].delivery) {
+    const auto d = sinks[furthest].delivery->read();
+    said += std::string(", ") + std::string(name_of(d.health));
+    if (!d.last_error.empty()) said += ": " + d.last_error;
+  }
+  return said + ")";
 }
 
 std::optional<std::string> status_report::delivery_problem() const {
   // Retrying now, or between two attempts (the state says delivering while
   // one runs): the sink's health says it has been failing.
-  if (!live_.delivery) return std::nullopt;
-  auto d = live_.delivery->read();
-  if (d.state != delivery_state::retrying && d.health == sink_health::healthy) return std::nullopt;
-  return d.last_error.empty() ? std::nullopt : std::optional<std::string>(std::move(d.last_error));
+  std::string problems;
+  for (std::size_t k = 0; k < live_.sinks.size(); ++k) {
+    if (!live_.sinks[k].delivery) continue;
+    auto d = live_.sinks[k].delivery->read();
+    if ((d.state != delivery_state::retrying && d.health == sink_health::healthy) || d.last_error.empty()) continue;
+    if (!problems.empty()) problems += "; ";
+    if (live_.sinks.size() > 1 && k < stats_.sinks()) problems += "sink " + stats_.sink_name(k) + ": ";
+    problems += d.last_error;
+  }
+  return problems.empty() ? std::nullopt : std::optional<std::string>(std::move(problems));
+}
+
+nlohmann::json status_report::sinks_json(std::int64_t now_ns) const {
+  using nlohmann::json;
+  json out = json::array();
+  for (std::size_t k = 0; k < live_.sinks.size() && k < stats_.sinks(); ++k) {
+    const auto& live = live_.sinks[k];
+    double oldest = 0;
+    for (std::uint16_t s = 0; s < stats_.shards(); ++s) oldest = std::max(oldest, stats_.oldest_undelivered_age(k, s, now_ns));
+    json one = {{"name", stats_.sink_name(k)},
+                {"type", live.type},
+                {"lag_records", stats_.lag(k)},
+                {"oldest_undelivered_age_s", oldest}};
+    if (live.delivery) {
+      const auto d = live.delivery->read();
+      one["state"] = std::string(name_of(d.state));
+      one["health"] = std::string(name_of(d.health));
+      one["committed_records"] = d.committed_records;
+      one["dead_lettered"] = d.dead_lettered;
+      one["retries"] = d.retries;
+      one["backoff_ms"] = d.backoff_ms;
+      one["last_error"] = d.last_error;
+      one["seconds_since_last_commit"] = stats_.seconds_since_last_commit(d, now_ns);
+    }
+    if (live.dead_letters) one["dead_letter_bytes"] = live.dead_letters->bytes();
+    out.push_back(std::move(one));
+  }
+  return out;
 }
 
 std::string status_report::json() const {
@@ -212,14 +261,21 @@ std::string status_report::json() const {
     const double age = stats_.oldest_undelivered_age(s, now_ns);
     oldest_age = std::max(oldest_age, age);
     const auto& m = stats_.shard(s);
-    const auto appended = m.appended.load(), confirmed = m.confirmed.load();
+    // Every sink's: the confirmed and lag of the one furthest behind.
+    std::uint64_t confirmed = 0, lag = 0;
+    for (std::size_t k = 0; k < stats_.sinks(); ++k) {
+      const auto c = stats_.delivery(k, s).confirmed.load();
+      confirmed = k == 0 ? c : std::min(confirmed, c);
+      lag = std::max(lag, stats_.lag(k, s));
+    }
+    const auto appended = m.appended.load();
     const auto files = stats_.shard_files(s);
     shards.push_back({{"shard", s},
                       {"segments", files.segments},
                       {"bytes", files.bytes},
                       {"appended", appended},
                       {"confirmed", confirmed},
-                      {"lag_records", m.lag()},
+                      {"lag_records", lag},
                       {"damaged_records_lost", m.lost.load()},
                       {"oldest_undelivered_age_s", age},
                       {"offline", m.offline.load()}});
@@ -242,20 +298,23 @@ std::string status_report::json() const {
                 {"max_bytes", live_.usage->cap()},
                 {"over_cap", live_.usage->over_cap()},
                 {"cap_rejections", live_.usage->rejections()}};
-  if (live_.delivery) {
-    const auto d = live_.delivery->read();
+  j["sinks"] = sinks_json(now_ns);
+  // The first sink's, as before there were several.
+  if (!live_.sinks.empty() && live_.sinks[0].delivery) {
+    const auto d = live_.sinks[0].delivery->read();
     j["drain"] = {{"state", std::string(name_of(d.state))},
                   {"backoff_ms", d.backoff_ms},
                   {"oldest_undelivered_age_s", oldest_age},
                   {"retries", d.retries},
                   {"last_error", d.last_error}};
-    j["sink"] = {{"type", live_.sink_type},
+    j["sink"] = {{"type", live_.sinks[0].type},
                  {"health", name_of(d.health)},
                  {"committed_records", d.committed_records},
                  {"seconds_since_last_commit", stats_.seconds_since_last_commit(d, now_ns)},
                  {"dead_lettered", d.dead_lettered}};
   }
-  if (live_.dead_letters) j["dead_letter_bytes"] = live_.dead_letters->bytes();
+  if (!live_.sinks.empty() && live_.sinks[0].dead_letters)
+    j["dead_letter_bytes"] = live_.sinks[0].dead_letters->bytes();
   if (live_.cluster) j["cluster"] = cluster_section(*live_.cluster);
   if (live_.reads)
     j["read_batching"] = {{"batching", live_.reads->batching.load()},

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "observability/metrics.hpp"
 
 namespace weir {
@@ -41,6 +43,10 @@ class status_report {
     std::vector<std::uint64_t> latency;  // cumulative ack-latency buckets, Buffered and Durable together
   };
   totals now() const;
+  /// The sink furthest behind, what it has not confirmed and why: who holds the WAB at its cap.
+  std::string holding_sink() const;
+  /// Each sink: its name, type, health, state, lag and dead letters.
+  nlohmann::json sinks_json(std::int64_t now_ns) const;
 
   /// What one second looked like: rates over it, gauges at its end.
   struct history_point {
@@ -58,5 +64,9 @@ class status_report {
   std::deque<totals> samples_;  // oldest first, up to 61
   std::deque<history_point> history_;  // oldest first, up to history_points
 };
+
+/// The sink furthest behind (the most records it has not confirmed), with
+/// its health and last error: who holds the WAB when it reaches its cap.
+std::string sink_holding_wab(const metrics& stats, const std::vector<metrics::sink_state>& sinks);
 
 }  // namespace weir

@@ -7,8 +7,10 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/drain/segment_release.hpp"
 #include "actors/replicator.hpp"
 #include "actors/segment_preparer.hpp"
+#include "config/sink_list.hpp"
 #include "runtime/actor_settings.hpp"
 #include "messages/atoms.hpp"
 #include "observability/log.hpp"
@@ -46,26 +48,13 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
                    std::shared_ptr<wab::file_io> io, std::shared_ptr<wab::wab_usage> usage, metrics* stats,
                    cluster_metrics* cluster_stats, pipeline_seams seams)
     : sys_(sys) {
-  std::shared_ptr<sink_factory> factory = seams.sink;
-  try {
-    if (!factory) factory = make_sink_factory(cfg);
-  } catch (const std::exception& e) {
-    throw startup_error(e.what());
-  }
-  sink_type_ = factory->type();
-  factory_ = factory;
-  ensure_private_directory(cfg.data_dir + "/dead_letter", "data_dir");
-  dead_letters_ = std::make_shared<dead_letter_store>(io, cfg.data_dir + "/dead_letter",
-                                                      static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));
-  auto rs = runner_settings_for(cfg, factory->one_writer());
-  rs.stats = stats;
-  rs.worker_thread = seams.thread;
-  runner_ = spawn_sink_runner(sys, rs, factory, dead_letters_, delivery_);
+  start_sinks(cfg, io, stats, seams);
   failover_template_ = drain_settings_for(cfg, 0, "", 1);
   failover_template_.io = io;
   failover_template_.quarantine_dir = cfg.data_dir + "/quarantine";
   failover_template_.thread = seams.thread;
 
+  const auto configured = configured_sinks(cfg);
   for (std::int64_t i = 0; i < cfg.ingest.shards; ++i) {
     const auto shard = static_cast<std::uint16_t>(i);
     const std::string dir = cfg.data_dir + "/wab/" + wab::shard_dir_name(shard);
@@ -76,17 +65,6 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     auto spares = spare_pool_for(cfg, dir, io);
     if (int rc = spares->adopt(); rc < 0)
       log::warn("cannot read the spare WAB segments left by an earlier run", {{"dir", dir}, {"error", std::strerror(-rc)}});
-    auto ds = drain_settings_for(cfg, shard, dir, first_sequence);
-    ds.io = io;
-    ds.usage = usage;
-    ds.spares = spares;
-    ds.quarantine_dir = cfg.data_dir + "/quarantine";
-    ds.stats = shard_stats;
-    ds.notice = std::make_shared<append_notice>();
-    ds.thread = seams.thread;
-    if (auto r = recovered.segment_records.find(shard); r != recovered.segment_records.end()) ds.recovered_records = r->second;
-    if (auto q = recovered.damaged_at_startup.find(shard); q != recovered.damaged_at_startup.end())
-      ds.damaged_at_startup = q->second;
     if (cluster_node(cfg) != 0) {
       auto rs = replicator_settings_for(cfg, shard, dir);
       rs.incarnation = recovered.incarnation;
@@ -94,14 +72,33 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
       rs.stats = cluster_stats;
       rs.thread = seams.thread;
       replicators_.push_back(spawn_replicator(sys, rs));
-      ds.confirmed = caf::actor_cast<confirm_listener_actor>(replicators_.back());
     }
-    drains_.push_back(spawn_drain(sys, ds, runner_));
     auto ws = writer_settings_for(cfg, shard, dir, first_sequence);
+    const auto release = std::make_shared<drain_parts::segment_release>(sinks_.size(), usage);
+    for (std::size_t k = 0; k < sinks_.size(); ++k) {
+      auto ds = drain_settings_for(with_only_sink(cfg, configured[k]), shard, dir, first_sequence);
+      ds.sink = sinks_[k].name;
+      ds.sink_index = k;
+      ds.release = release;
+      ds.reports_damage = k == 0;
+      ds.io = io;
+      ds.usage = usage;
+      ds.spares = spares;
+      ds.quarantine_dir = cfg.data_dir + "/quarantine";
+      ds.stats = shard_stats;
+      ds.progress = stats ? &stats->delivery(k, shard) : nullptr;
+      ds.notice = std::make_shared<append_notice>();
+      ds.thread = seams.thread;
+      if (auto r = recovered.segment_records.find(shard); r != recovered.segment_records.end())
+        ds.recovered_records = r->second;
+      if (auto q = recovered.damaged_at_startup.find(shard); q != recovered.damaged_at_startup.end())
+        ds.damaged_at_startup = q->second;
+      if (!replicators_.empty()) ds.confirmed = caf::actor_cast<confirm_listener_actor>(replicators_.back());
+      drains_.push_back(spawn_drain(sys, ds, sinks_[k].runner));
+      ws.drains.push_back({drains_.back(), ds.notice});
+    }
     ws.io = io;
     ws.usage = usage;
-    ws.drain = drains_.back();
-    ws.notice = ds.notice;
     ws.spares = spares;
     if (spares->keep() > 0) {
       preparers_.push_back(spawn_segment_preparer(sys, {spares, seams.thread}));
@@ -130,10 +127,48 @@ pipeline::~pipeline() {
   std::lock_guard<std::mutex> guard(failover_mutex_);
   for (auto& [key, d] : failover_drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
   for (auto& [dir, d] : retired_drains_) caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
-  if (runner_) caf::anon_send_exit(runner_, caf::exit_reason::user_shutdown);
+  for (auto& lane : sinks_)
+    if (lane.runner) caf::anon_send_exit(lane.runner, caf::exit_reason::user_shutdown);
 }
 
-drain_settings pipeline::copy_drain_settings(std::uint16_t origin, std::uint16_t shard, const std::string& dir) const {
+void pipeline::start_sinks(const config& cfg, std::shared_ptr<wab::file_io> io, metrics* stats, pipeline_seams& seams) {
+  for (const auto& sink : configured_sinks(cfg)) {
+    const config as_only = with_only_sink(cfg, sink);
+    sink_lane lane;
+    lane.name = sink.name;
+    try {
+      lane.factory = sinks_.empty() && seams.sink ? seams.sink : make_sink_factory(as_only);
+    } catch (const std::exception& e) {
+      throw startup_error(sinks_.empty() && cfg.sinks.empty() ? e.what() : "sink " + sink.name + ": " + e.what());
+    }
+    lane.type = lane.factory->type();
+    const std::string dir = cfg.data_dir + "/" + dead_letter_dir_name(sink.name);
+    ensure_private_directory(dir, "data_dir");
+    lane.dead_letters =
+        std::make_shared<dead_letter_store>(io, dir, static_cast<std::uint64_t>(cfg.drain.dead_letter_max_bytes));
+    lane.batches_in_flight = drain_settings_for(as_only, 0, "", 1).max_in_flight;
+    auto rs = runner_settings_for(as_only, lane.factory->one_writer());
+    rs.stats = stats;
+    rs.sink_index = sinks_.size();
+    rs.sink_name = sink.name;
+    rs.worker_thread = seams.thread;
+    lane.runner = spawn_sink_runner(sys_, rs, lane.factory, lane.dead_letters, lane.delivery);
+    sinks_.push_back(std::move(lane));
+  }
+}
+
+sink_factory::secret_reload pipeline::reload_sink_secrets() {
+  sink_factory::secret_reload all;
+  for (auto& lane : sinks_) {
+    auto one = lane.factory->reload_secrets();
+    const std::string prefix = sinks_.size() > 1 ? lane.name + ": " : "";
+    for (auto& r : one.reloaded) all.reloaded.push_back(prefix + r);
+    for (auto& f : one.failed) all.failed.push_back(prefix + f);
+  }
+  return all;
+}
+
+std::vector<drain_actor> pipeline::spawn_copy_drains(std::uint16_t origin, std::uint16_t shard, const std::string& dir) {
   auto ds = failover_template_;
   ds.shard = shard;
   ds.shard_dir = dir;
@@ -141,29 +176,40 @@ drain_settings pipeline::copy_drain_settings(std::uint16_t origin, std::uint16_t
   ds.segment_prefix = segment_prefix_of(origin);
   ds.first_live_sequence = std::numeric_limits<std::uint64_t>::max();  // nothing more is written to it
   ds.usage = std::make_shared<wab::wab_usage>(std::numeric_limits<std::uint64_t>::max());
-  return ds;
+  ds.release = std::make_shared<drain_parts::segment_release>(sinks_.size(), ds.usage);
+  std::vector<drain_actor> drains;
+  for (std::size_t k = 0; k < sinks_.size(); ++k) {
+    ds.sink = sinks_[k].name;
+    ds.sink_index = k;
+    ds.reports_damage = k == 0;
+    ds.max_in_flight = sinks_[k].batches_in_flight;
+    drains.push_back(spawn_drain(sys_, ds, sinks_[k].runner));
+  }
+  return drains;
 }
 
 void pipeline::start_failover_drain(std::uint16_t origin, std::uint16_t shard, const std::string& replica_dir) {
-  auto drain = spawn_drain(sys_, copy_drain_settings(origin, shard, replica_dir), runner_);
+  auto drains = spawn_copy_drains(origin, shard, replica_dir);
   std::lock_guard<std::mutex> guard(failover_mutex_);
-  failover_drains_.emplace(std::make_pair(origin, shard), drain);
+  for (auto& d : drains) failover_drains_.emplace(std::make_pair(origin, shard), d);
 }
 
 void pipeline::start_retired_drain(std::uint16_t origin, std::uint16_t shard, const std::string& dir) {
-  auto drain = spawn_drain(sys_, copy_drain_settings(origin, shard, dir), runner_);
+  auto drains = spawn_copy_drains(origin, shard, dir);
   std::lock_guard<std::mutex> guard(failover_mutex_);
-  if (auto old = retired_drains_.find(dir); old != retired_drains_.end())
-    caf::anon_send_exit(old->second, caf::exit_reason::user_shutdown);
-  retired_drains_[dir] = drain;
+  stop_retired_drain_locked(dir);
+  for (auto& d : drains) retired_drains_.emplace(dir, d);
 }
 
 void pipeline::stop_retired_drain(const std::string& dir) {
   std::lock_guard<std::mutex> guard(failover_mutex_);
-  auto it = retired_drains_.find(dir);
-  if (it == retired_drains_.end()) return;
-  caf::anon_send_exit(it->second, caf::exit_reason::user_shutdown);
-  retired_drains_.erase(it);
+  stop_retired_drain_locked(dir);
+}
+
+void pipeline::stop_retired_drain_locked(const std::string& dir) {
+  const auto [from, to] = retired_drains_.equal_range(dir);
+  for (auto it = from; it != to; ++it) caf::anon_send_exit(it->second, caf::exit_reason::user_shutdown);
+  retired_drains_.erase(from, to);
 }
 
 std::vector<drain_actor> pipeline::take_failover_drains(std::uint16_t origin, std::optional<std::uint16_t> shard) {
@@ -225,7 +271,7 @@ bool pipeline::shut_down(std::chrono::milliseconds timeout) {
   for (auto& d : drains_) self->send_exit(d, caf::exit_reason::user_shutdown);
   for (auto& p : preparers_) self->send_exit(p, caf::exit_reason::user_shutdown);
   // In-flight commits are abandoned: their batches are redelivered after a restart.
-  self->send_exit(runner_, caf::exit_reason::user_shutdown);
+  for (auto& lane : sinks_) self->send_exit(lane.runner, caf::exit_reason::user_shutdown);
   return writers && drains;
 }
 

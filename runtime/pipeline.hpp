@@ -1,8 +1,11 @@
 #pragma once
-// Every actor between the sockets and the sink, per shard a shard_writer, an
-// fsync_group and a drain, and one sink_runner for the sink. Connections are
-// pinned round-robin to a shard for their whole life, which keeps each
-// connection's records in order in one shard's WAB.
+// Every actor between the sockets and the sinks: per shard a shard_writer,
+// an fsync_group and one drain per sink; per sink a sink_runner. Each sink's
+// drains read the shard on their own, with their own cursors, so one sink
+// down never holds another back; a segment goes once every sink confirmed
+// it (actors/drain/segment_release.hpp). Connections are pinned round-robin
+// to a shard for their whole life, which keeps each connection's records in
+// order in one shard's WAB.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -35,7 +38,7 @@ namespace weir {
 /// What a harness may replace (the cluster simulation runs whole nodes on
 /// CAF's test scheduler): the sink, and where the actors run.
 struct pipeline_seams {
-  std::shared_ptr<sink_factory> sink;  // null: made from cfg.sink
+  std::shared_ptr<sink_factory> sink;  // the first sink's; null: made from the configuration
   actor_thread thread = actor_thread::own;
 };
 
@@ -68,15 +71,23 @@ class pipeline {
   /// longer than `timeout`.
   bool shut_down(std::chrono::milliseconds timeout);
 
-  const std::shared_ptr<delivery_status>& delivery() const { return delivery_; }
+  /// One sink's runner and what reports on it.
+  struct sink_lane {
+    std::string name, type;
+    std::shared_ptr<sink_factory> factory;
+    sink_runner_actor runner;
+    std::shared_ptr<delivery_status> delivery = std::make_shared<delivery_status>();
+    std::shared_ptr<dead_letter_store> dead_letters;
+    std::uint32_t batches_in_flight = 4;  // its sink.concurrency, for each of its drains
+  };
+  /// In the configured order (metrics' sink(i) is sinks()[i]).
+  const std::vector<sink_lane>& sinks() const { return sinks_; }
   /// When any shard writer last acked a Buffered push.
   const std::shared_ptr<buffered_activity>& buffered() const { return buffered_; }
-  const std::shared_ptr<dead_letter_store>& dead_letters() const { return dead_letters_; }
-  const std::string& sink_type() const { return sink_type_; }
   /// In a cluster, each shard's replicator (else empty).
   const std::vector<replicator_actor>& replicators() const { return replicators_; }
   /// Failover: delivers `origin`'s replica of `shard` (in `replica_dir`) to
-  /// the sink, with the record ids its origin would have given. Taken,
+  /// every sink, with the record ids its origin would have given. Taken,
   /// `origin`'s failover drains (of every shard, or of `shard` only) are the
   /// caller's to shut down (membership must know when they have ended).
   void start_failover_drain(std::uint16_t origin, std::uint16_t shard, const std::string& replica_dir);
@@ -87,12 +98,15 @@ class pipeline {
   void start_retired_drain(std::uint16_t origin, std::uint16_t shard, const std::string& dir);
   void stop_retired_drain(const std::string& dir);
 
-  /// Reads the sink's secret files again (SIGHUP).
-  sink_factory::secret_reload reload_sink_secrets() { return factory_->reload_secrets(); }
+  /// Reads every sink's secret files again (SIGHUP).
+  sink_factory::secret_reload reload_sink_secrets();
 
  private:
-  /// A drain over a copy of `origin`'s shard in `dir` (nothing more is written to it).
-  drain_settings copy_drain_settings(std::uint16_t origin, std::uint16_t shard, const std::string& dir) const;
+  void start_sinks(const config& cfg, std::shared_ptr<wab::file_io> io, metrics* stats, pipeline_seams& seams);
+  /// One drain per sink over a copy of `origin`'s shard in `dir` (nothing
+  /// more is written to it), sharing one release.
+  std::vector<drain_actor> spawn_copy_drains(std::uint16_t origin, std::uint16_t shard, const std::string& dir);
+  void stop_retired_drain_locked(const std::string& dir);
 
   caf::actor_system& sys_;
   std::vector<shard_writer_actor> writers_;
@@ -101,14 +115,10 @@ class pipeline {
   std::vector<replicator_actor> replicators_;
   std::mutex failover_mutex_;  // the hooks run on the membership actor's thread
   std::multimap<std::pair<std::uint16_t, std::uint16_t>, drain_actor> failover_drains_;  // by (origin, shard)
-  std::map<std::string, drain_actor> retired_drains_;  // by directory
+  std::multimap<std::string, drain_actor> retired_drains_;  // by directory
   drain_settings failover_template_;
-  sink_runner_actor runner_;
-  std::shared_ptr<delivery_status> delivery_ = std::make_shared<delivery_status>();
+  std::vector<sink_lane> sinks_;
   std::shared_ptr<buffered_activity> buffered_ = std::make_shared<buffered_activity>();
-  std::shared_ptr<dead_letter_store> dead_letters_;
-  std::string sink_type_;
-  std::shared_ptr<sink_factory> factory_;
   std::atomic<std::uint64_t> next_{0};
 };
 

@@ -47,8 +47,11 @@ wab_startup recover_wab(const config& cfg, wab::file_io* io) {
       auto r = wab::recover_shard(*io, dir.string(), quarantine);
       report(r.events);
       const auto shard = *wab::parse_shard_dir_name(dir.filename().string());
-      const auto cursor = wab::load_cursor(*io, dir.string());
-      out.next_sequence[shard] = wab::next_segment_sequence(r.next_sequence, cursor);
+      // Numbering goes on past every sink's cursor; a record is undelivered
+      // while one sink (the furthest behind) has not confirmed it.
+      const auto cursors = wab::span_of(wab::load_every_cursor(*io, dir.string()));
+      const auto& cursor = cursors.oldest;
+      out.next_sequence[shard] = wab::next_segment_sequence(r.next_sequence, cursors.newest);
       out.damaged_at_startup[shard] = r.damaged_at_startup;
       for (const auto& seg : r.segments) {
         out.bytes += seg.valid_bytes;

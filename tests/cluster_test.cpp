@@ -258,10 +258,10 @@ TEST_CASE("cluster: every Replicated ack survives kill -9 of its node and the no
   // on the same keys), and nothing of its WAB waits any more.
   CHECK(eventually([&] {
     const auto scrape = c.scrape(1);
-    return scrape_series(scrape, "weir_sink_commit_records_total{outcome=\"committed\"}") >=
+    return scrape_series(scrape, "weir_sink_commit_records_total{outcome=\"committed\",sink=\"default\"}") >=
                static_cast<double>(node2_acked) &&
-           scrape_series(scrape, "weir_drain_lag_records{shard=\"0\"}") == 0 &&
-           scrape_series(scrape, "weir_drain_lag_records{shard=\"1\"}") == 0;
+           scrape_series(scrape, "weir_drain_lag_records{shard=\"0\",sink=\"default\"}") == 0 &&
+           scrape_series(scrape, "weir_drain_lag_records{shard=\"1\",sink=\"default\"}") == 0;
   }));
   for (auto& n : c.nodes) CHECK(n->stop() == 0);
 }

@@ -813,8 +813,7 @@ TEST_CASE("with the append notice the writer messages the drain for a new segmen
   std::optional<caf::scoped_actor> drain;  // the test plays the drain
   ingest_harness h({}, 1 << 20, 1ull << 30, [&](shard_writer_settings& ws, caf::actor_system& sys) {
     drain.emplace(sys);
-    ws.drain = caf::actor_cast<segment_listener_actor>(*drain);
-    ws.notice = notice;
+    ws.drains.push_back({caf::actor_cast<segment_listener_actor>(*drain), notice});
   });
   struct let_go {  // the probe ends before the harness's actor system, which waits for it
     std::optional<caf::scoped_actor>& probe;

@@ -118,7 +118,7 @@ TEST_CASE("admin: a live scrape has the catalogue and passes promtool check metr
   std::string scrape;
   REQUIRE(eventually([&] {
     scrape = http_request(a.port, "/metrics").body;
-    return scrape.find("weir_sink_commit_records_total{outcome=\"committed\"} 10") != std::string::npos;
+    return scrape.find("weir_sink_commit_records_total{outcome=\"committed\",sink=\"default\"} 10") != std::string::npos;
   }));
   for (const char* needle :
        {"weir_records_accepted_total{tier=\"durable\"} 7", "weir_records_ack_total{tier=\"durable\"} 7",
@@ -126,11 +126,11 @@ TEST_CASE("admin: a live scrape has the catalogue and passes promtool check metr
         "weir_connections_active", "weir_connection_idle_timeout_total", "weir_wab_bytes", "weir_wab_segments{shard=\"0\"}",
         "weir_wab_fsync_duration_seconds_bucket", "weir_wab_group_commit_records_bucket", "weir_wab_fsync_failures_total",
         "weir_wab_cap_rejections_total", "weir_ack_latency_seconds_bucket{tier=\"durable\"", "weir_drain_lag_records{shard=\"1\"}",
-        "weir_drain_state{state=\"idle\"}", "weir_sink_commit_duration_seconds_bucket", "weir_sink_health{state=\"healthy\"} 1",
+        "weir_drain_state{state=\"idle\",sink=\"default\"}", "weir_sink_commit_duration_seconds_bucket", "weir_sink_health{state=\"healthy\",sink=\"default\"} 1",
         "weir_dead_letter_bytes", "weir_recovery_records_replayed_total", "weir_recovery_segments_quarantined_total",
         "weir_delivery_latency_seconds_bucket", "process_resident_memory_bytes", "process_cpu_seconds_total",
-        "process_open_fds", "weir_sink_seconds_since_last_commit ",
-        "weir_delivery_oldest_undelivered_age_seconds{shard=\"0\"} 0", "weir_delivery_oldest_undelivered_age_seconds{shard=\"1\"} 0"})
+        "process_open_fds", "weir_sink_seconds_since_last_commit{sink=\"default\"} ",
+        "weir_delivery_oldest_undelivered_age_seconds{shard=\"0\",sink=\"default\"} 0", "weir_delivery_oldest_undelivered_age_seconds{shard=\"1\",sink=\"default\"} 0"})
     CHECK(scrape.find(needle) != std::string::npos);
   std::string out;
   const int rc = run_with_input("promtool check metrics", scrape, out);

@@ -50,7 +50,7 @@ void check_health_through(const outage& o) {
   auto c = client::connection::connect_unix(d.socket_path());
   REQUIRE(c.push(as_bytes("before"), client::durability::durable).acked);
   REQUIRE(eventually([&] { return server.accepted().size() == 1; }));
-  REQUIRE(eventually([&] { return scrape_series(scrape(), "weir_sink_health{state=\"healthy\"}") == 1; }));
+  REQUIRE(eventually([&] { return scrape_series(scrape(), "weir_sink_health{state=\"healthy\",sink=\"default\"}") == 1; }));
   REQUIRE(eventually([&] { return largest(scrape(), "weir_delivery_oldest_undelivered_age_seconds") == 0; }));
 
   o.begin(server);
@@ -58,13 +58,13 @@ void check_health_through(const outage& o) {
   // Degraded from the first failed attempt, down after the third in a row
   // (or at once, when a health probe finds the endpoint gone before the
   // record's first attempt: on busy cores that comes first).
-  REQUIRE(eventually([&] { return scrape_series(scrape(), "weir_sink_health{state=\"down\"}") == 1; }, 20s));
+  REQUIRE(eventually([&] { return scrape_series(scrape(), "weir_sink_health{state=\"down\",sink=\"default\"}") == 1; }, 20s));
   CHECK(eventually([&] { return d.log().find("failures=1 health=") != std::string::npos; }, 20s));
   CHECK(d.log().find("sink commit failed; retrying") != std::string::npos);
   CHECK(d.log().find("sink down") != std::string::npos);
   // The waiting record ages, and so does the last commit.
   REQUIRE(eventually([&] { return largest(scrape(), "weir_delivery_oldest_undelivered_age_seconds") > 0.5; }, 20s));
-  CHECK(scrape_series(scrape(), "weir_sink_seconds_since_last_commit") > 0.5);
+  CHECK(scrape_series(scrape(), "weir_sink_seconds_since_last_commit{sink=\"default\"}") > 0.5);
   const auto during = status();
   CHECK(during["sink"]["health"] == "down");
   CHECK(!during["drain"]["last_error"].get<std::string>().empty());
@@ -72,11 +72,11 @@ void check_health_through(const outage& o) {
 
   o.end(server);
   REQUIRE(eventually([&] { return server.accepted().size() == 2; }, 20s));
-  REQUIRE(eventually([&] { return scrape_series(scrape(), "weir_sink_health{state=\"healthy\"}") == 1; }));
+  REQUIRE(eventually([&] { return scrape_series(scrape(), "weir_sink_health{state=\"healthy\",sink=\"default\"}") == 1; }));
   REQUIRE(eventually([&] { return d.log().find("sink healthy again") != std::string::npos; }));
   CHECK(d.log().find("records_waiting=") != std::string::npos);
   REQUIRE(eventually([&] { return largest(scrape(), "weir_delivery_oldest_undelivered_age_seconds") == 0; }));
-  CHECK(scrape_series(scrape(), "weir_sink_seconds_since_last_commit") < 5);
+  CHECK(scrape_series(scrape(), "weir_sink_seconds_since_last_commit{sink=\"default\"}") < 5);
   const auto after = status();
   CHECK(after["drain"]["last_error"] == "");
   CHECK(after["drain"]["oldest_undelivered_age_s"] == 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <vector>
 
 namespace weir::wab {
 
@@ -51,8 +52,12 @@ std::optional<confirm_cursor> decode_v1(const std::uint8_t* b) {
 
 }  // namespace
 
-cursor_file::cursor_file(std::shared_ptr<file_io> io, std::string shard_dir)
-    : io_(std::move(io)), dir_(std::move(shard_dir)), path_(dir_ + "/" + cursor_file_name) {}
+std::string cursor_file_name_for(const std::string& sink) {
+  return sink == default_sink_name ? cursor_file_name : std::string(cursor_file_name) + "-" + sink;
+}
+
+cursor_file::cursor_file(std::shared_ptr<file_io> io, std::string shard_dir, const std::string& sink)
+    : io_(std::move(io)), dir_(std::move(shard_dir)), path_(dir_ + "/" + cursor_file_name_for(sink)) {}
 
 cursor_file::~cursor_file() {
   if (fd_ >= 0) io_->close(fd_);
@@ -143,15 +148,40 @@ int cursor_file::store(const confirm_cursor& c) {
   return 0;
 }
 
-std::optional<confirm_cursor> load_cursor(file_io& io, const std::string& shard_dir, bool* damaged) {
-  cursor_file f(std::shared_ptr<file_io>(&io, [](file_io*) {}), shard_dir);
+std::optional<confirm_cursor> load_cursor(file_io& io, const std::string& shard_dir, bool* damaged,
+                                          const std::string& sink) {
+  cursor_file f(std::shared_ptr<file_io>(&io, [](file_io*) {}), shard_dir, sink);
   return f.load(damaged);
 }
 
-int store_cursor(file_io& io, const std::string& shard_dir, const confirm_cursor& c) {
-  cursor_file f(std::shared_ptr<file_io>(&io, [](file_io*) {}), shard_dir);
+int store_cursor(file_io& io, const std::string& shard_dir, const confirm_cursor& c, const std::string& sink) {
+  cursor_file f(std::shared_ptr<file_io>(&io, [](file_io*) {}), shard_dir, sink);
   f.load();
   return f.store(c);
+}
+
+std::map<std::string, confirm_cursor> load_every_cursor(file_io& io, const std::string& shard_dir) {
+  std::map<std::string, confirm_cursor> out;
+  std::vector<std::string> names;
+  if (io.list_directory(shard_dir, names) < 0) names = {cursor_file_name};  // the default's, at least
+  const std::string own = cursor_file_name, others = own + "-";
+  for (const auto& name : names) {
+    std::string sink;
+    if (name == own) sink = default_sink_name;
+    else if (name.rfind(others, 0) == 0 && sink_name_ok(name.substr(others.size()))) sink = name.substr(others.size());
+    else continue;
+    if (auto c = load_cursor(io, shard_dir, nullptr, sink)) out.emplace(sink, *c);
+  }
+  return out;
+}
+
+cursor_span span_of(const std::map<std::string, confirm_cursor>& cursors) {
+  cursor_span out;
+  for (const auto& [sink, c] : cursors) {
+    if (!out.oldest || c < *out.oldest) out.oldest = c;
+    if (!out.newest || *out.newest < c) out.newest = c;
+  }
+  return out;
 }
 
 }  // namespace weir::wab

@@ -18,9 +18,11 @@
 // place. A 36-byte version-1 file (one slot, replaced by rename) is still read.
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 
+#include "config/sink_list.hpp"
 #include "wab/file_io.hpp"
 #include "wab/segment_format.hpp"
 
@@ -37,9 +39,15 @@ struct confirm_cursor {
 
 inline constexpr const char* cursor_file_name = "confirm_cursor";
 
+/// Each sink has a cursor of its own in every shard: confirm_cursor for the
+/// default sink (the one a single `sink:` section configures),
+/// confirm_cursor-<sink> for the others. (Sink names hold no '.', so no
+/// cursor is named like another's temporary file.)
+std::string cursor_file_name_for(const std::string& sink);
+
 class cursor_file {
  public:
-  cursor_file(std::shared_ptr<file_io> io, std::string shard_dir);
+  cursor_file(std::shared_ptr<file_io> io, std::string shard_dir, const std::string& sink = default_sink_name);
   ~cursor_file();
   cursor_file(const cursor_file&) = delete;
   cursor_file& operator=(const cursor_file&) = delete;
@@ -74,7 +82,21 @@ inline std::uint64_t next_segment_sequence(std::uint64_t recovered_next, const s
 }
 
 /// One-shot helpers (tools, tests).
-std::optional<confirm_cursor> load_cursor(file_io& io, const std::string& shard_dir, bool* damaged = nullptr);
-int store_cursor(file_io& io, const std::string& shard_dir, const confirm_cursor& c);
+std::optional<confirm_cursor> load_cursor(file_io& io, const std::string& shard_dir, bool* damaged = nullptr,
+                                          const std::string& sink = default_sink_name);
+int store_cursor(file_io& io, const std::string& shard_dir, const confirm_cursor& c,
+                 const std::string& sink = default_sink_name);
+
+/// Every sink's cursor stored in `shard_dir` (every confirm_cursor* file
+/// that verifies), by sink name, the sinks configured now or not.
+std::map<std::string, confirm_cursor> load_every_cursor(file_io& io, const std::string& shard_dir);
+
+/// The cursors of several sinks as recovery needs them: a segment below
+/// `oldest` is delivered to every sink that has a cursor (it may be gone, or
+/// a spare); numbering must go on past `newest`. Both nullopt without any.
+struct cursor_span {
+  std::optional<confirm_cursor> oldest, newest;
+};
+cursor_span span_of(const std::map<std::string, confirm_cursor>& cursors);
 
 }  // namespace weir::wab

@@ -66,7 +66,7 @@ class shard_recoverer {
   void run() {
     const auto listing = list_shard(shard_dir_);
     const auto& segments = listing.segments;
-    cursor_ = load_cursor(io_, shard_dir_);
+    cursor_ = span_of(load_every_cursor(io_, shard_dir_)).oldest;
     for (const auto& seg : segments) {
       result_.next_sequence = std::max(result_.next_sequence, seg.sequence + 1);
       // Only the newest segment was being appended to when the daemon
@@ -420,7 +420,7 @@ class shard_recoverer {
   const std::int64_t now_ns_;
   shard_recovery& result_;
   bool dir_changed_ = false, quarantine_changed_ = false;
-  std::optional<confirm_cursor> cursor_;  // segments below it were delivered
+  std::optional<confirm_cursor> cursor_;  // the oldest sink cursor: segments below it were delivered to every sink
   std::vector<std::pair<segment_file, std::uint64_t>> misnamed_;  // (file, the segment its header names)
 };
 

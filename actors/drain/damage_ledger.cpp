@@ -14,8 +14,12 @@ damage_ledger::damage_ledger(const drain_settings& settings, std::string shard_n
 
 void damage_ledger::count_skipped(std::uint64_t seq, const wab::segment_reader& reader) {
   if (reader.damaged() > 0) damage_met_.insert(seq);
-  if (s_.stats && !s_.damaged_at_startup.count(seq))
-    s_.stats->lost.fetch_add(reader.damaged() - reader.recovered(), std::memory_order_relaxed);
+  if (!s_.damaged_at_startup.count(seq)) count_lost(reader.damaged() - reader.recovered());
+}
+
+void damage_ledger::count_lost(std::uint64_t records) {
+  if (s_.progress) s_.progress->lost.fetch_add(records, std::memory_order_relaxed);
+  if (s_.stats && s_.reports_damage) s_.stats->lost.fetch_add(records, std::memory_order_relaxed);
 }
 
 void damage_ledger::met_damage(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,
@@ -25,7 +29,7 @@ void damage_ledger::met_damage(std::uint64_t seq, int fd, const std::string& seg
   // A tail that stops checking is met again by the next read, which finds
   // nothing more: one report per place.
   const std::pair<std::uint64_t, std::uint64_t> at{seq, reader.first_damage().value_or(reader.valid_end())};
-  if (at != last_reported_) report(seq, fd, segment, reader, ends_early);
+  if (at != last_reported_ && s_.reports_damage) report(seq, fd, segment, reader, ends_early);
   last_reported_ = at;
 }
 
@@ -38,6 +42,7 @@ void damage_ledger::read_to_end(std::uint64_t seq, std::optional<std::uint64_t> 
   if (!damage_met_.count(seq)) {
     // Every record to the seal's end checked, one after another: none is
     // missing, so the count is what lies (a seal weir never wrote).
+    if (!s_.reports_damage) return;
     log::error("WAB segment seal counts more records than its extent holds, each of which checks; the seal is not "
                "believed and nothing is counted lost",
                {{"segment", s_.segment_prefix + shard_name_ + "/" + wab::segment_file_name(seq)},
@@ -45,7 +50,7 @@ void damage_ledger::read_to_end(std::uint64_t seq, std::optional<std::uint64_t> 
                 {"records_read", std::to_string(reached)}});
     return;
   }
-  if (s_.stats) s_.stats->lost.fetch_add(*sealed_records - reached, std::memory_order_relaxed);
+  count_lost(*sealed_records - reached);
 }
 
 void damage_ledger::report(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,

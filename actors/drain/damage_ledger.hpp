@@ -38,6 +38,9 @@ class damage_ledger {
   void read_to_end(std::uint64_t seq, std::optional<std::uint64_t> sealed_records, std::uint64_t next_index);
 
  private:
+  /// Records this sink's drain will never deliver; the shard's count too,
+  /// when this drain reports damage.
+  void count_lost(std::uint64_t records);
   void report(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,
               bool ends_early);
 

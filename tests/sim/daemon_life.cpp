@@ -96,8 +96,7 @@ daemon_life::daemon_life(const sim_config& cfg, const sim_paths& paths, std::sha
     ws.max_group_records = cfg.max_group_records;
     ws.io = io;
     ws.usage = usage_;
-    ws.drain = drains_.back();
-    ws.notice = ds.notice;
+    ws.drains.push_back({drains_.back(), ds.notice});
     if (spares) {
       ws.spares = spares;
       preparers_.push_back(spawn_segment_preparer(*sys_, {spares, actor_thread::scheduler}));
