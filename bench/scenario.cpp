@@ -113,6 +113,16 @@ scenario load_scenario(const std::string& path) {
       if (!kv.second.IsScalar()) throw bad(path, "daemon." + kv.first.as<std::string>(), "expected a single value");
       s.daemon_settings[kv.first.as<std::string>()] = kv.second.as<std::string>();
     }
+    if (auto list = s.daemon_settings.find("sinks"); list != s.daemon_settings.end()) {
+      YAML::Node sinks;
+      try {
+        sinks = YAML::Load(list->second);
+      } catch (const YAML::Exception& e) {
+        throw bad(path, "daemon.sinks", std::string("not YAML flow text: ") + e.what());
+      }
+      if (!sinks.IsSequence() || sinks.size() == 0)
+        throw bad(path, "daemon.sinks", "expected a list of sinks as YAML flow text (\"[{name: a, ...}, ...]\")");
+    }
   }
   const auto load = root["load"];
   if (!load || !load.IsMap()) throw bad(path, "load", "missing (producers, durability, payload_bytes, ...)");
@@ -187,7 +197,7 @@ scenario load_scenario(const std::string& path) {
   if (s.sample_seconds < 0.1) throw bad(path, "sample_seconds", "expected 0.1 or more");
   const bool needs_endpoint = s.measure == measure_kind::outage || s.measure == measure_kind::latency;
   if (needs_endpoint) s.own_endpoint = true;
-  if (s.own_endpoint && !s.sinks_to_http())
+  if (s.own_endpoint && !s.sinks_to_http() && !s.lists_http_sink())
     throw bad(path, "daemon.sink.type", "an endpoint (and measure outage or latency) needs sink.type http");
   if (s.measure == measure_kind::latency && s.load.rate <= 0)
     throw bad(path, "load.rate", "measure latency needs a rate (records per second)");
@@ -252,6 +262,21 @@ std::string scenario::sink_table() const {
   if (type == daemon_settings.end()) return "weir_records";
   auto table = daemon_settings.find("sink." + type->second + ".table");
   return table == daemon_settings.end() ? "weir_records" : table->second;
+}
+
+std::size_t scenario::sink_count() const {
+  auto it = daemon_settings.find("sinks");
+  if (it == daemon_settings.end()) return 1;
+  const YAML::Node list = YAML::Load(it->second);
+  return list.IsSequence() && list.size() > 0 ? list.size() : 1;
+}
+
+bool scenario::lists_http_sink() const {
+  auto it = daemon_settings.find("sinks");
+  if (it == daemon_settings.end()) return false;
+  for (const auto& sink : YAML::Load(it->second))
+    if (sink["type"] && sink["type"].as<std::string>() == "http") return true;
+  return false;
 }
 
 int scenario::sink_concurrency() const {

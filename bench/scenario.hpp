@@ -166,6 +166,11 @@ struct scenario {
   bool baseline_needs_postgres() const;
   /// sink.concurrency as the scenario sets it (the daemon's default otherwise).
   int sink_concurrency() const;
+  /// How many sinks the daemon delivers to (daemon.sinks: a `sinks:` list,
+  /// as YAML flow text), and whether one of them is an HTTP sink (it posts
+  /// to the endpoint weir-bench runs, through sink.http.url).
+  std::size_t sink_count() const;
+  bool lists_http_sink() const;
 };
 
 const char* name_of(baseline_kind b);

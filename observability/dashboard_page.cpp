@@ -40,6 +40,7 @@ std::string_view dashboard_page() {
  <div class="card"><h2>Records per fsync</h2><div class="big" id="per-fsync">–</div><canvas id="c-fsync"></canvas></div>
  <div class="card"><h2>WAB (bytes)</h2><div class="big" id="wab-bytes">–</div><div class="sub">cap <span id="wab-cap"></span> · refused at the cap <span id="wab-rejections"></span></div><canvas id="c-wab"></canvas></div>
  <div class="card"><h2>Undelivered (records)</h2><div class="big" id="lag">–</div><div class="sub">the oldest waiting for <b id="lag-oldest">–</b></div><canvas id="c-lag"></canvas></div>
+ <div class="card" id="card-sinks"><h2>Sinks</h2><table id="sinks"><tr><th>sink</th><th>type</th><th>health</th><th>drain</th><th>waiting</th><th>oldest waiting</th><th>last commit</th><th>dead letters</th></tr></table></div>
  <div class="card"><h2>Shards</h2><table id="shards"><tr><th>shard</th><th>appended</th><th>confirmed</th><th>lag</th><th>oldest waiting</th><th>state</th></tr></table></div>
  <div class="card" id="card-misc"><h2>Connections · dead letters · cluster</h2>
   <div>active connections <b id="conns">–</b> · accepted <b id="conns-total">–</b></div>
@@ -118,18 +119,27 @@ async function poll() {
         row.insertCell().textContent = v; }
     set('lag', fmt(lag));
     if (s.wab) { set('wab-bytes', bytes(s.wab.bytes)); set('wab-cap', bytes(s.wab.max_bytes)); set('wab-rejections', fmt(s.wab.cap_rejections)); }
+    // Each sink on its own row; the delivery card speaks of the one in the worst state.
+    const sinks = s.sinks || [], st = document.getElementById('sinks'); while (st.rows.length > 1) st.deleteRow(1);
+    const rank = k => (k.health === 'down' ? 3 : k.state === 'dead_letter_full' ? 3 : k.health === 'degraded' ? 2 : k.state === 'retrying' ? 1 : 0);
+    let worst = null, sinkAlarm = false;
+    for (const k of sinks) { if (!worst || rank(k) > rank(worst)) worst = k; sinkAlarm = sinkAlarm || rank(k) >= 2;
+      const row = st.insertRow(); row.className = rank(k) >= 2 ? 'bad' : rank(k) === 1 ? 'warn' : '';
+      for (const v of [k.name, k.type, k.health, k.state, fmt(k.lag_records), k.oldest_undelivered_age_s > 0 ? dur(k.oldest_undelivered_age_s) : '–',
+                       dur(k.seconds_since_last_commit) + ' ago', k.dead_letter_bytes > 0 ? bytes(k.dead_letter_bytes) : 'none'])
+        row.insertCell().textContent = v; }
+    document.getElementById('card-sinks').className = 'card' + (sinkAlarm ? ' alert' : '');
     let alarm = false;
-    if (s.sink) { set('sink-type', s.sink.type);
-      pill('sink-health', s.sink.health, s.sink.health === 'healthy' ? 'ok' : s.sink.health === 'degraded' ? 'warn' : 'bad');
-      alarm = s.sink.health === 'down'; set('last-commit', dur(s.sink.seconds_since_last_commit)); }
-    if (s.drain) { pill('sink-state', s.drain.state, s.drain.state === 'retrying' || s.drain.state === 'dead_letter_full' ? 'bad' : 'ok');
-      alarm = alarm || s.drain.state === 'dead_letter_full';
-      set('drain-error', s.drain.last_error ? 'last error: ' + s.drain.last_error + (s.drain.state === 'retrying' ? ' (retry in ' + s.drain.backoff_ms + ' ms)' : '') : '');
-      const oldest = s.drain.oldest_undelivered_age_s > 0 ? dur(s.drain.oldest_undelivered_age_s) : 'none';
+    if (worst) { set('sink-type', sinks.length > 1 ? sinks.length + ' sinks, worst ' + worst.name + ' (' + worst.type + ')' : worst.type);
+      pill('sink-health', worst.health, worst.health === 'healthy' ? 'ok' : worst.health === 'degraded' ? 'warn' : 'bad');
+      alarm = worst.health === 'down' || worst.state === 'dead_letter_full'; set('last-commit', dur(worst.seconds_since_last_commit));
+      pill('sink-state', worst.state, worst.state === 'retrying' || worst.state === 'dead_letter_full' ? 'bad' : 'ok');
+      set('drain-error', worst.last_error ? 'last error: ' + worst.last_error + (worst.state === 'retrying' ? ' (retry in ' + worst.backoff_ms + ' ms)' : '') : ''); }
+    if (s.drain) { const oldest = s.drain.oldest_undelivered_age_s > 0 ? dur(s.drain.oldest_undelivered_age_s) : 'none';
       set('oldest-age', oldest); set('lag-oldest', oldest); }
     document.getElementById('card-delivery').className = 'card' + (alarm ? ' alert' : '');
     if (s.connections) { set('conns', s.connections.active); set('conns-total', s.connections.accepted); }
-    const dl = s.dead_letter_bytes || 0;
+    const dl = sinks.reduce((n, k) => n + (k.dead_letter_bytes || 0), 0);
     set('dl-bytes', dl > 0 ? bytes(dl) : 'none'); set('dl-note', dl > 0 ? 'weir-ctl dl list shows them' : '');
     document.getElementById('card-misc').className = 'card' + (dl > 0 ? ' alert' : '');
     if (s.cluster.enabled) {

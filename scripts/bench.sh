@@ -54,7 +54,7 @@ else
       durable-64-minimal-awake pipelined \
       batch-sizes batch-sizes-buffered payload-sweep \
       durable-single-redis durable-16-redis pipelined-redis \
-      deliver-sqlite deliver-sqlite-batched deliver-sqlite-bulk deliver-sqlite-backlog \
+      deliver-sqlite deliver-sqlite-batched deliver-sqlite-bulk deliver-two-sinks deliver-sqlite-backlog \
       durable-16-postgres deliver-postgres-bulk deliver-postgres-copy deliver-postgres-table deliver-mysql-load \
       deliver-clickhouse deliver-clickhouse-table \
       deliver-http-raw deliver-http-ndjson deliver-http-slow deliver-http-slow-nagle \

@@ -10,6 +10,7 @@
 #include "config/loader.hpp"
 #include "sinks/secret.hpp"
 #include "config/schema.hpp"
+#include "config/sink_list.hpp"
 #include "support/test_paths.hpp"
 
 using namespace weir;
@@ -514,4 +515,77 @@ TEST_CASE("a reloaded secret file that is empty or gone keeps the previous secre
   CHECK(error.find("cannot read") != std::string::npos);
   CHECK(error.find("second") == std::string::npos);  // never the secret itself
   CHECK(secret.value() == "second");
+}
+
+TEST_CASE("sinks: each element is a sink: section of its own on top of the sink: section", "[config][sinks]") {
+  fixture f;
+  f.yaml(R"(sink:
+  retry: {max_ms: 1000}
+  concurrency: 2
+sinks:
+  - {name: db, type: sqlite, sqlite: {path: /var/lib/weir/app.db}}
+  - name: hook
+    type: http
+    concurrency: 8
+    http: {url: "http://127.0.0.1:8080/in", format: ndjson}
+)");
+  const config c = f.load();
+  REQUIRE(c.sinks.size() == 2);
+  CHECK(c.sinks[0].name == "db");
+  CHECK(c.sinks[0].type == "sqlite");
+  CHECK(c.sinks[0].sqlite.path == "/var/lib/weir/app.db");
+  CHECK(c.sinks[0].retry.max_ms == 1000);  // from the sink: section
+  CHECK(c.sinks[0].concurrency == 2);
+  CHECK(c.sinks[1].name == "hook");
+  CHECK(c.sinks[1].http.format == "ndjson");
+  CHECK(c.sinks[1].retry.max_ms == 1000);
+  CHECK(c.sinks[1].concurrency == 8);  // its own
+  CHECK(configured_sinks(c).size() == 2);
+  // --print-config writes the list, and reading that back gives the same.
+  const std::string printed = render_config(c);
+  CHECK(printed.find("name: hook") != std::string::npos);
+  f.yaml(printed);
+  CHECK(render_config(f.load()) == printed);
+  // Without a list the sink: section is the one sink, named default.
+  const auto only = configured_sinks(load_config({}));
+  REQUIRE(only.size() == 1);
+  CHECK(only[0].name == "default");
+  CHECK(only[0].type == "sqlite");
+}
+
+TEST_CASE("sinks: a missing or repeated name or an unknown key or a bad value names the element", "[config][sinks]") {
+  fixture f;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"sinks: {db: sqlite}", "sinks = {db: sqlite}"},
+      {"sinks: []", "expected a list of sinks"},
+      {"sinks: [{type: file}]", "sinks[0].name = (missing)"},
+      {"sinks: [{name: Bad.Name, type: file}]", "sinks[0].name = \"Bad.Name\""},
+      {"sinks: [{name: a, type: file, file: {path: a.ndjson}}, {name: a, type: file, file: {path: b.ndjson}}]",
+       "sinks[1].name = \"a\""},
+      {"sinks: [{name: a, type: nope}]", "sinks[0] (a): sink.type = \"nope\""},
+      {"sinks: [{name: a, colour: red}]", "sinks[0] (a): unknown key sink.colour"},
+      {"sinks: [{name: a, type: file, file: {path: x}}, {name: h, type: http}]",
+       "sinks[1] (h): sink.http.url = \"\": expected an http:// or https:// URL"},
+      {"sinks: [{name: a, type: sqlite}, {name: b, type: sqlite}]", "sinks: a and b both write \"var/sink.db\""},
+  };
+  for (const auto& [yaml, expected] : cases) {
+    INFO(yaml);
+    f.yaml(yaml);
+    const std::string e = f.error();
+    CHECK(e.find(expected) != std::string::npos);
+    CHECK(e.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("sinks: given in the environment or with --set the later source wins", "[config][sinks]") {
+  fixture f;
+  f.sources.env = {"WEIR_SINKS=[{name: a, type: file, file: {path: a.ndjson}}, {name: b, type: file, file: {path: b.ndjson}}]"};
+  REQUIRE(f.load().sinks.size() == 2);
+  f.sources.overrides = {"sinks=[{name: c, type: file, file: {path: c.ndjson}}]"};
+  const config c = f.load();
+  REQUIRE(c.sinks.size() == 1);
+  CHECK(c.sinks[0].name == "c");
+  CHECK(c.sinks[0].file.path == "c.ndjson");
+  f.sources.overrides = {"sinks=[{name: c"};
+  CHECK(f.error().find("sinks = \"[{name: c\" (--set): YAML") != std::string::npos);
 }

@@ -125,13 +125,16 @@ TEST_CASE("admin: a live scrape has the catalogue and passes promtool check metr
         "weir_records_ack_total{tier=\"buffered\"} 3", "weir_records_nack_total{reason=\"internal_error\",tier=\"durable\"} 0",
         "weir_connections_active", "weir_connection_idle_timeout_total", "weir_wab_bytes", "weir_wab_segments{shard=\"0\"}",
         "weir_wab_fsync_duration_seconds_bucket", "weir_wab_group_commit_records_bucket", "weir_wab_fsync_failures_total",
-        "weir_wab_cap_rejections_total", "weir_ack_latency_seconds_bucket{tier=\"durable\"", "weir_drain_lag_records{shard=\"1\"}",
+        "weir_wab_cap_rejections_total", "weir_ack_latency_seconds_bucket{tier=\"durable\"", "weir_drain_lag_records{shard=\"1\",sink=\"default\"}",
         "weir_drain_state{state=\"idle\",sink=\"default\"}", "weir_sink_commit_duration_seconds_bucket", "weir_sink_health{state=\"healthy\",sink=\"default\"} 1",
         "weir_dead_letter_bytes", "weir_recovery_records_replayed_total", "weir_recovery_segments_quarantined_total",
         "weir_delivery_latency_seconds_bucket", "process_resident_memory_bytes", "process_cpu_seconds_total",
         "process_open_fds", "weir_sink_seconds_since_last_commit{sink=\"default\"} ",
         "weir_delivery_oldest_undelivered_age_seconds{shard=\"0\",sink=\"default\"} 0", "weir_delivery_oldest_undelivered_age_seconds{shard=\"1\",sink=\"default\"} 0"})
+  {
+    INFO(needle);
     CHECK(scrape.find(needle) != std::string::npos);
+  }
   std::string out;
   const int rc = run_with_input("promtool check metrics", scrape, out);
   INFO(out);
@@ -202,6 +205,7 @@ TEST_CASE("dashboard: headless Chromium renders live non-zero rates and a screen
   REQUIRE(std::regex_search(dom, m, std::regex(R"re(id="delivered-rate">([^<]*)<)re")));
   CHECK(m[1] != "–");
   CHECK(dom.find("id=\"sink-health\" class=\"pill ok\">healthy") != std::string::npos);
+  CHECK(dom.find("<td>default</td><td>sqlite</td><td>healthy</td>") != std::string::npos);  // the sinks card's row
   // The page came up with the seconds before it was opened: the server keeps them.
   REQUIRE(std::regex_search(dom, m, std::regex(R"re(id="history">([^<]*)<)re")));
   INFO("history shown: " << m[1]);

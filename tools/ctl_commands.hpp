@@ -94,16 +94,16 @@ int quarantine_list(const std::string& data_dir, bool json);
 std::string printable(const byte_buffer& p, std::size_t max = 60);
 
 /// Lists dead letters: where each record came from, why it was refused, its payload.
-int dead_letter_list(const std::string& data_dir, bool json);
+int dead_letter_list(const std::string& letters_dir, bool json);
 
 /// Pushes every dead letter's payload back through the daemon (Durable; it gets
 /// a new record id) and deletes each dead-letter file once all of its records
 /// were acked. Without `act` it only says what it would do.
-int dead_letter_requeue(const options& o, bool act);
+int dead_letter_requeue(const options& o, const std::string& letters_dir, bool act);
 
 /// Deletes the dead-letter files `names` (all of them when empty) for good.
 /// Without `act` it only says what it would delete. 2 when a name is not one.
-int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& names, bool act, bool json);
+int dead_letter_drop(const std::string& letters_dir, const std::vector<std::string>& names, bool act, bool json);
 
 extern const char* const push_help;
 extern const char* const top_help;

@@ -73,6 +73,32 @@ std::string human_count(double n) {
   return n == std::floor(n) ? format("%.0f", n) : format("%.1f", n);
 }
 
+namespace {
+
+/// One sink's lines; `named` (several sinks): its name in the title.
+std::string render_sink(const nlohmann::json& sink, bool named) {
+  std::string out;
+  const std::string health = text(sink, "health");
+  out += line(named ? "sink " + text(sink, "name") : "sink",
+              text(sink, "type") + ", " + (health == "healthy" ? health : "** " + health + " **") + ", drain " +
+                  text(sink, "state"));
+  const auto error = text(sink, "last_error", "");
+  if (!error.empty()) out += line("  last error", error + format(" (retry in %.0f ms)", number(sink, "backoff_ms")));
+  const double oldest = number(sink, "oldest_undelivered_age_s");
+  out += line("  oldest waiting", oldest > 0 ? human_duration(oldest) + " old, " +
+                                                   human_count(number(sink, "lag_records")) + " records waiting"
+                                             : "none");
+  out += line("  last commit", human_duration(number(sink, "seconds_since_last_commit")) + " ago, " +
+                                   human_count(number(sink, "committed_records")) + " records committed");
+  const double dead_letters = number(sink, "dead_letter_bytes");
+  out += line("  dead letters", dead_letters > 0 ? "** " + human_bytes(dead_letters) + " held, " +
+                                                       human_count(number(sink, "dead_lettered")) + " records this run **"
+                                                 : "none");
+  return out;
+}
+
+}  // namespace
+
 std::string render_status(const nlohmann::json& s) {
   std::string out = "weir " + text(s, "version") + ", up " + human_duration(number(s, "uptime_s")) + ", " +
                     (flag(s, "ready") ? "ready" : "NOT READY: " + text(s, "not_ready_reason", "")) + "\n\n";
@@ -93,26 +119,12 @@ std::string render_status(const nlohmann::json& s) {
     out += line("WAB", human_bytes(number(wab, "bytes")) + " of " + human_bytes(number(wab, "max_bytes")) +
                            (flag(wab, "over_cap") ? "  OVER CAP: pushes refused" : "") + ", " +
                            human_count(number(wab, "cap_rejections")) + " refused at the cap");
-  const auto& sink = field(s, "sink");
-  const auto& drain = field(s, "drain");
-  if (sink.is_object()) {
-    const std::string health = text(sink, "health");
-    out += line("sink", text(sink, "type") + ", " + (health == "healthy" ? health : "** " + health + " **") +
-                            ", drain " + text(drain, "state"));
-    const auto error = text(drain, "last_error", "");
-    if (!error.empty()) out += line("  last error", error + format(" (retry in %.0f ms)", number(drain, "backoff_ms")));
-    const double oldest = number(drain, "oldest_undelivered_age_s");
-    out += line("  oldest waiting", oldest > 0 ? human_duration(oldest) + " old" : "none");
-    out += line("  last commit", human_duration(number(sink, "seconds_since_last_commit")) + " ago, " +
-                                     human_count(number(sink, "committed_records")) + " records committed");
-  }
+  const auto& sinks = field(s, "sinks");
+  for (const auto& sink : sinks.is_array() ? sinks : nlohmann::json::array())
+    out += render_sink(sink, sinks.size() > 1);
   if (const auto& conns = field(s, "connections"); conns.is_object())
     out += line("connections", human_count(number(conns, "active")) + " open, " + human_count(number(conns, "accepted")) +
                                    " accepted");
-  const double dead_letters = number(s, "dead_letter_bytes");
-  out += line("dead letters", dead_letters > 0 ? "** " + human_bytes(dead_letters) + " held, " +
-                                                     human_count(number(sink, "dead_lettered")) + " records this run **"
-                                               : "none");
   out += "\nshard  appended    confirmed   lag         oldest waiting  state\n";
   const auto& shards = field(s, "shards");
   for (const auto& sh : shards.is_array() ? shards : nlohmann::json::array()) {

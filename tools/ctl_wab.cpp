@@ -243,10 +243,10 @@ int wab_list(const std::string& data_dir, bool json) {
 
 /// Every letter, and every part of a dead-letter file that cannot be read
 /// (listed with why, exit 1): what `dl drop` would delete is all shown.
-int dead_letter_list(const std::string& data_dir, bool json) {
+int dead_letter_list(const std::string& letters_dir, bool json) {
   nlohmann::json out = nlohmann::json::array();
   bool unreadable = false;
-  for (const auto& f : ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence)) {
+  for (const auto& f : ordered_files(fs::path(letters_dir), dead_letter_sequence)) {
     const auto read = read_dead_letter_file(f);
     for (const auto& [index, d] : read.letters)
       out.push_back({{"file", f.filename().string()}, {"index", index}, {"shard", d.shard}, {"segment", d.segment},
@@ -277,8 +277,8 @@ int dead_letter_list(const std::string& data_dir, bool json) {
   return status;
 }
 
-int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>& args, bool act, bool json) {
-  const fs::path dir = fs::path(data_dir) / "dead_letter";
+int dead_letter_drop(const std::string& letters_dir, const std::vector<std::string>& args, bool act, bool json) {
+  const fs::path dir = fs::path(letters_dir);
   // A file may be named as dl_00000003.wab or by a path to it.
   std::vector<std::string> names;
   for (const auto& a : args) names.push_back(fs::path(a).filename().string());
@@ -337,12 +337,11 @@ int dead_letter_drop(const std::string& data_dir, const std::vector<std::string>
   return 0;
 }
 
-int dead_letter_requeue(const options& o, bool act) {
-  const std::string& data_dir = o.data_dir;
+int dead_letter_requeue(const options& o, const std::string& letters_dir, bool act) {
   const std::string& socket = o.socket;
   std::vector<std::pair<fs::path, std::vector<dead_letter_entry>>> files;
   std::size_t total = 0;
-  for (const auto& f : ordered_files(fs::path(data_dir) / "dead_letter", dead_letter_sequence)) {
+  for (const auto& f : ordered_files(fs::path(letters_dir), dead_letter_sequence)) {
     files.emplace_back(f, read_dead_letters(f));
     total += files.back().second.size();
   }

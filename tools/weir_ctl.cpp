@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "observability/version.hpp"
+#include "config/sink_list.hpp"
 #include "tools/ctl_commands.hpp"
 #include "tools/ctl_status_view.hpp"
 
@@ -195,11 +196,24 @@ int quarantine(const options& o, const std::vector<std::string>& args) {
   return usage_error("quarantine", "unknown subcommand " + args[0] + " (expected list or inspect)");
 }
 
-int dead_letters(const options& o, const std::vector<std::string>& args) {
+int dead_letters(const options& o, const std::vector<std::string>& all_args) {
+  // --sink NAME: that sink's dead letters (each sink of a sinks: list keeps its own).
+  std::vector<std::string> args;
+  std::string sink = default_sink_name;
+  for (std::size_t i = 0; i < all_args.size(); ++i) {
+    if (all_args[i] != "--sink") {
+      args.push_back(all_args[i]);
+      continue;
+    }
+    if (i + 1 == all_args.size() || !sink_name_ok(all_args[i + 1]))
+      return usage_error("dl", std::string("--sink needs a sink's name: ") + sink_name_rule);
+    sink = all_args[++i];
+  }
+  const std::string letters = o.data_dir + "/" + dead_letter_dir_name(sink);
   if (args.empty()) return usage_error("dl", "needs a subcommand: list, requeue or drop");
   if (args[0] == "list") {
     if (args.size() > 1) return usage_error("dl", "list takes no arguments, got " + args[1]);
-    return require_data_dir(o) ? dead_letter_list(o.data_dir, o.json) : 2;
+    return require_data_dir(o) ? dead_letter_list(letters, o.json) : 2;
   }
   if (args[0] == "requeue") {
     bool yes = false;
@@ -207,7 +221,7 @@ int dead_letters(const options& o, const std::vector<std::string>& args) {
       if (args[i] == "--yes") yes = true;
       else return usage_error("dl", "requeue: unknown option " + args[i]);
     }
-    return require_data_dir(o) ? dead_letter_requeue(o, yes) : 2;
+    return require_data_dir(o) ? dead_letter_requeue(o, letters, yes) : 2;
   }
   if (args[0] == "drop") {
     bool yes = false;
@@ -217,7 +231,7 @@ int dead_letters(const options& o, const std::vector<std::string>& args) {
       else if (args[i].size() > 1 && args[i][0] == '-') return usage_error("dl", "drop: unknown option " + args[i]);
       else names.push_back(args[i]);
     }
-    return require_data_dir(o) ? dead_letter_drop(o.data_dir, names, yes, o.json) : 2;
+    return require_data_dir(o) ? dead_letter_drop(letters, names, yes, o.json) : 2;
   }
   return usage_error("dl", "unknown subcommand " + args[0] + " (expected list, requeue or drop)");
 }
@@ -348,9 +362,12 @@ Examples:
   weir-ctl --data-dir /var/lib/weir segments
   weir-ctl --data-dir /var/lib/weir --json segments | jq '.[].repairs'
 )", segments},
-    {"dl", R"(Usage: weir-ctl dl list
-       weir-ctl dl requeue [--yes]
-       weir-ctl dl drop [--yes] [FILE...]
+    {"dl", R"(Usage: weir-ctl dl [--sink NAME] list
+       weir-ctl dl [--sink NAME] requeue [--yes]
+       weir-ctl dl [--sink NAME] drop [--yes] [FILE...]
+
+--sink NAME  the dead letters of that sink of a sinks: list (each keeps its
+             own); without it, the default sink's (a single sink: section)
 
 list     the dead letters in the data directory: where each record came
          from, why the sink refused it, its payload
@@ -366,6 +383,8 @@ drop     deletes the dead-letter files named (dl_00000003.wab; all of them
 drop {"dry_run", "records", ...} (drop also each file with its records and
 bytes).
 
+A requeued record goes to every sink again, like any push.
+
 Exit status: 0; 1 a record was not acked (its file is kept), a file could
 not be deleted, or the daemon broke off; 2 a usage error, no data
 directory, or the daemon cannot be reached.
@@ -374,6 +393,7 @@ Examples:
   weir-ctl --data-dir /var/lib/weir dl list --json
   weir-ctl --data-dir /var/lib/weir --socket /run/weir/weir.sock dl requeue --yes
   weir-ctl --data-dir /var/lib/weir dl drop dl_00000001.wab --yes
+  weir-ctl --data-dir /var/lib/weir dl --sink hook list
 )", dead_letters},
 };
 
