@@ -62,14 +62,15 @@ std::map<std::uint64_t, std::string> segments_after_recovery(wab::dry_run_file_i
 /// start (wab/cursor_trust.hpp): a repair at error level when it is not
 /// trusted.
 std::optional<nlohmann::json> cursor_repair(wab::dry_run_file_io& io, const fs::path& shard_dir,
-                                            const std::map<std::uint64_t, std::uint64_t>& records_end) {
+                                            const std::map<std::uint64_t, std::uint64_t>& records_end,
+                                            const std::string& sink) {
   bool damaged = false;
-  const auto cursor = wab::load_cursor(io, shard_dir.string(), &damaged);
+  const auto cursor = wab::load_cursor(io, shard_dir.string(), &damaged, sink);
   if (damaged)
     return nlohmann::json{{"level", "error"},
                           {"what", "confirm cursor unreadable; the shard is delivered from its first segment "
                                    "(duplicates possible)"},
-                          {"fields", nlohmann::json::object()}};
+                          {"fields", {{"sink", sink}}}};
   if (!cursor) return std::nullopt;
   const auto verdict = wab::judge_cursor(io, shard_dir.string(), *cursor, records_end);
   if (verdict == wab::cursor_verdict::trusted) {
@@ -79,15 +80,17 @@ std::optional<nlohmann::json> cursor_repair(wab::dry_run_file_io& io, const fs::
     for (const auto& [seq, end] : records_end) passed += seq < cursor->sequence;
     if (passed == 0) return std::nullopt;
     return nlohmann::json{{"level", "warning"},
-                          {"what", "the confirm cursor has passed segments: they are deleted as delivered"},
-                          {"fields", {{"segments", std::to_string(passed)},
+                          {"what", "the confirm cursor has passed segments: they are deleted once every sink's has"},
+                          {"fields", {{"sink", sink},
+                                      {"segments", std::to_string(passed)},
                                       {"cursor_segment", std::to_string(cursor->sequence)},
                                       {"cursor_index", std::to_string(cursor->index)}}}};
   }
   return nlohmann::json{{"level", "error"},
                         {"what", wab::why_untrusted(verdict) + "; it is not trusted: nothing is deleted and the shard "
                                                                 "is delivered from its oldest segment (duplicates possible)"},
-                        {"fields", {{"cursor_segment", std::to_string(cursor->sequence)},
+                        {"fields", {{"sink", sink},
+                                    {"cursor_segment", std::to_string(cursor->sequence)},
                                     {"cursor_offset", std::to_string(cursor->offset)},
                                     {"cursor_index", std::to_string(cursor->index)}}}};
 }
@@ -110,7 +113,8 @@ next_start_repairs dry_run_next_start(wab::dry_run_file_io& io, const fs::path& 
     std::map<std::uint64_t, std::uint64_t> records_end;
     for (const auto& seg : r.segments) records_end[seg.sequence] = seg.valid_bytes;
     if (judge_cursor)
-      if (auto c = cursor_repair(io, shard_dir, records_end)) out.repairs.push_back(std::move(*c));
+      for (const auto& sink : wab::cursor_sinks(io, shard_dir.string()))
+        if (auto c = cursor_repair(io, shard_dir, records_end, sink)) out.repairs.push_back(std::move(*c));
   } catch (const wab::recovery_error& e) {
     for (const auto& ev : e.events) out.repairs.push_back(event_json(ev));
     out.repairs.push_back({{"level", "error"},

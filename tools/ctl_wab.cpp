@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "files/regular_file.hpp"
+#include "config/sink_list.hpp"
 #include "wab/dead_letter_store.hpp"
 #include "wab/confirm_cursor.hpp"
 #include "wab/file_io.hpp"
@@ -182,7 +183,7 @@ int wab_list(const std::string& data_dir, bool json) {
     if (e.is_directory() && wab::parse_shard_dir_name(e.path().filename().string())) shards.push_back(e.path());
   std::sort(shards.begin(), shards.end());
   for (const auto& shard : shards) {
-    auto cursor = wab::load_cursor(*wab::default_file_io(), shard.string());
+    const auto cursors = wab::load_every_cursor(*wab::default_file_io(), shard.string());
     nlohmann::json segs = nlohmann::json::array();
     for (const auto& f : ordered_files(shard, [](const std::string& n) { return wab::parse_segment_file_name(n); })) {
       std::error_code size_ec;
@@ -201,13 +202,17 @@ int wab_list(const std::string& data_dir, bool json) {
                       {"damaged", s.damaged},
                       {"recovered", s.recovered}});
     }
-    nlohmann::json c = nullptr;
-    if (cursor) c = {{"segment", cursor->sequence}, {"offset", cursor->offset}, {"index", cursor->index}};
+    // Each sink's cursor (a sinks: list); confirm_cursor: the default sink's, as before.
+    nlohmann::json c = nullptr, every = nlohmann::json::object();
+    for (const auto& [sink, at] : cursors) {
+      every[sink] = {{"segment", at.sequence}, {"offset", at.offset}, {"index", at.index}};
+      if (sink == default_sink_name) c = every[sink];
+    }
     const auto spares = ordered_files(shard, [](const std::string& n) { return wab::parse_spare_file_name(n); }).size();
     // What the next start does with it, as `weir-ctl segments` says.
     const auto next = next_start_of(shard.string(), (fs::path(data_dir) / "quarantine").string());
     trouble = trouble || next.errors;
-    out.push_back({{"shard", shard.filename().string()}, {"segments", segs}, {"confirm_cursor", c}, {"spares", spares},
+    out.push_back({{"shard", shard.filename().string()}, {"segments", segs}, {"confirm_cursor", c}, {"confirm_cursors", every}, {"spares", spares},
                    {"next_start", next.repairs}});
   }
   const int status = trouble ? 1 : 0;
@@ -216,13 +221,13 @@ int wab_list(const std::string& data_dir, bool json) {
     return status;
   }
   for (const auto& sh : out) {
+    std::string said;
+    for (const auto& [sink, at] : sh["confirm_cursors"].items())
+      said += std::string(said.empty() ? "" : "; ") + (sink == default_sink_name ? "" : sink + " ") + "segment " +
+              std::to_string(at["segment"].get<std::uint64_t>()) + " index " +
+              std::to_string(at["index"].get<std::uint64_t>());
     std::printf("%s  spares: %zu  confirm cursor: %s\n", sh["shard"].get<std::string>().c_str(),
-                sh["spares"].get<std::size_t>(),
-                sh["confirm_cursor"].is_null()
-                    ? "none (nothing confirmed yet)"
-                    : ("segment " + std::to_string(sh["confirm_cursor"]["segment"].get<std::uint64_t>()) + " index " +
-                       std::to_string(sh["confirm_cursor"]["index"].get<std::uint64_t>()))
-                          .c_str());
+                sh["spares"].get<std::size_t>(), said.empty() ? "none (nothing confirmed yet)" : said.c_str());
     for (const auto& s : sh["segments"]) {
       std::string damage;
       if (s["damaged"].get<std::uint64_t>() > 0)

@@ -160,18 +160,22 @@ int store_cursor(file_io& io, const std::string& shard_dir, const confirm_cursor
   return f.store(c);
 }
 
-std::map<std::string, confirm_cursor> load_every_cursor(file_io& io, const std::string& shard_dir) {
-  std::map<std::string, confirm_cursor> out;
-  std::vector<std::string> names;
-  if (io.list_directory(shard_dir, names) < 0) names = {cursor_file_name};  // the default's, at least
+std::vector<std::string> cursor_sinks(file_io& io, const std::string& shard_dir) {
+  std::vector<std::string> names, sinks;
+  if (io.list_directory(shard_dir, names) < 0) return {default_sink_name};  // the default's, at least
   const std::string own = cursor_file_name, others = own + "-";
   for (const auto& name : names) {
-    std::string sink;
-    if (name == own) sink = default_sink_name;
-    else if (name.rfind(others, 0) == 0 && sink_name_ok(name.substr(others.size()))) sink = name.substr(others.size());
-    else continue;
-    if (auto c = load_cursor(io, shard_dir, nullptr, sink)) out.emplace(sink, *c);
+    if (name == own) sinks.push_back(default_sink_name);
+    else if (name.rfind(others, 0) == 0 && sink_name_ok(name.substr(others.size()))) sinks.push_back(name.substr(others.size()));
   }
+  std::sort(sinks.begin(), sinks.end());
+  return sinks;
+}
+
+std::map<std::string, confirm_cursor> load_every_cursor(file_io& io, const std::string& shard_dir) {
+  std::map<std::string, confirm_cursor> out;
+  for (const auto& sink : cursor_sinks(io, shard_dir))
+    if (auto c = load_cursor(io, shard_dir, nullptr, sink)) out.emplace(sink, *c);
   return out;
 }
 

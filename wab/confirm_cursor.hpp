@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/sink_list.hpp"
 #include "wab/file_io.hpp"
@@ -86,6 +87,9 @@ std::optional<confirm_cursor> load_cursor(file_io& io, const std::string& shard_
                                           const std::string& sink = default_sink_name);
 int store_cursor(file_io& io, const std::string& shard_dir, const confirm_cursor& c,
                  const std::string& sink = default_sink_name);
+
+/// The sinks that have a cursor file in `shard_dir`, by name.
+std::vector<std::string> cursor_sinks(file_io& io, const std::string& shard_dir);
 
 /// Every sink's cursor stored in `shard_dir` (every confirm_cursor* file
 /// that verifies), by sink name, the sinks configured now or not.
