@@ -1,10 +1,13 @@
 #include "runtime/wab_startup.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "config/sink_list.hpp"
 #include "runtime/data_dir.hpp"
 #include "observability/log.hpp"
 #include "runtime/startup_error.hpp"
@@ -21,6 +24,29 @@ namespace {
 void report(const std::vector<wab::recovery_event>& events) {
   for (const auto& e : events)
     log::write(e.level == wab::recovery_event::severity::error ? log_level::error : log_level::warn, e.what, e.fields);
+}
+
+/// A sink no longer configured holds nothing back: its cursor goes, said.
+/// Kept, it would stand for how far every sink has confirmed, and a spare
+/// recycled from a segment the configured sinks all had would look
+/// undelivered. Configured again later, the sink starts from the oldest
+/// segment held, as a new one does.
+void forget_removed_sinks(wab::file_io& io, const std::string& shard_dir, const std::vector<sink_config>& sinks) {
+  for (const auto& name : wab::cursor_sinks(io, shard_dir)) {
+    const bool configured =
+        std::any_of(sinks.begin(), sinks.end(), [&](const sink_config& s) { return s.name == name; });
+    if (configured) continue;
+    const std::string path = shard_dir + "/" + wab::cursor_file_name_for(name);
+    if (int rc = io.unlink(path); rc < 0 && rc != -ENOENT) {
+      log::warn("cannot remove the confirm cursor of a sink no longer configured",
+                {{"sink", name}, {"path", path}, {"error", std::strerror(-rc)}});
+      continue;
+    }
+    io.fsync_directory(shard_dir);
+    log::info("a sink is no longer configured: its confirm cursor is removed (configured again, it starts from the "
+              "oldest segment held)",
+              {{"sink", name}, {"dir", shard_dir}});
+  }
 }
 
 }  // namespace
@@ -42,8 +68,10 @@ wab_startup recover_wab(const config& cfg, wab::file_io* io) {
   std::sort(shard_dirs.begin(), shard_dirs.end());
 
   wab_startup out;
+  const auto sinks = configured_sinks(cfg);
   for (const auto& dir : shard_dirs) {
     try {
+      forget_removed_sinks(*io, dir.string(), sinks);
       auto r = wab::recover_shard(*io, dir.string(), quarantine);
       report(r.events);
       const auto shard = *wab::parse_shard_dir_name(dir.filename().string());

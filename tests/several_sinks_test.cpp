@@ -190,3 +190,35 @@ TEST_CASE("several sinks: the WAB at its cap because of one sink says which in t
   CHECK(c.push(as_bytes(big), client::durability::buffered).acked);
   CHECK(d.stop() == 0);
 }
+
+TEST_CASE("several sinks: a sink taken out of the list holds nothing back and its cursor goes at the next start",
+          "[live][sink][sinks]") {
+  temp_dir dir;
+  const std::string db = "{name: db, type: sqlite, sqlite: {path: " + (dir / "sink.db").string() + "}}";
+  const std::string out = "{name: out, type: file, file: {path: " + (dir / "out.ndjson").string() + "}}";
+  const std::vector<std::string> common{"--set", "ingest.shards=1", "--set", "drain.cursor_persist_ms=20"};
+  auto with = [&](const std::string& list) {
+    auto args = common;
+    args.insert(args.end(), {"--set", "sinks=[" + list + "]"});
+    return args;
+  };
+  const auto shard_dir = dir / "var/wab/shard_00";
+  {
+    daemon_process d(dir.path(), with(db + ", " + out));
+    REQUIRE(d.wait_ready());
+    push_all(d, 0, 50);
+    REQUIRE(eventually([&] { return sqlite_rows(dir / "sink.db").size() == 50; }));
+    REQUIRE(d.stop() == 0);
+  }
+  REQUIRE(std::filesystem::exists(shard_dir / "confirm_cursor-out"));
+  daemon_process d(dir.path(), with(db));
+  REQUIRE(d.wait_ready());
+  INFO(d.log());
+  CHECK(d.log().find("a sink is no longer configured: its confirm cursor is removed") != std::string::npos);
+  CHECK(d.log().find("sink=out") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(shard_dir / "confirm_cursor-out"));
+  CHECK(std::filesystem::exists(shard_dir / "confirm_cursor-db"));
+  push_all(d, 50, 60);
+  REQUIRE(eventually([&] { return sqlite_rows(dir / "sink.db").size() == 60; }));
+  CHECK(d.stop() == 0);
+}
