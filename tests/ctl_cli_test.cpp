@@ -366,3 +366,43 @@ TEST_CASE("weir-ctl tail starts at the end of the WAB and follows it into the ne
   CHECK(ended.err.find("were gone before tail could read them") == std::string::npos);
   CHECK(d.stop() == 0);
 }
+
+TEST_CASE("weir-ctl --config takes the socket and the admin address and the data dir from the daemon's config",
+          "[live][ctl]") {
+  temp_dir dir, elsewhere;
+  const auto port = free_tcp_port();
+  const std::string admin = "127.0.0.1:" + std::to_string(port);
+  const auto config = dir / "weir.yaml";
+  std::ofstream(config) << "data_dir: " << (dir / "var").string() << "\nlisten:\n  unix: "
+                        << (dir / "var/run/weir.sock").string() << "\nadmin:\n  listen: \"" << admin << "\"\n";
+  daemon_process d(dir.path(), {"--config", config.string(), "--set", "admin.listen=" + admin});
+  REQUIRE(d.wait_ready());
+  // From another directory, where weir-ctl's own defaults find nothing.
+  const auto without = ctl(elsewhere, {"health"});
+  CHECK(without.exit_code == 2);
+  int checked = 0;
+  for (const std::vector<std::string>& cmd : {std::vector<std::string>{"health"}, {"status"}, {"wab"}, {"push", "hi"}}) {
+    std::vector<std::string> args{"--config", config.string()};
+    args.insert(args.end(), cmd.begin(), cmd.end());
+    const auto r = ctl(elsewhere, args);
+    INFO(cmd[0] << ": " << r.out << r.err);
+    CHECK(r.exit_code == 0);
+    ++checked;
+  }
+  CHECK(checked == 4);
+  // WEIR_CTL_CONFIG names the default file; a flag still wins over it.
+  const auto by_env = run_binary(binary("weir-ctl"), {"status"}, elsewhere.path(), {"WEIR_CTL_CONFIG=" + config.string()});
+  CHECK(by_env.exit_code == 0);
+  const auto flag_wins = ctl(elsewhere, {"--config", config.string(), "--socket", "/nonexistent/weir.sock", "health"});
+  CHECK(flag_wins.exit_code == 2);
+  CHECK(flag_wins.err.find("/nonexistent/weir.sock") != std::string::npos);
+  // --set as the daemon takes it: the admin server turned off is said as such.
+  const auto off = ctl(elsewhere, {"--config", config.string(), "--set", "admin.listen=", "status"});
+  CHECK(off.exit_code == 2);
+  CHECK(off.err.find("admin server is off") != std::string::npos);
+  // A configuration the daemon would refuse: its one line, exit 2.
+  const auto bad = ctl(elsewhere, {"--config", config.string(), "--set", "ingest.shards=0", "wab"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("ingest.shards") != std::string::npos);
+  CHECK(d.stop() == 0);
+}

@@ -18,6 +18,11 @@ namespace {
 /// that turns the admin server's failures into messages and exit codes.
 template <class Show>
 int fetch_and_show(const std::string& admin, const std::string& path, Show show) {
+  if (admin.empty()) {
+    std::fprintf(stderr, "weir-ctl: the daemon's admin server is off (admin.listen is \"\"); set admin.listen, or "
+                         "point weir-ctl at one with --admin HOST:PORT\n");
+    return 2;
+  }
   try {
     const auto res = client::admin_get(admin, path);
     if (res.status != 200) {

@@ -20,6 +20,7 @@ struct options {
   std::string tcp;  // "host:port" of listen.tcp; set, it is used instead of the socket
   client::tls_options tls;
   bool json = false;
+  std::string config_file;  // the daemon configuration read (tools/ctl_config.hpp), if any
 };
 
 /// "weir-ctl <command>: <message> (see weir-ctl <command> --help)"; returns 2.

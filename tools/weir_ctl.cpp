@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "observability/version.hpp"
+#include "tools/ctl_config.hpp"
 #include "config/sink_list.hpp"
 #include "tools/ctl_commands.hpp"
 #include "tools/ctl_status_view.hpp"
@@ -19,7 +20,8 @@ namespace weir::ctl {
 
 namespace {
 
-constexpr const char* usage = R"(Usage: weir-ctl [--socket PATH | --tcp HOST:PORT --ca FILE --cert FILE --key FILE]
+constexpr const char* usage = R"(Usage: weir-ctl [--config FILE] [--set KEY=VALUE]...
+                [--socket PATH | --tcp HOST:PORT --ca FILE --cert FILE --key FILE]
                 [--admin HOST:PORT] [--data-dir DIR] [--json] COMMAND [ARGS]
 
 Commands:
@@ -42,6 +44,13 @@ Commands:
 `weir-ctl COMMAND --help` shows a command's options and examples.
 
 Options:
+  --config FILE     the daemon's configuration: its listen.unix, admin.listen
+                    and data_dir are the defaults of --socket, --admin and
+                    --data-dir (read as weir-server reads it: WEIR_* variables
+                    and --set apply). Default: /etc/weir/weir.yaml when this
+                    user can read it ($WEIR_CTL_CONFIG names another; empty:
+                    none)
+  --set KEY=VALUE   a key of that configuration, as weir-server --set
   --socket PATH     daemon socket (default: var/run/weir.sock, or $WEIR_SOCKET)
   --tcp HOST:PORT   the daemon's listen.tcp instead, over mutual TLS ($WEIR_TCP):
   --ca FILE         the CA that signed the daemon's certificate ($WEIR_TLS_CA)
@@ -452,11 +461,10 @@ bool require_data_dir(const options& o) {
 int main(int argc, char** argv) {
   using namespace weir::ctl;
   options o;
-  if (const char* s = std::getenv("WEIR_SOCKET")) o.socket = s;
-  if (const char* s = std::getenv("WEIR_TCP")) o.tcp = s;
-  if (const char* s = std::getenv("WEIR_TLS_CA")) o.tls.ca_file = s;
-  if (const char* s = std::getenv("WEIR_TLS_CERT")) o.tls.cert_file = s;
-  if (const char* s = std::getenv("WEIR_TLS_KEY")) o.tls.key_file = s;
+  // Precedence: built-in defaults < the daemon's config < WEIR_SOCKET and
+  // the like < flags. Flags are read first and applied last.
+  std::vector<std::pair<std::string*, std::string>> flags;
+  daemon_config_source daemon_config;
   std::vector<std::string> args;
   bool help = false;
   for (int i = 1; i < argc; ++i) {
@@ -482,13 +490,31 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "weir-ctl: %s needs a value (see weir-ctl --help)\n", a.c_str());
         return 2;
       }
-      *target = v;
+      flags.emplace_back(target, v);
+    } else if (a == "--config" || a == "--set") {
+      const char* v = value(a.c_str());
+      if (!v) {
+        std::fprintf(stderr, "weir-ctl: %s needs a value (see weir-ctl --help)\n", a.c_str());
+        return 2;
+      }
+      if (a == "--config") daemon_config.file = v;
+      else daemon_config.overrides.emplace_back(v);
     } else if (a == "--json") {
       o.json = true;
     } else {
       args.push_back(a);
     }
   }
+  if (const auto why = apply_daemon_config(o, daemon_config); !why.empty()) {
+    std::fprintf(stderr, "weir-ctl: %s\n", why.c_str());
+    return 2;
+  }
+  if (const char* s = std::getenv("WEIR_SOCKET")) o.socket = s;
+  if (const char* s = std::getenv("WEIR_TCP")) o.tcp = s;
+  if (const char* s = std::getenv("WEIR_TLS_CA")) o.tls.ca_file = s;
+  if (const char* s = std::getenv("WEIR_TLS_CERT")) o.tls.cert_file = s;
+  if (const char* s = std::getenv("WEIR_TLS_KEY")) o.tls.key_file = s;
+  for (auto& [target, v] : flags) *target = v;
   if (args.empty() || (help && args.size() == 1 && args[0] == "help")) {
     std::fputs(usage, help ? stdout : stderr);
     return help ? 0 : 2;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -26,6 +27,10 @@ std::vector<std::string> child_environment(const std::vector<std::string>& extra
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "WEIR_", 5) != 0) env.emplace_back(*e);
+  // weir-ctl reads /etc/weir/weir.yaml by default: not a machine's own
+  // install, not one a package test put there.
+  const bool named = std::any_of(extra.begin(), extra.end(), [](const std::string& e) { return e.rfind("WEIR_CTL_CONFIG=", 0) == 0; });
+  if (!named) env.emplace_back("WEIR_CTL_CONFIG=");
   env.insert(env.end(), extra.begin(), extra.end());
   return env;
 }

@@ -1,0 +1,34 @@
+#include "tools/ctl_config.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "config/loader.hpp"
+
+namespace weir::ctl {
+
+std::string apply_daemon_config(options& o, const daemon_config_source& src) {
+  config_sources sources;
+  sources.file = src.file;
+  // WEIR_CTL_CONFIG names another default ("" : none).
+  const char* fallback = std::getenv("WEIR_CTL_CONFIG");
+  if (!fallback) fallback = packaged_config;
+  if (sources.file.empty() && *fallback && ::access(fallback, R_OK) == 0) sources.file = fallback;
+  if (sources.file.empty() && src.overrides.empty()) return "";
+  sources.env = process_environment();
+  sources.overrides = src.overrides;
+  config c;
+  try {
+    c = load_config(sources);
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  o.data_dir = c.data_dir;
+  if (!c.listen.unix_path.empty()) o.socket = c.listen.unix_path;
+  o.admin = c.admin.listen;
+  o.config_file = sources.file;
+  return "";
+}
+
+}  // namespace weir::ctl
