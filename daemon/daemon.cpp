@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include "daemon/cluster_runtime.hpp"
 #include "daemon/config_reload.hpp"
 #include "daemon/reload_runner.hpp"
+#include "daemon/retire.hpp"
 #include "daemon/startup_checks.hpp"
 #include "messages/ingest_protocol.hpp"
 #include "observability/log.hpp"
@@ -163,11 +165,11 @@ void join_io_threads(boost::asio::io_context& io, std::vector<std::thread>& thre
   }
 }
 
-/// Serves until SIGTERM or SIGINT. Each SIGHUP asks for a reload, which
-/// runs off this thread (daemon/reload_runner.hpp) so that SIGTERM is acted
-/// on at once, whatever a reload is reading; once this returns, no reload
-/// runs any more.
-void serve_until_stopped(const sigset_t& signals, const config& cfg, std::function<config()> reread, pipeline& shards,
+/// Serves until SIGTERM or SIGINT (false) or SIGUSR1 (true: retire, deliver
+/// everything first). Each SIGHUP asks for a reload, which runs off this
+/// thread (daemon/reload_runner.hpp) so that SIGTERM is acted on at once,
+/// whatever a reload is reading; once this returns, no reload runs any more.
+bool serve_until_stopped(const sigset_t& signals, const config& cfg, std::function<config()> reread, pipeline& shards,
                          tls_context_store* tls_contexts, cluster_runtime* cluster) {
   config running = cfg;
   // Without a configuration source to read again, SIGHUP still reads the
@@ -186,9 +188,10 @@ void serve_until_stopped(const sigset_t& signals, const config& cfg, std::functi
     if (sig != SIGHUP) break;
     if (!reloads.request()) log::info("SIGHUP during a reload: another reload follows it");
   }
-  log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  log::info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGUSR1 (retire)"}});
   // A reload in progress gives up on the file it is reading, and none starts.
   reloads.stop();
+  return sig == SIGUSR1;
 }
 
 /// What the ready line reports of the parts run_daemon started.
@@ -241,6 +244,7 @@ sigset_t block_handled_signals() {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGUSR1);  // retire: deliver everything, then stop (daemon/retire.hpp)
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
   // A file size limit (ulimit -f) must surface as a failed write, which is
@@ -393,20 +397,25 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   log_ready(cfg, started, {tcp_listener.get(), actor_threads, keep_awake.get(), placement_field, poller != nullptr,
                            spin.stats != nullptr, admin != nullptr});
 
-  serve_until_stopped(signals, cfg, std::move(reread), shards, ports.tls_contexts.get(), cluster.get());
+  const bool retire =
+      serve_until_stopped(signals, cfg, std::move(reread), shards, ports.tls_contexts.get(), cluster.get());
 
-  const stop_budget budget(std::chrono::milliseconds(cfg.shutdown_timeout_ms));
+  std::optional<stop_budget> budget(std::chrono::milliseconds(cfg.shutdown_timeout_ms));
   // The last replies, syncs and seals get every CPU: quiet sockets would
   // otherwise look like a light load and gather the threads mid-shutdown.
   if (placement) placement->stop();
-  close_connections(cfg, budget, listener.get(), tcp_listener.get(), sessions, stats);
+  close_connections(cfg, *budget, listener.get(), tcp_listener.get(), sessions, stats);
+  if (retire) {
+    deliver_everything(signals, exported, sink_states);
+    budget.emplace(std::chrono::milliseconds(cfg.shutdown_timeout_ms));  // the stop proper starts now
+  }
   if (cluster) cluster->stop();  // no failover drain starts from here on
-  if (!shards.shut_down(budget.left()))
+  if (!shards.shut_down(budget->left()))
     log::warn("WAB writers did not finish their final sync in time");
   trimmer.stop();
   if (poller) poller->stop();
   work.reset();
-  join_io_threads(io, io_threads, budget.left());
+  join_io_threads(io, io_threads, budget->left());
   if (listener) listener->remove_socket_file();
   if (admin) admin->stop();
   log::info("stopped", {{"connections_served", std::to_string(stats.accepted.load())}});

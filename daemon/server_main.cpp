@@ -46,8 +46,12 @@ request, listen.tcp's TLS certificate, key and client CA are read again for
 new connections (established ones keep going; files that do not load keep
 the old ones), and any other changed key is logged as needing a restart. An
 invalid configuration on SIGHUP changes nothing (logged).
+SIGUSR1 retires the daemon: it stops taking pushes, delivers every record
+it holds to every sink (what is left is logged every 10 s), then stops as on
+SIGTERM; SIGTERM meanwhile stops it at once, the rest kept for the next
+start. `weir-ctl drain` sends it and waits.
 
-Exit status: 0 after a clean shutdown (SIGTERM or SIGINT) or a successful
+Exit status: 0 after a clean shutdown (SIGTERM, SIGINT or SIGUSR1) or a successful
 check; 2 when the configuration is invalid or the daemon cannot start.
 
 While it runs, admin.listen (default 127.0.0.1:9185) serves the dashboard at /,

@@ -56,7 +56,7 @@ TEST_CASE("weir-ctl: every command has its own help with examples", "[cli][ctl]"
   temp_dir dir;
   int checked = 0;
   for (const char* command : {"health", "push", "status", "cluster", "top", "metrics", "wab", "segments", "dump",
-                              "tail", "quarantine", "dl"}) {
+                              "tail", "quarantine", "dl", "drain"}) {
     INFO(command);
     const auto r = ctl(dir, {command, "--help"});
     CHECK(r.exit_code == 0);

@@ -106,6 +106,9 @@ int dead_letter_requeue(const options& o, const std::string& letters_dir, bool a
 /// Without `act` it only says what it would delete. 2 when a name is not one.
 int dead_letter_drop(const std::string& letters_dir, const std::vector<std::string>& names, bool act, bool json);
 
+/// weir-ctl drain [--timeout S]: retires the daemon (tools/ctl_drain.cpp).
+int drain_command(const options& o, const std::vector<std::string>& args);
+
 extern const char* const push_help;
 extern const char* const top_help;
 extern const char* const tail_help;

@@ -40,6 +40,7 @@ Commands:
   dl list       dead letters: origin, reason, payload, read from the data dir
   dl requeue    push the dead letters back through the daemon
   dl drop       delete dead-letter files for good
+  drain         retire the daemon: stop taking pushes, deliver everything, stop
 
 `weir-ctl COMMAND --help` shows a command's options and examples.
 
@@ -245,6 +246,30 @@ int dead_letters(const options& o, const std::vector<std::string>& all_args) {
   return usage_error("dl", "unknown subcommand " + args[0] + " (expected list, requeue or drop)");
 }
 
+const char* const drain_help = R"(Usage: weir-ctl drain [--timeout SECONDS]
+
+Retires the daemon (a planned migration, a host taken out of service):
+signals the weir-server that holds the data directory (--data-dir, or the
+data_dir of --config) with SIGUSR1, upon which it stops taking pushes,
+delivers every record it holds to every sink and stops. Meanwhile shows the
+records left, the rate and the time left (read from its admin server; one
+line every 5 s when not on a terminal), and the sinks still owed records.
+Once the process is gone, checks its WAB: nothing undelivered may be left.
+
+Options:
+  --timeout S   give up waiting after S seconds (default 0: no limit); the
+                daemon goes on delivering (SIGTERM stops it, the rest kept)
+
+Exit status: 0 the daemon stopped with every record delivered; 1 it stopped
+with records left (stopped by SIGTERM before it was done), or the timeout
+passed, naming what is left; 2 no daemon runs on the data directory, or it
+may not be signalled (run as its user or root).
+
+Examples:
+  weir-ctl --config /etc/weir/weir.yaml drain
+  weir-ctl --data-dir /var/lib/weir --admin 127.0.0.1:9185 drain --timeout 600
+)";
+
 const command commands[] = {
     {"health", R"(Usage: weir-ctl health
 
@@ -371,6 +396,7 @@ Examples:
   weir-ctl --data-dir /var/lib/weir segments
   weir-ctl --data-dir /var/lib/weir --json segments | jq '.[].repairs'
 )", segments},
+    {"drain", drain_help, drain_command},
     {"dl", R"(Usage: weir-ctl dl [--sink NAME] list
        weir-ctl dl [--sink NAME] requeue [--yes]
        weir-ctl dl [--sink NAME] drop [--yes] [FILE...]
@@ -525,7 +551,7 @@ int main(int argc, char** argv) {
   }
   const command* cmd = find_command(args[0]);
   if (!cmd) {
-    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, cluster, top, metrics, wab, segments, dump, tail, quarantine, dl; see "
+    std::fprintf(stderr, "weir-ctl: unknown command %s (commands: health, push, status, cluster, top, metrics, wab, segments, dump, tail, quarantine, dl, drain; see "
                          "weir-ctl --help)\n", args[0].c_str());
     return 2;
   }
