@@ -1,10 +1,13 @@
 // weir-ctl as an operator types it: per-command help, errors that name the
 // bad flag or subcommand, hints when nothing answers or the data dir is
 // wrong, and push reading one record per line of standard input.
+#include <signal.h>
+
 #include <cstdio>
 #include <future>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -244,6 +247,31 @@ TEST_CASE("weir-ctl push: lines are pushed as they arrive and a daemon's lower b
   const std::string said((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
   CHECK(said.find("acked 4 records") != std::string::npos);
   CHECK(d.stop() == 0);
+}
+
+TEST_CASE("weir-ctl push: a daemon killed mid-input is said with how many records were acked before it",
+          "[live][cli][ctl]") {
+  temp_dir dir;
+  auto d = std::make_unique<daemon_process>(dir.path(), std::vector<std::string>{"--set", "drain.linger_ms=0"});
+  REQUIRE(d->wait_ready());
+  const std::string ctl_cmd = binary("weir-ctl").string() + " --socket " + d->socket_path() + " push > " +
+                              (dir / "push.out").string() + " 2>&1; echo \"rc=$?\" >> " + (dir / "push.out").string();
+  FILE* producer = ::popen(ctl_cmd.c_str(), "w");
+  REQUIRE(producer != nullptr);
+  for (int i = 1; i <= 3; ++i) std::fprintf(producer, "line %d\n", i);
+  std::fflush(producer);
+  REQUIRE(eventually([&] { return sqlite_rows(dir / "var/sink.db").size() == 3; }));
+  ::kill(d->pid(), SIGKILL);
+  d->wait_exit();
+  d.reset();
+  std::fputs("line 4\n", producer);
+  std::fflush(producer);
+  ::pclose(producer);
+  std::ifstream out(dir / "push.out");
+  const std::string said((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  INFO(said);
+  CHECK(said.find("3 records acked before it (up to line 3); from line 4 on, not known to be acked") != std::string::npos);
+  CHECK(said.find("rc=1") != std::string::npos);
 }
 
 TEST_CASE("weir-ctl status and top refuse an admin address that does not answer weir's status", "[live][cli][ctl]") {

@@ -64,8 +64,32 @@ class line_pusher {
   line_pusher(const options& o, client::durability tier, int fd, std::size_t batch)
       : o_(o), tier_(tier), fd_(fd), batch_records_(batch) {}
 
-  /// 0, or 1 after saying which line was not acked.
+  /// 0, or 1 after saying which line was not acked. A connection that
+  /// breaks off (the daemon stopped or crashed) is said with what was acked
+  /// before it: the records from the batch it cut on may or may not be in
+  /// the WAB (pushed again, they are delivered twice, never lost).
   int run() {
+    try {
+      return read_and_push();
+    } catch (const client::client_error& e) {
+      std::fprintf(stderr,
+                   "weir-ctl push: %s; %zu records acked before it (up to line %zu); from line %zu on, not known to "
+                   "be acked\n",
+                   e.what(), acked_, last_acked_line_, last_acked_line_ + 1);
+      return e.kind() == client::error_kind::unreachable && acked_ == 0 ? 2 : 1;
+    }
+  }
+
+  std::size_t acked() const { return acked_; }
+  std::size_t skipped() const { return skipped_; }
+
+ private:
+  void acked(std::size_t k) {
+    ++acked_;
+    last_acked_line_ = lines_[k];
+  }
+
+  int read_and_push() {
     std::string buffer;
     char chunk[65536];
     for (;;) {
@@ -89,10 +113,6 @@ class line_pusher {
     }
   }
 
-  std::size_t acked() const { return acked_; }
-  std::size_t skipped() const { return skipped_; }
-
- private:
   bool take(std::string line) {
     ++line_no_;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -128,7 +148,7 @@ class line_pusher {
     } else {
       for (std::size_t k = 0; k < r.accepted.size() && ok; ++k) {
         if (!r.accepted[k]) ok = refused(k, static_cast<std::uint8_t>(wire::nack_reason::internal_error));
-        else ++acked_;
+        else acked(k);
       }
     }
     records_.clear();
@@ -146,7 +166,7 @@ class line_pusher {
     for (std::size_t k = 0; k < records_.size(); ++k) {
       const auto r = connection().push(bytes_of(records_[k]), tier_);
       if (!r.acked) return refused(k, r.nack);
-      ++acked_;
+      acked(k);
     }
     return true;
   }
@@ -170,6 +190,7 @@ class line_pusher {
   std::vector<std::string> records_;
   std::vector<std::size_t> lines_;  // the input line of each record
   std::size_t bytes_ = 0, line_no_ = 0, acked_ = 0, skipped_ = 0;
+  std::size_t last_acked_line_ = 0;  // the input line of the last record acked
 };
 
 }  // namespace
