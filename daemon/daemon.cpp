@@ -37,7 +37,7 @@
 #include "runtime/io_thread_unit.hpp"
 #include "runtime/node_life.hpp"
 #include "runtime/pipeline.hpp"
-#include "runtime/wab_cap_watch.hpp"
+#include "runtime/backpressure_watch.hpp"
 #include "runtime/process_limits.hpp"
 #include "runtime/startup_error.hpp"
 #include "runtime/usable_cores.hpp"
@@ -353,7 +353,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   std::unique_ptr<admin_server> admin;
   std::vector<metrics::sink_state> sink_states;
   for (const auto& lane : shards.sinks()) sink_states.push_back({lane.type, lane.delivery.get(), lane.dead_letters.get()});
-  wab_cap_watch cap_watch(usage, exported, sink_states);
+  backpressure_watch backpressure(usage, conn.budget.get(), exported, sink_states);
   if (!cfg.admin.listen.empty())
     admin = std::make_unique<admin_server>(cfg.admin.listen, exported,
                                            metrics::live_state{&stats, usage.get(), sink_states,

@@ -211,6 +211,9 @@ TEST_CASE("half-sent 16 MiB frames share a bounded memory that is given back", "
   eventually([&] { return (rss_after = resident_bytes(d.pid())) < rss_before + 32 * MiB; }, 15s);
   INFO("RSS after the attackers were closed: " << rss_after);
   CHECK(rss_after < rss_before + 32 * MiB);
+  // The log says when connections began to wait for frame memory and when none did any more.
+  CHECK(eventually([&] { return d.log().find("frame memory (limits.frame_memory_bytes) is spent") != std::string::npos; }));
+  CHECK(eventually([&] { return d.log().find("frame memory is free again") != std::string::npos; }, 15s));
   CHECK(d.stop() == 0);
 }
 
