@@ -353,6 +353,24 @@ TEST_CASE("listen.socket_group and listen.allowed_uids let an application user p
   }
 }
 
+TEST_CASE("listen.socket_group the daemon's user is not in is refused with the fix named", "[live][socket][access]") {
+  REQUIRE(::geteuid() == 0);  // to start the daemon as nobody
+  const passwd* nobody = ::getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  temp_dir dir;
+  REQUIRE(::chown(dir.path().c_str(), nobody->pw_uid, nobody->pw_gid) == 0);
+  const auto r = run_binary("/usr/bin/setpriv",
+                            {"--reuid=nobody", "--regid=" + std::to_string(nobody->pw_gid), "--clear-groups",
+                             binary("weir-server").string(), "--set", "admin.listen=", "--set",
+                             "data_dir=" + (dir / "var").string(), "--set", "listen.unix=" + (dir / "weir.sock").string(),
+                             "--set", "listen.socket_mode=0660", "--set", "listen.socket_group=4242"},
+                            dir.path());
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cannot give the socket file to listen.socket_group 4242 (chown: Operation not permitted); the "
+                   "daemon's user nobody must be a member of that group: usermod -aG 4242 nobody") != std::string::npos);
+}
+
 TEST_CASE("a flood of refused peers or of timed-out frames is a log line per burst", "[live][socket][hostile]") {
   REQUIRE(::geteuid() == 0);  // another uid is needed to be refused
   temp_dir dir;

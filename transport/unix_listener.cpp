@@ -1,5 +1,7 @@
 #include "transport/unix_listener.hpp"
 
+#include <grp.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -24,6 +26,20 @@ namespace asio = boost::asio;
 using stream = asio::local::stream_protocol;
 
 namespace {
+
+/// Why the socket file could not be given to listen.socket_group, and the
+/// fix: only a member of a group may hand a file to it (EPERM otherwise).
+std::string group_change_refused(gid_t gid, int err) {
+  std::string name = std::to_string(gid);
+  if (const struct group* g = ::getgrgid(gid)) name = g->gr_name;
+  std::string user = std::to_string(::geteuid());
+  if (const struct passwd* p = ::getpwuid(::geteuid())) user = p->pw_name;
+  std::string said = "cannot give the socket file to listen.socket_group " + name + " (chown: " + std::strerror(err) + ")";
+  if (err == EPERM)
+    said += "; the daemon's user " + user + " must be a member of that group: usermod -aG " + name + " " + user +
+            ", then start it again (docs/operations.md, letting other users push)";
+  return said;
+}
 
 std::string key_and_path(const std::string& path) { return "listen.unix = " + path; }
 
@@ -99,8 +115,12 @@ void unix_listener::open() {
   // The group first, then the mode: the file is never open to more people
   // than the configuration says, not even for a moment.
   const auto& access = options_.access;
-  if ((access.group && ::chown(path.c_str(), static_cast<uid_t>(-1), *access.group) != 0) ||
-      ::chmod(path.c_str(), access.mode) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+  if (access.group && ::chown(path.c_str(), static_cast<uid_t>(-1), *access.group) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw startup_error(key_and_path(path) + ": " + group_change_refused(*access.group, err));
+  }
+  if (::chmod(path.c_str(), access.mode) != 0 || ::listen(fd, SOMAXCONN) != 0) {
     const int err = errno;
     ::close(fd);
     throw startup_error(key_and_path(path) + ": " + std::strerror(err));
