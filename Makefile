@@ -6,12 +6,17 @@ CMAKE_FLAGS ?=
 # Extra arguments for ctest in `make test` (test-asan passes an exclusion).
 CTEST_FLAGS ?=
 
-.PHONY: all deps configure build run test test-asan test-tsan soak bench clean
+.PHONY: all deps test-deps configure build run package test test-asan test-tsan soak bench clean
 
 all: build
 
+# What building and running need; the test suite's servers and tools come
+# with test-deps (make test, make bench).
 deps:
 	@bash scripts/install-deps.sh
+
+test-deps:
+	@bash scripts/install-deps.sh --test
 
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
@@ -22,7 +27,12 @@ build: configure
 run: build
 	$(BUILD_DIR)/bin/weir-server --config config/weir.yaml
 
-test: build
+# A Debian package of the daemon in $(BUILD_DIR)/package/ (cmake/packaging.cmake):
+# sudo dpkg -i build/package/weir_*.deb
+package: build
+	@cd $(BUILD_DIR) && rm -rf package && cpack -G DEB | tail -1
+
+test: test-deps build
 	@bash scripts/test-services.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 $(CTEST_FLAGS)
 
@@ -51,7 +61,7 @@ test-asan:
 # tests/tsan.supp silences only what uninstrumented CAF causes.
 TSAN_REPORTS = $(CURDIR)/build-tsan/tsan-reports
 test-tsan:
-	$(MAKE) build BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo CMAKE_FLAGS=-DWEIR_TSAN=ON
+	$(MAKE) test-deps build BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo CMAKE_FLAGS=-DWEIR_TSAN=ON
 	@bash scripts/test-services.sh
 	@rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
 	@cd build-tsan && status=0 && \
@@ -70,7 +80,7 @@ test-tsan:
 CYCLES ?= 1000
 SIM_SEEDS ?= 20000
 CLUSTER_SIM_SEEDS ?= 20000
-soak: build
+soak: test-deps build
 	$(BUILD_DIR)/bin/weir-soak --cycles $(CYCLES) $(if $(SEED),--seed $(SEED))
 	$(BUILD_DIR)/bin/weir-sim --seeds 1..$(SIM_SEEDS) --jobs $(JOBS)
 	$(BUILD_DIR)/bin/weir-sim --seeds 1..$(SIM_SEEDS) --jobs $(JOBS) --daemon-wiring
@@ -80,7 +90,7 @@ soak: build
 
 # The quick benchmark suite (scripts/bench.sh): bench/results/latest.jsonl,
 # the tables in docs/benchmarks.md and the chart docs/benchmarks.png.
-bench: build
+bench: test-deps build
 	@bash scripts/bench.sh
 
 clean:
@@ -91,7 +101,7 @@ clean:
 .PHONY: fuzz
 SECONDS ?= 60
 FUZZ_BUILD_DIR ?= build-fuzz
-fuzz: deps
+fuzz: test-deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_FUZZ=ON >/dev/null
 	@cmake --build $(FUZZ_BUILD_DIR) -j 2
 	@bash tests/fuzz/run_fuzz.sh $(SECONDS) $(FUZZ_BUILD_DIR)

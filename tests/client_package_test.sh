@@ -12,7 +12,7 @@ work=$(mktemp -d /tmp/weir-client-package-XXXXXX)
 daemon=""
 trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
 
-cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+cmake --install "$build_dir" --prefix "$work/prefix" --component client >/dev/null
 test -f "$work/prefix/include/weir/client.hpp"
 test -f "$work/prefix/lib/cmake/weir/weirConfig.cmake" || test -f "$work/prefix/lib/x86_64-linux-gnu/cmake/weir/weirConfig.cmake"
 # The examples see the installed files only: not this source tree's headers.
