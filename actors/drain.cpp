@@ -15,6 +15,7 @@
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/drain/damage_claims.hpp"
 #include "actors/drain/damage_ledger.hpp"
 #include "actors/drain/known_segments.hpp"
 #include "actors/drain/record_recycler.hpp"
@@ -82,7 +83,7 @@ class drain_state {
   void start_from_cursor() {
     listed_ = true;
     distrust_cursor_past_segments();
-    if (loaded_ && s_.reports_damage) {
+    if (loaded_ && s_.sink_index == 0) {
       // Delivered before the last stop, their deletion cut short: said, since they go now.
       std::uint64_t passed = 0;
       for (const auto& [seq, st] : segments_) passed += seq < loaded_->sequence;
@@ -503,7 +504,10 @@ class drain_state {
       it = segments_.erase(it);
     }
     if (removed) s_.io->fsync_directory(s_.shard_dir);
-    if (all) s_.release->all_gone_below(below);
+    if (all) {
+      s_.release->all_gone_below(below);
+      if (s_.damage_claims) s_.damage_claims->forget_below(below);
+    }
     return all;
   }
 

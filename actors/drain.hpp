@@ -53,6 +53,7 @@ struct shard_metrics;
 struct shard_delivery;
 namespace drain_parts {
 class segment_release;
+class damage_claims;
 }
 
 struct drain_settings {
@@ -90,9 +91,10 @@ struct drain_settings {
   std::size_t sink_index = 0;
   /// Shared by the shard's drains; null: this drain is the shard's only one.
   std::shared_ptr<drain_parts::segment_release> release;
-  /// Damage met while reading is said, copied to quarantine and counted in
-  /// `stats` by one drain of the shard (each sink's meets the same damage).
-  bool reports_damage = true;
+  /// Shared by the shard's drains: which one says, copies to quarantine and
+  /// counts in `stats` the damage of a segment (each sink's meets the same);
+  /// null: this drain is the shard's only one.
+  std::shared_ptr<drain_parts::damage_claims> damage_claims;
   shard_metrics* stats = nullptr;      // may be null (tests)
   shard_delivery* progress = nullptr;  // this sink's backlog, confirmed and oldest record; may be null
   /// Told (confirmed_atom, sequence) when every sink's stored cursor has

@@ -143,10 +143,10 @@ async function poll() {
     set('dl-bytes', dl > 0 ? bytes(dl) : 'none'); set('dl-note', dl > 0 ? 'weir-ctl dl list shows them' : '');
     document.getElementById('card-misc').className = 'card' + (dl > 0 ? ' alert' : '');
     if (s.cluster.enabled) {
-      const up = s.cluster.members.filter(m => m.state === 'up').length;
-      const fo = s.cluster.failover_origins || [];
-      set('cluster', 'node ' + s.cluster.node + ', ' + up + '/' + s.cluster.members.length + ' peers up' +
-          (fo.length ? ', delivering for node ' + fo.join(', ') : ''));
+      // Each peer and its state; one in failover is marked: this node delivers its records.
+      const peers = s.cluster.members.map(m => 'node ' + m.node + ' ' + m.state + (m.failover ? ' — FAILOVER: its records delivered here' : ''));
+      set('cluster', 'node ' + s.cluster.node + '; ' + (peers.length ? peers.join(', ') : 'no peers'));
+      if (s.cluster.members.some(m => m.failover)) document.getElementById('card-misc').className = 'card alert';
     } else {
       set('cluster', 'single node');
     }

@@ -86,7 +86,7 @@ class delivery_status {
   void commit_failed(const std::string& error) {
     change([&](view& v) {
       ++v.retries;
-      v.last_error = error;
+      v.last_error = one_line(error);
     });
   }
   /// Waiting `backoff_ms` before the next attempt.
@@ -109,7 +109,7 @@ class delivery_status {
     change([&](view& v) {
       if (v.state == delivery_state::dead_letter_full) return;
       if (h == sink_health::healthy) v.last_error.clear();
-      else if (!why.empty()) v.last_error = why;
+      else if (!why.empty()) v.last_error = one_line(why);
     });
   }
   /// The health now `h`; what it was before.
@@ -119,6 +119,23 @@ class delivery_status {
   }
 
  private:
+  /// A sink's error as one line: libpq's and others' come on several
+  /// ("...\nHINT: ..."), and the status, the log and weir-ctl show one.
+  static std::string one_line(const std::string& error) {
+    std::string out;
+    for (char c : error) {
+      if (c == '\n' || c == '\r') {
+        while (!out.empty() && out.back() == ' ') out.pop_back();
+        if (!out.empty() && out.back() != ';') out += ";";
+        out += ' ';
+      } else if (c != ' ' || (!out.empty() && out.back() != ' ')) {
+        out += c;
+      }
+    }
+    while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+    return out;
+  }
+
   template <class Change>
   void change(Change&& c) {
     std::lock_guard<std::mutex> guard(mutex_);

@@ -1,15 +1,18 @@
 #include "runtime/pipeline.hpp"
 
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/drain/damage_claims.hpp"
 #include "actors/drain/segment_release.hpp"
 #include "actors/replicator.hpp"
 #include "actors/segment_preparer.hpp"
+#include "config/credentials.hpp"
 #include "config/sink_list.hpp"
 #include "runtime/actor_settings.hpp"
 #include "messages/atoms.hpp"
@@ -75,12 +78,13 @@ pipeline::pipeline(caf::actor_system& sys, const config& cfg, const wab_startup&
     }
     auto ws = writer_settings_for(cfg, shard, dir, first_sequence);
     const auto release = std::make_shared<drain_parts::segment_release>(sinks_.size(), usage);
+    const auto damage = std::make_shared<drain_parts::damage_claims>();
     for (std::size_t k = 0; k < sinks_.size(); ++k) {
       auto ds = drain_settings_for(with_only_sink(cfg, configured[k]), shard, dir, first_sequence);
       ds.sink = sinks_[k].name;
       ds.sink_index = k;
       ds.release = release;
-      ds.reports_damage = k == 0;
+      ds.damage_claims = damage;
       ds.io = io;
       ds.usage = usage;
       ds.spares = spares;
@@ -131,6 +135,23 @@ pipeline::~pipeline() {
     if (lane.runner) caf::anon_send_exit(lane.runner, caf::exit_reason::user_shutdown);
 }
 
+namespace {
+
+/// Where a sink delivers, said at start: a relative file path is resolved
+/// against the working directory (under systemd, the unit's), which is
+/// worth seeing once.
+void log_sink(const sink_config& sink, const std::string& type) {
+  std::string target;
+  std::error_code ec;
+  if (type == "sqlite") target = std::filesystem::absolute(sink.sqlite.path, ec).string();
+  else if (type == "file") target = std::filesystem::absolute(sink.file.path, ec).string();
+  else if (type == "http") target = sink.http.url;
+  else if (type == "clickhouse") target = sink.clickhouse.url;
+  log::info("sink", {{"sink", sink.name}, {"type", type}, {"target", target.empty() ? "-" : redact_credentials(target)}});
+}
+
+}  // namespace
+
 void pipeline::start_sinks(const config& cfg, std::shared_ptr<wab::file_io> io, metrics* stats, pipeline_seams& seams) {
   for (const auto& sink : configured_sinks(cfg)) {
     const config as_only = with_only_sink(cfg, sink);
@@ -142,6 +163,7 @@ void pipeline::start_sinks(const config& cfg, std::shared_ptr<wab::file_io> io, 
       throw startup_error(sinks_.empty() && cfg.sinks.empty() ? e.what() : "sink " + sink.name + ": " + e.what());
     }
     lane.type = lane.factory->type();
+    log_sink(sink, lane.type);
     const std::string dir = cfg.data_dir + "/" + dead_letter_dir_name(sink.name);
     ensure_private_directory(dir, "data_dir");
     lane.dead_letters =
@@ -177,11 +199,11 @@ std::vector<drain_actor> pipeline::spawn_copy_drains(std::uint16_t origin, std::
   ds.first_live_sequence = std::numeric_limits<std::uint64_t>::max();  // nothing more is written to it
   ds.usage = std::make_shared<wab::wab_usage>(std::numeric_limits<std::uint64_t>::max());
   ds.release = std::make_shared<drain_parts::segment_release>(sinks_.size(), ds.usage);
+  ds.damage_claims = std::make_shared<drain_parts::damage_claims>();
   std::vector<drain_actor> drains;
   for (std::size_t k = 0; k < sinks_.size(); ++k) {
     ds.sink = sinks_[k].name;
     ds.sink_index = k;
-    ds.reports_damage = k == 0;
     ds.max_in_flight = sinks_[k].batches_in_flight;
     drains.push_back(spawn_drain(sys_, ds, sinks_[k].runner));
   }

@@ -1,7 +1,11 @@
 // weir-ctl as an operator types it: per-command help, errors that name the
 // bad flag or subcommand, hints when nothing answers or the data dir is
 // wrong, and push reading one record per line of standard input.
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <termios.h>
 
 #include <cstdio>
 #include <future>
@@ -68,7 +72,7 @@ TEST_CASE("weir-ctl: every command has its own help with examples", "[cli][ctl]"
     CHECK(ctl(dir, {"help", command}).out == r.out);
     ++checked;
   }
-  CHECK(checked == 12);
+  CHECK(checked == 13);
 }
 
 TEST_CASE("weir-ctl: usage errors name the bad flag or subcommand and exit 2", "[cli][ctl]") {
@@ -272,6 +276,52 @@ TEST_CASE("weir-ctl push: a daemon killed mid-input is said with how many record
   INFO(said);
   CHECK(said.find("3 records acked before it (up to line 3); from line 4 on, not known to be acked") != std::string::npos);
   CHECK(said.find("rc=1") != std::string::npos);
+}
+
+TEST_CASE("weir-ctl top on a terminal quits on q and gives the terminal back as it was", "[live][cli][ctl]") {
+  temp_dir dir;
+  const auto admin = free_tcp_port();
+  daemon_process d(dir.path(), {"--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
+  REQUIRE(d.wait_ready());
+  int terminal = -1;
+  const pid_t top = ::forkpty(&terminal, nullptr, nullptr, nullptr);
+  REQUIRE(top >= 0);
+  if (top == 0) {
+    const std::string bin = binary("weir-ctl").string(), where = "127.0.0.1:" + std::to_string(admin);
+    ::execl(bin.c_str(), bin.c_str(), "--admin", where.c_str(), "top", "--interval", "200", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string seen;
+  auto read_some = [&] {
+    pollfd in{terminal, POLLIN, 0};
+    if (::poll(&in, 1, 100) <= 0) return;
+    char buf[4096];
+    const ssize_t n = ::read(terminal, buf, sizeof buf);
+    if (n > 0) seen.append(buf, static_cast<std::size_t>(n));
+  };
+  REQUIRE(eventually([&] {
+    read_some();
+    return seen.find("q quits") != std::string::npos && seen.find("shard") != std::string::npos;
+  }));
+  termios during{};
+  REQUIRE(::tcgetattr(terminal, &during) == 0);
+  CHECK((during.c_lflag & ICANON) == 0);  // keys one at a time while it runs
+  REQUIRE(::write(terminal, "q", 1) == 1);
+  int status = -1;
+  const bool ended = eventually([&] {
+    read_some();
+    return ::waitpid(top, &status, WNOHANG) == top;
+  });
+  if (!ended) ::kill(top, SIGKILL);
+  REQUIRE(ended);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  termios after{};
+  REQUIRE(::tcgetattr(terminal, &after) == 0);
+  CHECK((after.c_lflag & ICANON) != 0);
+  CHECK((after.c_lflag & ECHO) != 0);
+  ::close(terminal);
+  CHECK(d.stop() == 0);
 }
 
 TEST_CASE("weir-ctl status and top refuse an admin address that does not answer weir's status", "[live][cli][ctl]") {

@@ -459,7 +459,7 @@ TEST_CASE("weir-ctl wab segments and dump say what the next start does with file
   // The cursor that has passed segment 1: the deletion is foretold.
   REQUIRE(j.at(6).at("repairs").size() == 1);
   CHECK(j.at(6).at("repairs").at(0).at("level") == "warning");
-  CHECK(j.at(6).at("repairs").at(0).at("what") == "the confirm cursor has passed segments: they are deleted as delivered");
+  CHECK(j.at(6).at("repairs").at(0).at("what") == "the confirm cursor has passed segments: they are deleted once every sink's cursor has passed them");
   CHECK(j.at(6).at("repairs").at(0).at("fields").at("segments") == "1");
 
   const auto text = ctl({"segments"});

@@ -15,6 +15,7 @@
 
 #include "observability/cluster_metrics.hpp"
 #include "observability/metrics.hpp"
+#include "observability/delivery_status.hpp"
 #include "support/daemon_process.hpp"
 #include "support/http_get.hpp"
 #include "support/test_helpers.hpp"
@@ -244,4 +245,15 @@ TEST_CASE("cluster metrics: a failover for a peer whose node id is unknown is st
   cluster.set_failover(2, false);
   text = exported.render(live);
   CHECK(text.find("weir_failover_active{origin=\"2\"} 0") != std::string::npos);
+}
+
+TEST_CASE("delivery status: a sink's error on several lines is kept as one", "[observability]") {
+  delivery_status status;
+  status.commit_failed("connection to server at \"db\" (10.0.0.5), port 5432 failed: Connection refused\n\tIs the server "
+                       "running on that host and accepting TCP/IP connections?\n");
+  CHECK(status.last_error() ==
+        "connection to server at \"db\" (10.0.0.5), port 5432 failed: Connection refused; \tIs the server running on that "
+        "host and accepting TCP/IP connections?");
+  status.probe_answered(sink_health::down, "FATAL:  password authentication failed\nDETAIL:  x");
+  CHECK(status.last_error() == "FATAL: password authentication failed; DETAIL: x");
 }

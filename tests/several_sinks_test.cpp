@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -220,5 +221,46 @@ TEST_CASE("several sinks: a sink taken out of the list holds nothing back and it
   CHECK(std::filesystem::exists(shard_dir / "confirm_cursor-db"));
   push_all(d, 50, 60);
   REQUIRE(eventually([&] { return sqlite_rows(dir / "sink.db").size() == 60; }));
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("several sinks: damage only a later sink meets is still reported and quarantined and counted",
+          "[live][sink][sinks]") {
+  temp_dir dir;
+  http_test_server hook;
+  hook.stop();
+  const auto admin = free_tcp_port();
+  const int records = 1500;
+  const auto shard_dir = dir / "var/wab/shard_00";
+  std::uint64_t damaged_segment = 0;
+  {
+    daemon_process d(dir.path(), two_sinks(dir.path(), hook, admin));
+    REQUIRE(d.wait_ready());
+    push_all(d, 0, records);
+    REQUIRE(eventually([&] { return sqlite_rows(dir / "sink.db").size() == static_cast<std::size_t>(records); }, 20s));
+    REQUIRE(d.stop() == 0);
+  }
+  // A payload byte of the first record of a sealed segment the database
+  // (the first sink) has already delivered: only the endpoint's drain meets it.
+  const auto held = segments_in(shard_dir);
+  REQUIRE(held.size() >= 3);
+  damaged_segment = *std::next(held.begin());
+  {
+    std::fstream f(shard_dir / wab::segment_file_name(damaged_segment), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(wab::segment_prefix_size + wab::record_header_size + 10));
+    f.put('#');
+  }
+  hook.start();
+  daemon_process d(dir.path(), two_sinks(dir.path(), hook, admin));
+  REQUIRE(d.wait_ready());
+  INFO(d.log());
+  REQUIRE(eventually([&] { return bodies(hook).size() == static_cast<std::size_t>(records - 1); }, 30s));
+  REQUIRE(eventually([&] { return d.log().find("WAB segment damaged") != std::string::npos; }));
+  CHECK(std::filesystem::exists(dir / "var/quarantine" /
+                                ("shard_00__" + wab::segment_file_name(damaged_segment))));
+  const auto scrape = http_request(admin, "/metrics").body;
+  CHECK(scrape_series(scrape, "weir_drain_damaged_records_lost_total{shard=\"0\"}") == 1);
+  CHECK(scrape_series(scrape, "weir_drain_segments_quarantined_total{shard=\"0\"}") == 1);
+  CHECK(scrape_series(scrape, "weir_drain_lag_records{shard=\"0\",sink=\"hook\"}") == 0);
   CHECK(d.stop() == 0);
 }

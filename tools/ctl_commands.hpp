@@ -21,6 +21,7 @@ struct options {
   client::tls_options tls;
   bool json = false;
   std::string config_file;  // the daemon configuration read (tools/ctl_config.hpp), if any
+  std::int64_t max_payload_bytes = 0;  // its limits.max_payload_bytes (0: no configuration read)
 };
 
 /// "weir-ctl <command>: <message> (see weir-ctl <command> --help)"; returns 2.

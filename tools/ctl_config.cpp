@@ -27,7 +27,8 @@ std::string apply_daemon_config(options& o, const daemon_config_source& src) {
   o.data_dir = c.data_dir;
   if (!c.listen.unix_path.empty()) o.socket = c.listen.unix_path;
   o.admin = c.admin.listen;
-  o.config_file = sources.file;
+  o.config_file = sources.file.empty() ? "--set" : sources.file;
+  o.max_payload_bytes = c.limits.max_payload_bytes;
   return "";
 }
 

@@ -30,8 +30,14 @@ std::span<const std::uint8_t> bytes_of(const std::string& s) {
 
 /// "Nack(Reason)", and for a Replicated push refused as InternalError the
 /// two reasons a daemon has for it (docs/wire_protocol.md).
-std::string refusal(std::uint8_t nack, client::durability tier) {
+/// What a Nack means for the record of `bytes` that got it.
+std::string refusal(std::uint8_t nack, client::durability tier, std::size_t bytes, const options& o) {
   std::string text = "Nack(" + client::nack_name(nack) + ")";
+  if (nack == static_cast<std::uint8_t>(wire::nack_reason::payload_too_large))
+    text += " (the record is " + std::to_string(bytes) + " bytes; the daemon takes at most limits.max_payload_bytes" +
+            (o.max_payload_bytes > 0 ? " = " + std::to_string(o.max_payload_bytes) + " (" + o.config_file + ")"
+                                     : ", 16 MiB unless its configuration says otherwise") +
+            ")";
   if (tier == client::durability::replicated && nack == static_cast<std::uint8_t>(wire::nack_reason::internal_error))
     text += " (a node without a cluster refuses every Replicated push; in a cluster, too few peers may have "
             "confirmed it in time; or the node could not store it: see weir-ctl status)";
@@ -173,7 +179,7 @@ class line_pusher {
 
   bool refused(std::size_t k, std::uint8_t nack) {
     std::fprintf(stderr, "weir-ctl: the record of line %zu was not acked: %s; %zu records acked before it\n",
-                 lines_[k], refusal(nack, tier_).c_str(), acked_);
+                 lines_[k], refusal(nack, tier_, records_[k].size(), o_).c_str(), acked_);
     return false;
   }
 
@@ -301,7 +307,7 @@ int push_command(const options& o, const std::vector<std::string>& args) {
   if (tracked) {
     const auto r = c.push_tracked(bytes, tier);
     if (!r.acked) {
-      std::fprintf(stderr, "weir-ctl: push refused: %s\n", refusal(r.nack, tier).c_str());
+      std::fprintf(stderr, "weir-ctl: push refused: %s\n", refusal(r.nack, tier, bytes.size(), o).c_str());
       return 1;
     }
     if (o.json)
@@ -314,7 +320,7 @@ int push_command(const options& o, const std::vector<std::string>& args) {
   }
   const auto r = c.push(bytes, tier);
   if (!r.acked) {
-    std::fprintf(stderr, "weir-ctl: push refused: %s\n", refusal(r.nack, tier).c_str());
+    std::fprintf(stderr, "weir-ctl: push refused: %s\n", refusal(r.nack, tier, bytes.size(), o).c_str());
     return 1;
   }
   std::puts(o.json ? "{\"acked\":true}" : "acked");

@@ -80,7 +80,7 @@ std::optional<nlohmann::json> cursor_repair(wab::dry_run_file_io& io, const fs::
     for (const auto& [seq, end] : records_end) passed += seq < cursor->sequence;
     if (passed == 0) return std::nullopt;
     return nlohmann::json{{"level", "warning"},
-                          {"what", "the confirm cursor has passed segments: they are deleted once every sink's has"},
+                          {"what", "the confirm cursor has passed segments: they are deleted once every sink's cursor has passed them"},
                           {"fields", {{"sink", sink},
                                       {"segments", std::to_string(passed)},
                                       {"cursor_segment", std::to_string(cursor->sequence)},

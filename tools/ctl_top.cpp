@@ -1,8 +1,11 @@
 // weir-ctl top: the status view redrawn in place every interval while
 // stdout is a terminal; one snapshot when it is not (a pipe, a file).
+#include <poll.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <thread>
 
@@ -38,6 +41,64 @@ std::string snapshot(const options& o, int& rc) {
 
 }  // namespace
 
+namespace {
+
+termios terminal_as_it_was{};
+
+/// Ctrl-C or a kill while keys are unbuffered: the terminal as it was, then
+/// the signal's own end.
+void restore_terminal_and_die(int sig) {
+  ::tcsetattr(STDIN_FILENO, TCSANOW, &terminal_as_it_was);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+/// The terminal's keys one at a time, not echoed, while top runs (when
+/// standard input is a terminal); as it was again afterwards, however top
+/// ends.
+class keys_unbuffered {
+ public:
+  keys_unbuffered() {
+    if (::isatty(STDIN_FILENO) == 0 || ::tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+    terminal_as_it_was = saved_;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, restore_terminal_and_die);
+    termios raw = saved_;
+    raw.c_lflag &= static_cast<tcflag_t>(~(ICANON | ECHO));
+    raw.c_cc[VMIN] = 0;
+    raw.c_cc[VTIME] = 0;
+    active_ = ::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+  }
+  ~keys_unbuffered() {
+    if (active_) ::tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+  }
+  keys_unbuffered(const keys_unbuffered&) = delete;
+  keys_unbuffered& operator=(const keys_unbuffered&) = delete;
+
+  /// Waits `wait`; true when q (or Q) was pressed meanwhile. Without a
+  /// terminal on standard input, only waits.
+  bool quit_within(std::chrono::milliseconds wait) const {
+    const auto until = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      if (!active_) {
+        std::this_thread::sleep_for(left);
+        return false;
+      }
+      pollfd in{STDIN_FILENO, POLLIN, 0};
+      if (::poll(&in, 1, static_cast<int>(left.count())) <= 0) continue;
+      char c = 0;
+      if (::read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q')) return true;
+    }
+  }
+
+ private:
+  termios saved_{};
+  bool active_ = false;
+};
+
+}  // namespace
+
 const char* const top_help = R"(Usage: weir-ctl top [--interval MS] [--once]
 
 A live view of the daemon, redrawn in place (like top): ingest, acked and
@@ -46,7 +107,7 @@ cap, the sink's health and last error, the oldest undelivered record and the
 last sink commit, connections, dead letters, and each shard's lag. Read from
 the admin server (--admin). When standard output is not a terminal it prints
 one snapshot and exits; with --json it prints the status document once (as
-weir-ctl --json status). Ctrl-C quits.
+weir-ctl --json status). q or Ctrl-C quits.
 
 Exit status: 0; 1 the admin server gave no status document; 2 it cannot be
 reached.
@@ -85,11 +146,12 @@ int top_command(const options& o, const std::vector<std::string>& args) {
     std::fputs(view.c_str(), rc == 0 ? stdout : stderr);
     return rc;
   }
+  const keys_unbuffered keys;
   std::fputs("\x1b[2J", stdout);  // a clean screen under the first frame
   for (;;) {
     const auto view = snapshot(o, rc);
     // Home, draw, then clear what an earlier, longer frame left below.
-    std::printf("\x1b[H%s — %s, every %.1f s, Ctrl-C quits\x1b[K\n\n", "weir-ctl top", o.admin.c_str(),
+    std::printf("\x1b[H%s — %s, every %.1f s, q quits\x1b[K\n\n", "weir-ctl top", o.admin.c_str(),
                 static_cast<double>(interval_ms) / 1000);
     std::string frame;
     for (char c : view) {
@@ -99,7 +161,10 @@ int top_command(const options& o, const std::vector<std::string>& args) {
     std::fputs(frame.c_str(), stdout);
     std::fputs("\x1b[J", stdout);
     std::fflush(stdout);
-    std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+    if (keys.quit_within(std::chrono::milliseconds(interval_ms))) {
+      std::fputs("\n", stdout);
+      return 0;
+    }
   }
 }
 

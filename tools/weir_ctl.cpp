@@ -1,5 +1,7 @@
 // weir-ctl: the operator's command line for a running weir-server. main()
 // takes the global options and hands the rest to one command.
+#include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -475,6 +477,18 @@ client::connection connect(const options& o) {
 bool require_data_dir(const options& o) {
   std::error_code ec;
   if (std::filesystem::is_directory(std::filesystem::path(o.data_dir) / "wab", ec)) return true;
+  // A data directory this user may not enter (0700, the daemon's user's) is
+  // not "not one".
+  struct stat st {};
+  if (::stat(o.data_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::access(o.data_dir.c_str(), R_OK | X_OK) != 0) {
+    const int err = errno;
+    std::string owner = std::to_string(st.st_uid);
+    if (const struct passwd* p = ::getpwuid(st.st_uid)) owner = p->pw_name;
+    const std::string who = owner == "root" ? "root" : owner + " or root";
+    std::fprintf(stderr, "weir-ctl: cannot read the data directory %s: %s (it belongs to %s; run weir-ctl as %s)\n",
+                 o.data_dir.c_str(), std::strerror(err), owner.c_str(), who.c_str());
+    return false;
+  }
   std::fprintf(stderr,
                "weir-ctl: %s is not a weir data directory (it has no wab/ directory); pass the daemon's data_dir "
                "with --data-dir DIR\n",

@@ -1,5 +1,7 @@
 #include "actors/drain/damage_ledger.hpp"
 
+#include "actors/drain/damage_claims.hpp"
+
 #include <vector>
 
 #include "observability/log.hpp"
@@ -14,12 +16,17 @@ damage_ledger::damage_ledger(const drain_settings& settings, std::string shard_n
 
 void damage_ledger::count_skipped(std::uint64_t seq, const wab::segment_reader& reader) {
   if (reader.damaged() > 0) damage_met_.insert(seq);
-  if (!s_.damaged_at_startup.count(seq)) count_lost(reader.damaged() - reader.recovered());
+  if (!s_.damaged_at_startup.count(seq)) count_lost(seq, reader.damaged() - reader.recovered());
 }
 
-void damage_ledger::count_lost(std::uint64_t records) {
+bool damage_ledger::speaks_for(std::uint64_t seq) const {
+  return !s_.damage_claims || s_.damage_claims->speaks_for(seq, s_.sink_index);
+}
+
+void damage_ledger::count_lost(std::uint64_t seq, std::uint64_t records) {
+  if (records == 0) return;
   if (s_.progress) s_.progress->lost.fetch_add(records, std::memory_order_relaxed);
-  if (s_.stats && s_.reports_damage) s_.stats->lost.fetch_add(records, std::memory_order_relaxed);
+  if (s_.stats && speaks_for(seq)) s_.stats->lost.fetch_add(records, std::memory_order_relaxed);
 }
 
 void damage_ledger::met_damage(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,
@@ -29,7 +36,7 @@ void damage_ledger::met_damage(std::uint64_t seq, int fd, const std::string& seg
   // A tail that stops checking is met again by the next read, which finds
   // nothing more: one report per place.
   const std::pair<std::uint64_t, std::uint64_t> at{seq, reader.first_damage().value_or(reader.valid_end())};
-  if (at != last_reported_ && s_.reports_damage) report(seq, fd, segment, reader, ends_early);
+  if (at != last_reported_ && speaks_for(seq)) report(seq, fd, segment, reader, ends_early);
   last_reported_ = at;
 }
 
@@ -42,7 +49,7 @@ void damage_ledger::read_to_end(std::uint64_t seq, std::optional<std::uint64_t> 
   if (!damage_met_.count(seq)) {
     // Every record to the seal's end checked, one after another: none is
     // missing, so the count is what lies (a seal weir never wrote).
-    if (!s_.reports_damage) return;
+    if (!speaks_for(seq)) return;
     log::error("WAB segment seal counts more records than its extent holds, each of which checks; the seal is not "
                "believed and nothing is counted lost",
                {{"segment", s_.segment_prefix + shard_name_ + "/" + wab::segment_file_name(seq)},
@@ -50,7 +57,7 @@ void damage_ledger::read_to_end(std::uint64_t seq, std::optional<std::uint64_t> 
                 {"records_read", std::to_string(reached)}});
     return;
   }
-  count_lost(*sealed_records - reached);
+  count_lost(seq, *sealed_records - reached);
 }
 
 void damage_ledger::report(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,

@@ -38,9 +38,11 @@ class damage_ledger {
   void read_to_end(std::uint64_t seq, std::optional<std::uint64_t> sealed_records, std::uint64_t next_index);
 
  private:
-  /// Records this sink's drain will never deliver; the shard's count too,
-  /// when this drain reports damage.
-  void count_lost(std::uint64_t records);
+  /// Whether this drain speaks for segment `seq`'s damage (damage_claims).
+  bool speaks_for(std::uint64_t seq) const;
+  /// Records of segment `seq` this sink's drain will never deliver; the
+  /// shard's count too, when this drain speaks for the segment.
+  void count_lost(std::uint64_t seq, std::uint64_t records);
   void report(std::uint64_t seq, int fd, const std::string& segment, const wab::segment_reader& reader,
               bool ends_early);
 
