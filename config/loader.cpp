@@ -67,6 +67,7 @@ struct sink_list_given {
 };
 
 constexpr const char* sink_list_key = "sinks";
+constexpr std::size_t max_sinks = 64;
 
 void apply_yaml_map(config& c, key_origins& origins, keys_given& given, const YAML::Node& map,
                     const std::string& prefix, const std::string& file, sink_list_given* sink_list = nullptr) {
@@ -217,16 +218,26 @@ void apply_overrides(config& c, key_origins& origins, const config_sources& src,
 /// An element's keys are the `sink:` section's (type, postgres.conninfo,
 /// retry.max_ms...), and `name`.
 void apply_sink_list(config& c, const sink_list_given& given) {
-  if (!given.list || given.list.IsNull()) return;
-  if (!given.list.IsSequence() || given.list.size() == 0)
+  // Empty (or null): no list, the sink: section is the one sink.
+  if (!given.list || given.list.IsNull() || (given.list.IsSequence() && given.list.size() == 0)) return;
+  if (!given.list.IsSequence())
     throw config_error("config error: sinks = " + quoted(given.list) + " (" + given.source +
                        "): expected a list of sinks, each a mapping with a name and the keys of a sink: section");
+  if (given.list.size() > max_sinks)
+    throw config_error("config error: sinks (" + given.source + "): " + std::to_string(given.list.size()) +
+                       " sinks; expected at most " + std::to_string(max_sinks) +
+                       " (each has a drain thread per shard and its own workers)");
   for (std::size_t i = 0; i < given.list.size(); ++i) {
     const YAML::Node& element = given.list[i];
     const std::string label = "sinks[" + std::to_string(i) + "]";
     if (!element.IsMap())
       throw config_error("config error: " + label + " = " + quoted(element) + " (" + given.source +
                          "): expected a mapping with a name and the keys of a sink: section");
+    int names = 0;
+    for (const auto& kv : element) names += kv.first.IsScalar() && kv.first.Scalar() == "name";
+    if (names > 1)
+      throw config_error("config error: " + label + ".name (" + given.source +
+                         ") is given twice; expected one name per sink");
     const YAML::Node name = element["name"];
     if (!name || !name.IsScalar() || !sink_name_ok(name.Scalar()))
       throw config_error("config error: " + label + ".name = " + (name ? quoted(name) : "(missing)") + " (" +

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <map>
 
 #include "config/credentials.hpp"
@@ -137,10 +138,12 @@ void validate_sink(const config& c) {
   if (!https && !c.sink.http.url.empty() && (!c.sink.http.ca_file.empty() || !c.sink.http.tls.cert.empty()))
     fail("sink.http.url = " + quoted_text(c.sink.http.url) +
          ": sink.http.ca_file and sink.http.tls.* apply to https:// only; use an https:// URL or unset them");
-  validate_table_mapping("sink.sqlite", c.sink.sqlite);
-  validate_table_mapping("sink.postgres", c.sink.postgres);
-  validate_table_mapping("sink.mysql", c.sink.mysql);
-  validate_table_mapping("sink.clickhouse", c.sink.clickhouse);
+  // The sink's own type's table keys: another type's are not read (and, in
+  // the sink: section under a sinks: list, are there for other sinks).
+  if (c.sink.type == "sqlite") validate_table_mapping("sink.sqlite", c.sink.sqlite);
+  if (c.sink.type == "postgres") validate_table_mapping("sink.postgres", c.sink.postgres);
+  if (c.sink.type == "mysql") validate_table_mapping("sink.mysql", c.sink.mysql);
+  if (c.sink.type == "clickhouse") validate_table_mapping("sink.clickhouse", c.sink.clickhouse);
   for (char ch : c.sink.clickhouse.user)
     if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
       fail("sink.clickhouse.user: holds a control character (not shown); expected a user name, which goes in an "
@@ -174,15 +177,29 @@ void validate_sink(const config& c) {
     fail("sink.sqlite.path = \"\": expected a file path when sink.type is sqlite");
 }
 
+/// The file a path names, however it is spelled: ./x, a//x, a/../x, a
+/// link to it, an SQLite file: URI (what can be resolved now; the rest as
+/// written, made absolute).
+std::string same_file_key(std::string path) {
+  if (path.rfind("file:", 0) == 0) {
+    path = path.substr(5, path.find('?') == std::string::npos ? std::string::npos : path.find('?') - 5);
+    if (path.rfind("//", 0) == 0) path = path.substr(path.find('/', 2) == std::string::npos ? 2 : path.find('/', 2));
+  }
+  std::error_code ec;
+  const auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? std::filesystem::absolute(path).lexically_normal().string() : canonical.string();
+}
+
 /// A database file or an output file written by two sinks would get each
 /// record twice over, interleaved: one file, one sink.
 void refuse_shared_files(const std::vector<sink_config>& sinks) {
-  std::map<std::string, std::string> written;  // path -> the sink that writes it
+  std::map<std::string, std::pair<std::string, std::string>> written;  // file -> (sink, path as written)
   for (const auto& s : sinks) {
     const std::string* path = s.type == "sqlite" ? &s.sqlite.path : s.type == "file" ? &s.file.path : nullptr;
     if (!path) continue;
-    if (const auto [other, fresh] = written.emplace(*path, s.name); !fresh)
-      fail("sinks: " + other->second + " and " + s.name + " both write " + quoted_text(*path) +
+    if (const auto [other, fresh] = written.emplace(same_file_key(*path), std::pair{s.name, *path}); !fresh)
+      fail("sinks: " + other->second.first + " and " + s.name + " both write " + quoted_text(other->second.second) +
+           (other->second.second == *path ? "" : " (as " + quoted_text(*path) + ")") +
            "; expected a file of its own for each sink");
   }
 }

@@ -1,9 +1,12 @@
 #include "daemon/config_reload.hpp"
 
+#include <map>
+
 #include <yaml-cpp/yaml.h>
 
 #include "config/loader.hpp"
 #include "config/schema.hpp"
+#include "config/sink_list.hpp"
 #include "observability/log.hpp"
 
 namespace weir {
@@ -18,10 +21,36 @@ std::string joined(const std::vector<std::string>& items) {
 
 }  // namespace
 
+namespace {
+
+/// The keys of a `sinks:` list that changed, per sink: "sinks[hook]" for a
+/// sink added or taken out, "sinks[hook].sink.http.url" for one of its keys.
+void changed_sinks(const config& a, const config& b, std::vector<std::string>& out) {
+  if (a.sinks.empty() && b.sinks.empty()) return;  // the sink: section's keys say it all
+  std::map<std::string, config> before, after;
+  for (const auto& s : configured_sinks(a)) before.emplace(s.name, with_only_sink(a, s));
+  for (const auto& s : configured_sinks(b)) after.emplace(s.name, with_only_sink(b, s));
+  for (const auto& [name, was] : before)
+    if (!after.count(name)) out.push_back("sinks[" + name + "]");
+  for (const auto& [name, now] : after) {
+    const auto was = before.find(name);
+    if (was == before.end()) {
+      out.push_back("sinks[" + name + "]");
+      continue;
+    }
+    for (const auto& s : settings())
+      if (s.key.starts_with("sink.") && YAML::Dump(s.show(was->second)) != YAML::Dump(s.show(now)))
+        out.push_back("sinks[" + name + "]." + s.key);
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> changed_keys(const config& a, const config& b) {
   std::vector<std::string> out;
   for (const auto& s : settings())
     if (YAML::Dump(s.show(a)) != YAML::Dump(s.show(b))) out.push_back(s.key);
+  changed_sinks(a, b, out);
   return out;
 }
 

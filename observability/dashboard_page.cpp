@@ -33,7 +33,7 @@ std::string_view dashboard_page() {
   <div class="sub">acked <span id="acked-rate">–</span>/s · 60 s avg <span id="ingest-60">–</span>/s</div><canvas id="c-ingest"></canvas></div>
  <div class="card" id="card-delivery"><h2>Delivery (records/s)</h2><div class="big" id="delivered-rate">–</div>
   <div class="sub">sink <span id="sink-type"></span> <span id="sink-health" class="pill"></span> · drain <span id="sink-state" class="pill"></span></div>
-  <div class="sub">oldest undelivered <b id="oldest-age">–</b> · last commit <b id="last-commit">–</b> ago</div>
+  <div class="sub">oldest undelivered <b id="oldest-age">–</b> · last commit <b id="last-commit">–</b></div>
   <div class="sub" id="drain-error"></div>
   <canvas id="c-delivered"></canvas></div>
  <div class="card"><h2>Ack latency (ms, last 10 s)</h2><div class="big"><span id="ack-p50">–</span> <span class="sub">ms p50</span> · <span id="ack-p99">–</span> <span class="sub">ms p99</span></div><canvas id="c-latency"></canvas></div>
@@ -126,17 +126,18 @@ async function poll() {
     for (const k of sinks) { if (!worst || rank(k) > rank(worst)) worst = k; sinkAlarm = sinkAlarm || rank(k) >= 2;
       const row = st.insertRow(); row.className = rank(k) >= 2 ? 'bad' : rank(k) === 1 ? 'warn' : '';
       for (const v of [k.name, k.type, k.health, k.state, fmt(k.lag_records), k.oldest_undelivered_age_s > 0 ? dur(k.oldest_undelivered_age_s) : '–',
-                       dur(k.seconds_since_last_commit) + ' ago', k.dead_letter_bytes > 0 ? bytes(k.dead_letter_bytes) : 'none'])
+                       k.committed_yet ? dur(k.seconds_since_last_commit) + ' ago' : 'none yet', k.dead_letter_bytes > 0 ? bytes(k.dead_letter_bytes) : 'none'])
         row.insertCell().textContent = v; }
     document.getElementById('card-sinks').className = 'card' + (sinkAlarm ? ' alert' : '');
     let alarm = false;
     if (worst) { set('sink-type', sinks.length > 1 ? sinks.length + ' sinks, worst ' + worst.name + ' (' + worst.type + ')' : worst.type);
       pill('sink-health', worst.health, worst.health === 'healthy' ? 'ok' : worst.health === 'degraded' ? 'warn' : 'bad');
-      alarm = worst.health === 'down' || worst.state === 'dead_letter_full'; set('last-commit', dur(worst.seconds_since_last_commit));
+      alarm = worst.health === 'down' || worst.state === 'dead_letter_full'; set('last-commit', worst.committed_yet ? dur(worst.seconds_since_last_commit) + ' ago' : 'none yet');
       pill('sink-state', worst.state, worst.state === 'retrying' || worst.state === 'dead_letter_full' ? 'bad' : 'ok');
       set('drain-error', worst.last_error ? 'last error: ' + worst.last_error + (worst.state === 'retrying' ? ' (retry in ' + worst.backoff_ms + ' ms)' : '') : ''); }
-    if (s.drain) { const oldest = s.drain.oldest_undelivered_age_s > 0 ? dur(s.drain.oldest_undelivered_age_s) : 'none';
-      set('oldest-age', oldest); set('lag-oldest', oldest); }
+    const oldestAge = sinks.reduce((m, k) => Math.max(m, k.oldest_undelivered_age_s || 0), 0);
+    const oldest = oldestAge > 0 ? dur(oldestAge) : 'none';
+    set('oldest-age', oldest); set('lag-oldest', oldest);
     document.getElementById('card-delivery').className = 'card' + (alarm ? ' alert' : '');
     if (s.connections) { set('conns', s.connections.active); set('conns-total', s.connections.accepted); }
     const dl = sinks.reduce((n, k) => n + (k.dead_letter_bytes || 0), 0);
@@ -152,7 +153,7 @@ async function poll() {
     }
     push(Math.round(s.time_unix_s), {ingest: s.rates.ingest['1s'], acked: s.rates.acked['1s'], delivered: s.rates.delivered['1s'],
       p50: s.ack_latency_ms['1s'].p50, p99: s.ack_latency_ms['1s'].p99, fsync: s.records_per_fsync['1s'],
-      wab: s.wab ? s.wab.bytes : 0, lag: lag, oldest: s.drain ? s.drain.oldest_undelivered_age_s : 0});
+      wab: s.wab ? s.wab.bytes : 0, lag: lag, oldest: oldestAge});
     redraw();
   } catch (e) { document.getElementById('banner').style.display = 'block'; }
 }

@@ -221,6 +221,7 @@ nlohmann::json status_report::sinks_json(std::int64_t now_ns) const {
       one["backoff_ms"] = d.backoff_ms;
       one["last_error"] = d.last_error;
       one["seconds_since_last_commit"] = stats_.seconds_since_last_commit(d, now_ns);
+      one["committed_yet"] = d.last_commit_unix_ns > 0;
     }
     if (live.dead_letters) one["dead_letter_bytes"] = live.dead_letters->bytes();
     out.push_back(std::move(one));
@@ -302,9 +303,12 @@ std::string status_report::json() const {
   // The first sink's, as before there were several.
   if (!live_.sinks.empty() && live_.sinks[0].delivery) {
     const auto d = live_.sinks[0].delivery->read();
+    double first_oldest = 0;
+    for (std::uint16_t s = 0; s < stats_.shards(); ++s)
+      first_oldest = std::max(first_oldest, stats_.oldest_undelivered_age(0, s, now_ns));
     j["drain"] = {{"state", std::string(name_of(d.state))},
                   {"backoff_ms", d.backoff_ms},
-                  {"oldest_undelivered_age_s", oldest_age},
+                  {"oldest_undelivered_age_s", first_oldest},
                   {"retries", d.retries},
                   {"last_error", d.last_error}};
     j["sink"] = {{"type", live_.sinks[0].type},

@@ -47,8 +47,11 @@ void backpressure_watch::look() {
 
 void backpressure_watch::look_at_wab(std::chrono::steady_clock::time_point now) {
   const bool over = usage_->over_cap();
+  // Refusals are counted from the last look that found the WAB under its
+  // cap: those of the second it went over are part of the episode.
+  if (!over && !wab_.on) wab_.count_before = usage_->rejections();
   if (over && (!wab_.on || now - wab_.last_said >= remind_every)) {
-    if (!wab_.on) wab_ = {true, now, now, usage_->rejections()};
+    if (!wab_.on) wab_ = {true, now, now, wab_.count_before};
     log::warn(now == wab_.since ? "the WAB reached limits.wab_max_bytes; pushes are refused until the sinks confirm records"
                                 : "the WAB is still at limits.wab_max_bytes; pushes are refused",
               {{"wab_bytes", std::to_string(usage_->bytes())},

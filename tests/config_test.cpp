@@ -546,6 +546,9 @@ sinks:
   CHECK(printed.find("name: hook") != std::string::npos);
   f.yaml(printed);
   CHECK(render_config(f.load()) == printed);
+  // An empty list is no list.
+  f.yaml("sinks: []");
+  CHECK(f.load().sinks.empty());
   // Without a list the sink: section is the one sink, named default.
   const auto only = configured_sinks(load_config({}));
   REQUIRE(only.size() == 1);
@@ -557,7 +560,11 @@ TEST_CASE("sinks: a missing or repeated name or an unknown key or a bad value na
   fixture f;
   const std::vector<std::pair<std::string, std::string>> cases{
       {"sinks: {db: sqlite}", "sinks = {db: sqlite}"},
-      {"sinks: []", "expected a list of sinks"},
+      {"sinks: [{name: a, name: b, type: file}]", "sinks[0].name (" },
+      {"sinks: [{name: a, type: file, file: {path: a.nd}}, {name: b, type: file, file: {path: ./a.nd}}]",
+       "sinks: a and b both write \"a.nd\" (as \"./a.nd\")"},
+      {"sinks: [{name: a, type: sqlite, sqlite: {path: x//a.db}}, {name: b, type: sqlite, sqlite: {path: x/../x/a.db}}]",
+       "sinks: a and b both write"},
       {"sinks: [{type: file}]", "sinks[0].name = (missing)"},
       {"sinks: [{name: Bad.Name, type: file}]", "sinks[0].name = \"Bad.Name\""},
       {"sinks: [{name: a, type: file, file: {path: a.ndjson}}, {name: a, type: file, file: {path: b.ndjson}}]",

@@ -168,3 +168,22 @@ TEST_CASE("SIGPIPE is ignored and SIGHUP without changes keeps serving", "[live]
   CHECK(c.push(as_bytes("still here"), client::durability::durable).acked);
   CHECK(d.stop(SIGINT) == 0);
 }
+
+TEST_CASE("SIGHUP names each sink of a sinks list added or taken out or changed as needing a restart",
+          "[live][signals][sinks]") {
+  temp_dir dir;
+  auto with_sinks = [&](const std::string& sinks) {
+    write_file(dir / "weir.yaml", "sinks:\n" + sinks);
+  };
+  with_sinks("  - {name: a, type: file, file: {path: a.ndjson}}\n  - {name: b, type: file, file: {path: b.ndjson}}\n");
+  daemon_process d(dir.path(), {"--config", "weir.yaml"});
+  REQUIRE(d.wait_ready());
+  // b renamed c, a's path changed.
+  with_sinks("  - {name: a, type: file, file: {path: a2.ndjson}}\n  - {name: c, type: file, file: {path: b.ndjson}}\n");
+  REQUIRE(::kill(d.pid(), SIGHUP) == 0);
+  REQUIRE(eventually([&] { return d.log().find("configuration reloaded") != std::string::npos; }));
+  INFO(d.log());
+  CHECK(d.log().find("changed keys take effect only after a restart keys=sinks[b],sinks[a].sink.file.path,sinks[c]") !=
+        std::string::npos);
+  CHECK(d.stop() == 0);
+}

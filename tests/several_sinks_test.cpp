@@ -264,3 +264,28 @@ TEST_CASE("several sinks: damage only a later sink meets is still reported and q
   CHECK(scrape_series(scrape, "weir_drain_lag_records{shard=\"0\",sink=\"hook\"}") == 0);
   CHECK(d.stop() == 0);
 }
+
+TEST_CASE("several sinks: each keeps its own dead letters and weir-ctl dl lists them by sink", "[live][sink][sinks]") {
+  temp_dir dir;
+  http_test_server hook([](const http_request_seen&, std::size_t) {
+    http_answer a;
+    a.status = 422;  // refused for good: a dead letter each
+    return a;
+  });
+  const auto admin = free_tcp_port();
+  daemon_process d(dir.path(), two_sinks(dir.path(), hook, admin));
+  REQUIRE(d.wait_ready());
+  push_all(d, 0, 5);
+  INFO(d.log());
+  REQUIRE(eventually([&] { return sink_status(admin, "hook")["dead_lettered"] == 5; }));
+  CHECK(sqlite_rows(dir / "sink.db").size() == 5);  // the database took them all
+  CHECK(sink_status(admin, "db")["dead_lettered"] == 0);
+  const std::string data_dir = (dir / "var").string();
+  const auto plain = run_binary(binary("weir-ctl"), {"--data-dir", data_dir, "--json", "dl", "list"}, dir.path());
+  CHECK(plain.out == "[]\n");  // the default sink's: there is none
+  CHECK(plain.err.find("sink hook has 1 dead-letter file: weir-ctl dl --sink hook list") != std::string::npos);
+  const auto hooks = run_binary(binary("weir-ctl"), {"--data-dir", data_dir, "--json", "dl", "--sink", "hook", "list"}, dir.path());
+  CHECK(hooks.exit_code == 0);
+  CHECK(nlohmann::json::parse(hooks.out).size() == 5);
+  CHECK(d.stop() == 0);
+}

@@ -88,8 +88,10 @@ std::string render_sink(const nlohmann::json& sink, bool named) {
   out += line("  oldest waiting", oldest > 0 ? human_duration(oldest) + " old, " +
                                                    human_count(number(sink, "lag_records")) + " records waiting"
                                              : "none");
-  out += line("  last commit", human_duration(number(sink, "seconds_since_last_commit")) + " ago, " +
-                                   human_count(number(sink, "committed_records")) + " records committed");
+  out += line("  last commit", flag(sink, "committed_yet")
+                                   ? human_duration(number(sink, "seconds_since_last_commit")) + " ago, " +
+                                         human_count(number(sink, "committed_records")) + " records committed"
+                                   : "none yet");
   const double dead_letters = number(sink, "dead_letter_bytes");
   out += line("  dead letters", dead_letters > 0 ? "** " + human_bytes(dead_letters) + " held, " +
                                                        human_count(number(sink, "dead_lettered")) + " records this run **"

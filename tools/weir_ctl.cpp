@@ -208,10 +208,28 @@ int quarantine(const options& o, const std::vector<std::string>& args) {
   return usage_error("quarantine", "unknown subcommand " + args[0] + " (expected list or inspect)");
 }
 
+/// With a sinks: list, dead letters are kept per sink: `dl list` without
+/// --sink shows the default sink's, and says which others hold some.
+void hint_other_sinks_letters(const std::string& data_dir) {
+  std::error_code ec;
+  const std::string prefix = "dead_letter-";
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !entry.is_directory(ec)) continue;
+    std::size_t files = 0;
+    for (const auto& f : std::filesystem::directory_iterator(entry.path(), ec)) files += f.is_regular_file(ec);
+    if (files == 0) continue;
+    const std::string sink = name.substr(prefix.size());
+    std::fprintf(stderr, "weir-ctl: sink %s has %zu dead-letter file%s: weir-ctl dl --sink %s list\n", sink.c_str(),
+                 files, files == 1 ? "" : "s", sink.c_str());
+  }
+}
+
 int dead_letters(const options& o, const std::vector<std::string>& all_args) {
   // --sink NAME: that sink's dead letters (each sink of a sinks: list keeps its own).
   std::vector<std::string> args;
   std::string sink = default_sink_name;
+  bool named_sink = false;
   for (std::size_t i = 0; i < all_args.size(); ++i) {
     if (all_args[i] != "--sink") {
       args.push_back(all_args[i]);
@@ -220,12 +238,16 @@ int dead_letters(const options& o, const std::vector<std::string>& all_args) {
     if (i + 1 == all_args.size() || !sink_name_ok(all_args[i + 1]))
       return usage_error("dl", std::string("--sink needs a sink's name: ") + sink_name_rule);
     sink = all_args[++i];
+    named_sink = true;
   }
   const std::string letters = o.data_dir + "/" + dead_letter_dir_name(sink);
   if (args.empty()) return usage_error("dl", "needs a subcommand: list, requeue or drop");
   if (args[0] == "list") {
     if (args.size() > 1) return usage_error("dl", "list takes no arguments, got " + args[1]);
-    return require_data_dir(o) ? dead_letter_list(letters, o.json) : 2;
+    if (!require_data_dir(o)) return 2;
+    const int rc = dead_letter_list(letters, o.json);
+    if (!named_sink) hint_other_sinks_letters(o.data_dir);
+    return rc;
   }
   if (args[0] == "requeue") {
     bool yes = false;

@@ -12,7 +12,9 @@ class wab_usage {
  public:
   explicit wab_usage(std::uint64_t cap_bytes) : cap_(cap_bytes), resume_(cap_bytes / 10 * 9) {}
 
-  void add(std::uint64_t n) { bytes_.fetch_add(n, std::memory_order_relaxed); }
+  /// Bytes written, or found at start: over the cap, readiness says so at
+  /// once, not only once a push is refused.
+  void add(std::uint64_t n) { update(bytes_.fetch_add(n, std::memory_order_relaxed) + n); }
   /// Space freed (a delivered segment deleted): readiness must come back
   /// without waiting for a producer to try.
   void remove(std::uint64_t n) {
