@@ -145,7 +145,7 @@ async function poll() {
     document.getElementById('card-misc').className = 'card' + (dl > 0 ? ' alert' : '');
     if (s.cluster.enabled) {
       // Each peer and its state; one in failover is marked: this node delivers its records.
-      const peers = s.cluster.members.map(m => 'node ' + m.node + ' ' + m.state + (m.failover ? ' — FAILOVER: its records delivered here' : ''));
+      const peers = s.cluster.members.map(m => 'node ' + m.node + ' ' + m.state + (m.failover ? ' (FAILOVER: delivering its records here)' : ''));
       set('cluster', 'node ' + s.cluster.node + '; ' + (peers.length ? peers.join(', ') : 'no peers'));
       if (s.cluster.members.some(m => m.failover)) document.getElementById('card-misc').className = 'card alert';
     } else {

@@ -227,7 +227,7 @@ TEST_CASE("cluster: every Replicated ack survives kill -9 of its node and the no
     std::smatch m;
     REQUIRE(std::regex_search(dom, m, std::regex(R"re(id="cluster">([^<]*)<)re")));
     INFO("cluster line: " << m[1]);
-    CHECK(m[1].str().find("delivering for node 2") != std::string::npos);
+    CHECK(m[1].str().find("node 2 down (FAILOVER: delivering its records here)") != std::string::npos);
   }
   // Every Replicated record a survivor acked is counted as acked there.
   for (int i : {0, 2}) {
