@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 
@@ -96,6 +97,43 @@ TEST_CASE("weir-ctl: usage errors name the bad flag or subcommand and exit 2", "
     ++checked;
   }
   CHECK(checked == 7);
+}
+
+TEST_CASE("weir-ctl and --check-config say permission denied where this user may not go", "[cli][ctl]") {
+  REQUIRE(::geteuid() == 0);  // to be nobody
+  temp_dir dir;
+  std::filesystem::create_directories(dir / "var/wab");
+  ::chmod((dir / "var").c_str(), 0700);  // the daemon's user's, root here
+  ::chmod(dir.path().c_str(), 0755);
+  const auto as_nobody = [&](const std::string& bin, const std::vector<std::string>& args) {
+    std::vector<std::string> all{"--reuid=nobody", "--regid=nogroup", "--clear-groups", binary(bin).string()};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_binary("/usr/bin/setpriv", all, dir.path());
+  };
+  const auto wab = as_nobody("weir-ctl", {"--data-dir", (dir / "var").string(), "wab"});
+  CHECK(wab.exit_code == 2);
+  CHECK(wab.err.find("cannot read the data directory " + (dir / "var").string() +
+                     ": Permission denied (it belongs to root; run weir-ctl as root)") != std::string::npos);
+  const auto check = as_nobody("weir-server", {"--check-config", "--set", "admin.listen=", "--set",
+                                               "data_dir=" + (dir / "var/new").string()});
+  CHECK(check.exit_code == 2);
+  CHECK(check.err.find("data_dir = " + (dir / "var/new").string() + ": " + (dir / "var").string() +
+                       " is not writable by this user") != std::string::npos);
+}
+
+TEST_CASE("weir-ctl push: a payload over the daemon's limit is told with the limit", "[live][cli][ctl]") {
+  temp_dir dir;
+  std::ofstream(dir / "weir.yaml") << "limits:\n  max_payload_bytes: 1KiB\n  frame_memory_bytes: 1MiB\n";
+  daemon_process d(dir.path(), {"--config", (dir / "weir.yaml").string()});
+  REQUIRE(d.wait_ready());
+  const auto r = run_binary("/bin/sh", {"-c", "head -c 2000 /dev/zero | tr '\\0' x | " + binary("weir-ctl").string() +
+                                                  " --config weir.yaml push"},
+                            dir.path());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("Nack(PayloadTooLarge) (the record is 2000 bytes; the daemon takes at most "
+                   "limits.max_payload_bytes = 1024 (weir.yaml))") != std::string::npos);
+  CHECK(d.stop() == 0);
 }
 
 TEST_CASE("weir-ctl: hints when no daemon answers (exit 2) and when the data dir is not one", "[cli][ctl]") {
