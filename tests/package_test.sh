@@ -51,6 +51,10 @@ for f in /usr/share/man/man8/weir-server.8 /usr/share/man/man1/weir-ctl.1 /usr/s
 dpkg-query -W -f='${Conffiles}' weir | grep -q /etc/weir/weir.yaml || fail "/etc/weir/weir.yaml is not a conffile"
 id -nG weir | grep -qw weir-producers || fail "the weir user is not in weir-producers"
 /usr/bin/weir-server --check-config --config /etc/weir/weir.yaml >/dev/null || fail "the packaged config does not check"
+# systemd's own check of the unit (its commands, its man pages), where systemd is installed.
+if command -v systemd-analyze >/dev/null; then
+  systemd-analyze verify "$unit" >"$work/verify.log" 2>&1 || { cat "$work/verify.log"; fail "systemd-analyze verify $unit"; }
+fi
 
 # The unit's ExecStart as its User= and Group=, in its RuntimeDirectory.
 user=$(sed -n 's/^User=//p' "$unit")
