@@ -45,12 +45,6 @@ http_answer refuse_poison(const http_request_seen& r, std::size_t) {
   return a;
 }
 
-std::set<std::string> bodies(const http_test_server& s) {
-  std::set<std::string> out;
-  for (const auto& r : s.accepted()) out.insert(r.body);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("http raw: one POST per record with its Idempotency-Key and the configured headers", "[live][sink][http]") {
@@ -76,7 +70,7 @@ TEST_CASE("http raw: one POST per record with its Idempotency-Key and the config
     CHECK(req.headers.at("content-type") == "application/octet-stream");
     CHECK(req.target == "/ingest");
   }
-  CHECK(bodies(server).size() == 30);
+  CHECK(server.accepted_bodies().size() == 30);
   CHECK(d.stop() == 0);
 }
 
@@ -186,7 +180,7 @@ TEST_CASE("http raw: pipelined POSTs are answered in order through refusals and 
     REQUIRE(c.push_batch(spans, client::durability::durable).all_accepted());
   }
   REQUIRE(eventually([&] {
-    const auto got = bodies(server);
+    const auto got = server.accepted_bodies();
     return std::all_of(good.begin(), good.end(), [&](const std::string& p) { return got.count(p) == 1; });
   }));
   REQUIRE(eventually([&] {
@@ -194,7 +188,7 @@ TEST_CASE("http raw: pipelined POSTs are answered in order through refusals and 
   }));
   CHECK(poison.size() == 6);
   for (const auto& p : good) CHECK_FALSE(dead_lettered(dir / "var", p));
-  for (const auto& p : poison) CHECK(bodies(server).count(p) == 0);
+  for (const auto& p : poison) CHECK(server.accepted_bodies().count(p) == 0);
   // Requests went out ahead of their answers.
   CHECK(server.pipelined() > 0);
   CHECK(d.stop() == 0);
@@ -219,7 +213,7 @@ TEST_CASE("http faults: 5xx then 429 with Retry-After then a reset and a hung an
     auto c = client::connection::connect_unix(d.socket_path());
     for (int i = 0; i < 10; ++i) REQUIRE(c.push(as_bytes("flaky " + std::to_string(i)), client::durability::durable).acked);
   }
-  REQUIRE(eventually([&] { return bodies(server).size() == 10; }));
+  REQUIRE(eventually([&] { return server.accepted_bodies().size() == 10; }));
   CHECK(d.log().find("sink commit failed; retrying") != std::string::npos);
   CHECK(d.log().find("HTTP 503") != std::string::npos);
   INFO(d.log());
@@ -253,7 +247,7 @@ TEST_CASE("http raw: an endpoint that fails one request in forty still gets a ba
   }
   server.start();
   INFO(d.log());
-  REQUIRE(eventually([&] { return bodies(server).size() == n; }, 30s));
+  REQUIRE(eventually([&] { return server.accepted_bodies().size() == n; }, 30s));
   CHECK(d.log().find("HTTP 503") != std::string::npos);
   CHECK(d.stop() == 0);
 }
@@ -270,7 +264,7 @@ TEST_CASE("http: a refused record is dead-lettered and the others are delivered"
       REQUIRE(c.push(as_bytes(p), client::durability::durable).acked);
     }
   }
-  REQUIRE(eventually([&] { return bodies(server).size() == 9; }));
+  REQUIRE(eventually([&] { return server.accepted_bodies().size() == 9; }));
   REQUIRE(eventually([&] {
     return dead_lettered(dir / "var", "poison 1") && dead_lettered(dir / "var", "poison 5") &&
            dead_lettered(dir / "var", "poison 9");
@@ -294,7 +288,7 @@ TEST_CASE("http: a refused record is dead-lettered and the others are delivered"
                                    dir.path());
   CHECK(requeued.exit_code == 0);
   CHECK(dead_letter_files(dir / "var") == 0);
-  REQUIRE(eventually([&] { return bodies(server).size() == 12; }));
+  REQUIRE(eventually([&] { return server.accepted_bodies().size() == 12; }));
 
   // Refused again; this time the operator drops them for good.
   server.set_rule(refuse_poison);
@@ -383,7 +377,7 @@ TEST_CASE("http: a record dead-lettered twice (refused again after a restart) is
   REQUIRE(requeued.exit_code == 0);
   CHECK(requeued.out.find("requeued 2 dead letters (1 more were copies") != std::string::npos);
   CHECK(dead_letter_files(dir / "var") == 0);
-  REQUIRE(eventually([&] { return bodies(server).size() == 2; }));
+  REQUIRE(eventually([&] { return server.accepted_bodies().size() == 2; }));
   CHECK(server.requests() == 2);
   CHECK(d.stop() == 0);
 }
@@ -395,7 +389,7 @@ TEST_CASE("http outage: ten seconds down while records keep being acked and all 
   REQUIRE(d.wait_ready());
   auto c = client::connection::connect_unix(d.socket_path());
   REQUIRE(c.push(as_bytes("before"), client::durability::durable).acked);
-  REQUIRE(eventually([&] { return bodies(server).count("before") == 1; }));
+  REQUIRE(eventually([&] { return server.accepted_bodies().count("before") == 1; }));
   server.stop();
   const auto down_since = std::chrono::steady_clock::now();
   int n = 0;
@@ -405,7 +399,7 @@ TEST_CASE("http outage: ten seconds down while records keep being acked and all 
   }
   CHECK(d.log().find("sink commit failed; retrying") != std::string::npos);
   server.start();
-  REQUIRE(eventually([&] { return bodies(server).size() == static_cast<std::size_t>(n) + 1; }, 30s));
+  REQUIRE(eventually([&] { return server.accepted_bodies().size() == static_cast<std::size_t>(n) + 1; }, 30s));
   CHECK(d.stop() == 0);
 }
 
@@ -431,10 +425,10 @@ TEST_CASE("a full dead-letter space stops delivery until room is made", "[live][
   // Ingest goes on; delivery does not.
   REQUIRE(c.push(as_bytes("after the stop"), client::durability::durable).acked);
   std::this_thread::sleep_for(500ms);
-  CHECK(bodies(server).count("after the stop") == 0);
+  CHECK(server.accepted_bodies().count("after the stop") == 0);
   // The operator inspects and removes the dead letters: delivery resumes.
   for (const auto& e : std::filesystem::directory_iterator(dir / "var/dead_letter")) std::filesystem::remove(e.path());
-  REQUIRE(eventually([&] { return bodies(server).count("after the stop") == 1; }));
+  REQUIRE(eventually([&] { return server.accepted_bodies().count("after the stop") == 1; }));
   REQUIRE(eventually([&] { return dead_lettered(dir / "var", "big-poison 2"); }));
   CHECK(d.stop() == 0);
 }
@@ -479,6 +473,6 @@ TEST_CASE("over limits.wab_max_bytes pushes are refused until delivery frees spa
   INFO(d.log() << "\nrequests seen: " << server.requests() << " accepted: " << server.accepted().size()
                << "\nWAB files: " << files);
   REQUIRE(resumed);
-  REQUIRE(eventually([&] { return bodies(server).count("room again") == 1; }, 30s));
+  REQUIRE(eventually([&] { return server.accepted_bodies().count("room again") == 1; }, 30s));
   CHECK(d.stop() == 0);
 }

@@ -43,12 +43,6 @@ void push(const daemon_process& d, int n) {
     REQUIRE(c.push(as_bytes("retire " + std::to_string(i)), client::durability::buffered).acked);
 }
 
-std::set<std::string> bodies(const http_test_server& s) {
-  std::set<std::string> out;
-  for (const auto& r : s.accepted()) out.insert(r.body);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("retire: weir-ctl drain stops pushes and delivers every record to every sink before the daemon exits",
@@ -71,7 +65,7 @@ TEST_CASE("retire: weir-ctl drain stops pushes and delivers every record to ever
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("retired: weir-server (pid " + std::to_string(d.pid()) + ") stopped") != std::string::npos);
   CHECK(d.wait_exit() == 0);
-  CHECK(bodies(hook).size() == static_cast<std::size_t>(records));
+  CHECK(hook.accepted_bodies().size() == static_cast<std::size_t>(records));
   CHECK(sqlite_rows(dir / "sink.db").size() == static_cast<std::size_t>(records));
   CHECK(d.log().find("retiring: every record is delivered to every sink; stopping") != std::string::npos);
   // Nothing runs on the data directory any more.
@@ -111,6 +105,6 @@ TEST_CASE("retire: a sink that is down makes weir-ctl drain time out naming it a
   hook.start();
   daemon_process again(dir.path(), two_sinks(dir, hook, admin));
   REQUIRE(again.wait_ready());
-  CHECK(eventually([&] { return bodies(hook).size() == static_cast<std::size_t>(records); }, 20s));
+  CHECK(eventually([&] { return hook.accepted_bodies().size() == static_cast<std::size_t>(records); }, 20s));
   CHECK(again.stop() == 0);
 }

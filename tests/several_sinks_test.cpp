@@ -51,12 +51,6 @@ void push_all(const daemon_process& d, int from, int to) {
   for (int i = from; i < to; ++i) REQUIRE(c.push(as_bytes(payload_of(i)), client::durability::durable).acked);
 }
 
-std::set<std::string> bodies(const http_test_server& s) {
-  std::set<std::string> out;
-  for (const auto& r : s.accepted()) out.insert(r.body);
-  return out;
-}
-
 std::set<std::string> sqlite_payloads(const std::filesystem::path& db) {
   std::set<std::string> out;
   for (const auto& r : sqlite_rows(db)) out.insert(r.payload);
@@ -124,7 +118,7 @@ TEST_CASE("several sinks: one down does not hold the other back and the WAB keep
   // The endpoint comes back: it gets every record, and then the sealed
   // segments go (every sink has confirmed them).
   hook.start();
-  REQUIRE(eventually([&] { return bodies(hook) == payloads(records); }, 30s));
+  REQUIRE(eventually([&] { return hook.accepted_bodies() == payloads(records); }, 30s));
   REQUIRE(eventually([&] { return segments_in(shard_dir).size() <= 1; }, 10s));
   CHECK(*segments_in(shard_dir).begin() > *held.rbegin() - 1);
   CHECK(eventually([&] { return sink_status(admin, "hook")["lag_records"] == 0; }));
@@ -153,7 +147,7 @@ TEST_CASE("several sinks: a kill -9 while one is down loses nothing for either",
   REQUIRE(again.wait_ready());
   INFO(again.log());
   // Every acked record reaches both, the database once each (by id).
-  REQUIRE(eventually([&] { return bodies(hook) == payloads(records); }, 30s));
+  REQUIRE(eventually([&] { return hook.accepted_bodies() == payloads(records); }, 30s));
   REQUIRE(eventually([&] { return sqlite_payloads(dir / "sink.db") == payloads(records); }, 20s));
   CHECK(sqlite_rows(dir / "sink.db").size() == static_cast<std::size_t>(records));
   REQUIRE(eventually([&] { return segments_in(dir / "var/wab/shard_00").size() <= 1; }, 10s));
@@ -254,7 +248,7 @@ TEST_CASE("several sinks: damage only a later sink meets is still reported and q
   daemon_process d(dir.path(), two_sinks(dir.path(), hook, admin));
   REQUIRE(d.wait_ready());
   INFO(d.log());
-  REQUIRE(eventually([&] { return bodies(hook).size() == static_cast<std::size_t>(records - 1); }, 30s));
+  REQUIRE(eventually([&] { return hook.accepted_bodies().size() == static_cast<std::size_t>(records - 1); }, 30s));
   REQUIRE(eventually([&] { return d.log().find("WAB segment damaged") != std::string::npos; }));
   CHECK(std::filesystem::exists(dir / "var/quarantine" /
                                 ("shard_00__" + wab::segment_file_name(damaged_segment))));

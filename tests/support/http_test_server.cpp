@@ -31,6 +31,13 @@ std::vector<http_request_seen> http_test_server::accepted() const {
   return accepted_;
 }
 
+std::set<std::string> http_test_server::accepted_bodies() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::set<std::string> out;
+  for (const auto& r : accepted_) out.insert(r.body);
+  return out;
+}
+
 void http_test_server::set_rule(rule r) {
   std::lock_guard<std::mutex> guard(mutex_);
   rule_ = std::move(r);

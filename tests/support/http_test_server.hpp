@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +43,8 @@ class http_test_server {
   std::string url(const std::string& path = "/ingest") const;
   /// Requests answered 2xx, in arrival order.
   std::vector<http_request_seen> accepted() const;
+  /// Their bodies, each once (a record sent again is one body).
+  std::set<std::string> accepted_bodies() const;
   std::size_t requests() const { return count_.load(); }
   /// Requests whose next request had already arrived when they were read
   /// (the client pipelines: it did not wait for the answer).
