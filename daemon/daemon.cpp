@@ -426,14 +426,18 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
   // blocked its middleman actor on a peer gone mid-connect; CAF makes no
   // connection any more (transport/cluster_bridge.hpp), cluster->stop()
   // closed every link and ended the bridge's middleman actor, and 345 stops
-  // in every state of a peer found no hang. This stays as a logged last
-  // resort: a stopped daemon must still exit.
-  if (cluster_stats)
-    std::thread([] {
-      std::this_thread::sleep_for(std::chrono::seconds(5));
-      log::warn("the actor system did not finish within 5 s of stopping; exiting anyway (nothing is left unsynced)");
-      std::_Exit(0);
-    }).detach();
+  // in every state of a peer found no hang. A sink worker blocked in a
+  // request its endpoint never answers (up to sink.timeout_ms) holds the
+  // teardown too: its batch is unconfirmed, and delivered again after the
+  // next start. So this stays as a logged last resort: a stopped daemon must
+  // still exit.
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    log::warn("the actor system did not finish within 5 s of stopping (a sink request still waiting for its "
+              "answer, or a cluster link); exiting anyway: nothing is left unsynced, an unconfirmed batch is "
+              "delivered again after the next start");
+    std::_Exit(0);
+  }).detach();
   return 0;
 }
 

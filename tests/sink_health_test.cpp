@@ -2,6 +2,9 @@
 // refused connection, 503s, an endpoint that never answers — seen as an
 // operator sees it: /metrics, the status API and the log. The backoff
 // sequence itself is checked exactly in the sink runner's actor tests.
+#include <signal.h>
+
+#include <chrono>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -10,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/daemon_process.hpp"
+#include "support/fake_daemon.hpp"
 #include "support/http_get.hpp"
 #include "support/http_test_server.hpp"
 #include "support/test_helpers.hpp"
@@ -110,4 +114,28 @@ TEST_CASE("sink health: an endpoint that never answers is degraded then down and
                           });
                         },
                         [](http_test_server& s) { s.set_rule(fine); }});
+}
+
+TEST_CASE("a sink request its endpoint never answers does not hold the stop past its last resort",
+          "[live][sink][http]") {
+  temp_dir dir;
+  silent_tcp_listener mute;  // connections complete into its backlog; nothing is ever read or answered
+  const auto admin = free_tcp_port();
+  daemon_process d(dir.path(), {"--set", "sink.type=http", "--set",
+                                "sink.http.url=http://127.0.0.1:" + std::to_string(mute.port()) + "/in",
+                                "--set", "sink.timeout_ms=600000", "--set", "admin.listen=127.0.0.1:" + std::to_string(admin)});
+  REQUIRE(d.wait_ready());
+  auto c = client::connection::connect_unix(d.socket_path());
+  REQUIRE(c.push(as_bytes("never answered"), client::durability::durable).acked);
+  // A commit is on its way and will wait for its answer for ten minutes.
+  REQUIRE(eventually([&] {
+    return scrape_series(http_request(admin, "/metrics").body, "weir_drain_state{state=\"delivering\",sink=\"default\"}") == 1;
+  }));
+  const auto asked = std::chrono::steady_clock::now();
+  ::kill(d.pid(), SIGTERM);
+  const int rc = d.wait_exit(std::chrono::seconds(60));
+  INFO(d.log());
+  CHECK(rc == 0);
+  CHECK(std::chrono::steady_clock::now() - asked < std::chrono::seconds(40));  // not the ten minutes
+  CHECK(d.log().find("exiting anyway") != std::string::npos);
 }
