@@ -22,7 +22,7 @@ install(FILES ${CMAKE_BINARY_DIR}/packaging/weir.service DESTINATION lib/systemd
 install(FILES packaging/weir.yaml DESTINATION /etc/weir COMPONENT server)
 install(FILES packaging/man/weir-server.8 DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT server)
 install(FILES packaging/man/weir-ctl.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT server)
-install(FILES README.md DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/weir COMPONENT server)
+install(FILES README.md packaging/copyright DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/weir COMPONENT server)
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/weir/docs COMPONENT server
         FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
 

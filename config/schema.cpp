@@ -286,7 +286,7 @@ std::vector<setting> make_settings() {
                       "30000", "A frame must arrive whole within this long of its first byte, or the "
                       "connection is closed."));
   s.push_back(boolean("listen.peer_uid_check", WEIR_FIELD(listen.peer_uid_check), "true",
-                      "Refuse Unix-socket peers that are not the daemon's user, a user in listen.allowed_uids, "
+                      "Refuse Unix-socket peers that are not root, the daemon's user, a user in listen.allowed_uids, "
                       "or in a group of listen.allowed_gids or listen.socket_group."));
   s.push_back(choice("listen.socket_mode", WEIR_FIELD(listen.socket_mode),
                      std::vector<std::pair<std::string, std::int64_t>>{{"0600", 0600}, {"0660", 0660}, {"0666", 0666}},

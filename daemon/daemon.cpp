@@ -399,6 +399,7 @@ int run_daemon(const config& cfg, std::function<config()> reread) {
 
   const bool retire =
       serve_until_stopped(signals, cfg, std::move(reread), shards, ports.tls_contexts.get(), cluster.get());
+  if (retire) exported.set_retiring();  // /readyz says so from now on
 
   std::optional<stop_budget> budget(std::chrono::milliseconds(cfg.shutdown_timeout_ms));
   // The last replies, syncs and seals get every CPU: quiet sockets would

@@ -114,6 +114,9 @@ class metrics {
   /// Records of `shard` sink `sink` has not confirmed; of every shard.
   std::uint64_t lag(std::size_t sink, std::uint16_t shard) const;
   std::uint64_t lag(std::size_t sink) const;
+  /// Retiring (SIGUSR1): no pushes are taken; readiness says so.
+  void set_retiring() { retiring_.store(true, std::memory_order_relaxed); }
+  bool retiring() const { return retiring_.load(std::memory_order_relaxed); }
   /// The records every sink confirmed, of every shard, this run (what the
   /// WAB could let go of: the sink furthest behind's).
   std::uint64_t confirmed_by_all() const;
@@ -161,6 +164,7 @@ class metrics {
   std::array<std::unique_ptr<tier_metrics>, tier_count> tiers_;
   std::vector<std::unique_ptr<shard_metrics>> shards_;
   std::vector<std::unique_ptr<sink_metrics>> sinks_;
+  std::atomic<bool> retiring_{false};
   prometheus::Counter* recovery_replayed_ = nullptr;
   prometheus::Counter* recovery_quarantined_ = nullptr;
   std::mutex render_mutex_;

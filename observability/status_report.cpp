@@ -159,6 +159,11 @@ std::string status_report::history_json() const {
 }
 
 std::optional<std::string> status_report::not_ready() const {
+  if (stats_.retiring()) {
+    std::uint64_t left = 0;
+    for (std::size_t k = 0; k < stats_.sinks(); ++k) left = std::max(left, stats_.lag(k));
+    return "retiring: no pushes are taken; delivering the " + std::to_string(left) + " records left, then stopping";
+  }
   for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
     if (!stats_.shard(s).writer_up.load()) return "the writer of WAB shard " + std::to_string(s) + " is not running";
     if (stats_.shard(s).offline.load()) return "WAB shard " + std::to_string(s) + " cannot create a segment";

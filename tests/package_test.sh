@@ -73,8 +73,11 @@ for _ in $(seq 1 200); do [ -S /run/weir/weir.sock ] && break; sleep 0.1; done
 # An application user in weir-producers pushes; one outside it is refused.
 useradd --system --no-create-home --shell /usr/sbin/nologin -G weir-producers "$app"
 as_app() { setpriv --reuid="$app" --regid="$(id -g "$app")" --init-groups "$@"; }
-seq 1 500 | as_app /usr/bin/weir-ctl --socket /run/weir/weir.sock push >"$work/push.out" 2>&1 || { cat "$work/push.out"; fail "the app user could not push"; }
+# It may not read /etc/weir/weir.yaml: weir-ctl takes the package's socket by default.
+seq 1 500 | as_app /usr/bin/weir-ctl push >"$work/push.out" 2>&1 || { cat "$work/push.out"; fail "the app user could not push"; }
 grep -q "acked 500 records" "$work/push.out" || fail "push: $(cat "$work/push.out")"
+# Root is let in too (sudo weir-ctl push).
+/usr/bin/weir-ctl push "from root" >"$work/root.out" 2>&1 || { cat "$work/root.out"; fail "root could not push"; }
 if setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/weir-ctl --socket /run/weir/weir.sock push x >/dev/null 2>&1; then
   fail "a user outside weir-producers could push"
 fi
@@ -86,7 +89,7 @@ grep -q "retired: weir-server (pid $daemon) stopped" "$work/drain.out" || fail "
 wait "$daemon" || fail "the daemon exited with $?"
 daemon=""
 rows=$(sqlite3 /var/lib/weir/sink.db 'select count(*) from weir_records')
-[ "$rows" = 500 ] || fail "the sink holds $rows rows, expected 500"
+[ "$rows" = 501 ] || fail "the sink holds $rows rows, expected 501"
 
 # Purge: the programs and the configuration go.
 dpkg --purge weir >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "dpkg --purge failed"; }

@@ -72,6 +72,7 @@ TEST_CASE("retire: weir-ctl drain stops pushes and delivers every record to ever
   const auto again = drain(dir, admin);
   CHECK(again.exit_code == 2);
   CHECK(again.err.find("no weir-server runs on") != std::string::npos);
+  CHECK(again.err.find("nothing undelivered is in its WAB") != std::string::npos);
 }
 
 TEST_CASE("retire: a sink that is down makes weir-ctl drain time out naming it and a SIGTERM keeps the rest",
@@ -89,7 +90,10 @@ TEST_CASE("retire: a sink that is down makes weir-ctl drain time out naming it a
     INFO(timed_out.out << timed_out.err << d.log());
     CHECK(timed_out.exit_code == 1);
     CHECK(timed_out.out.find("gave up after 2 s: 200 records left: hook 200 (down") != std::string::npos);
-    // Still retiring: no push is taken.
+    // Still retiring: not ready, and no push is taken.
+    const auto ready = http_request(admin, "/readyz");
+    CHECK(ready.status == 503);
+    CHECK(ready.body.find("retiring: no pushes are taken; delivering the 200 records left") != std::string::npos);
     CHECK_THROWS(client::connection::connect_unix(d.socket_path(), 1s).push(as_bytes("late"), client::durability::durable));
     // weir-ctl waiting, the daemon stopped by SIGTERM: it says what was left.
     auto waiting = std::async(std::launch::async, [&] { return drain(dir, admin); });
@@ -100,6 +104,9 @@ TEST_CASE("retire: a sink that is down makes weir-ctl drain time out naming it a
     CHECK(cut.exit_code == 1);
     CHECK(cut.out.find("stopped with 200 records not yet delivered") != std::string::npos);
     CHECK(d.log().find("retiring cut short") != std::string::npos);
+    const auto stopped = drain(dir, admin);
+    CHECK(stopped.exit_code == 2);
+    CHECK(stopped.err.find("its WAB holds 200 records not yet delivered") != std::string::npos);
   }
   // The next start delivers them.
   hook.start();

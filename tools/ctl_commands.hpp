@@ -22,6 +22,7 @@ struct options {
   bool json = false;
   std::string config_file;  // the daemon configuration read (tools/ctl_config.hpp), if any
   std::int64_t max_payload_bytes = 0;  // its limits.max_payload_bytes (0: no configuration read)
+  std::string config_unreadable;  // the default configuration is there but this user may not read it: why
 };
 
 /// "weir-ctl <command>: <message> (see weir-ctl <command> --help)"; returns 2.

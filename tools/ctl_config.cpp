@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "config/loader.hpp"
 
@@ -15,6 +17,14 @@ std::string apply_daemon_config(options& o, const daemon_config_source& src) {
   const char* fallback = std::getenv("WEIR_CTL_CONFIG");
   if (!fallback) fallback = packaged_config;
   if (sources.file.empty() && *fallback && ::access(fallback, R_OK) == 0) sources.file = fallback;
+  // (Not even knowing it is there — /etc/weir is closed to others — counts.)
+  if (sources.file.empty() && *fallback && (::access(fallback, F_OK) == 0 || errno == EACCES)) {
+    // The package's configuration is there but not for this user (root and
+    // the weir group read it): an application user pushing still finds the
+    // package's socket; what needs the rest says why it is missing.
+    o.config_unreadable = std::string(fallback) + ": " + std::strerror(EACCES);
+    if (::access(packaged_socket, F_OK) == 0) o.socket = packaged_socket;
+  }
   if (sources.file.empty() && src.overrides.empty()) return "";
   sources.env = process_environment();
   sources.overrides = src.overrides;

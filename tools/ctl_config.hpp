@@ -12,6 +12,7 @@
 namespace weir::ctl {
 
 inline constexpr const char* packaged_config = "/etc/weir/weir.yaml";
+inline constexpr const char* packaged_socket = "/run/weir/weir.sock";  // its listen.unix
 
 struct daemon_config_source {
   std::string file;  // --config; empty: $WEIR_CTL_CONFIG ("" : none), else packaged_config, when readable

@@ -133,7 +133,11 @@ int drain_command(const options& o, const std::vector<std::string>& args) {
   std::string why;
   const auto pid = lock_holder(o.data_dir, why);
   if (!pid) {
-    std::fprintf(stderr, "weir-ctl drain: %s\n", why.c_str());
+    const auto left = undelivered_in_wab(o.data_dir);
+    std::fprintf(stderr, "weir-ctl drain: %s%s\n", why.c_str(),
+                 left == 0 ? "; nothing undelivered is in its WAB"
+                           : ("; its WAB holds " + std::to_string(left) +
+                              " records not yet delivered (a start delivers them)").c_str());
     return 2;
   }
   if (::kill(*pid, SIGUSR1) != 0) {

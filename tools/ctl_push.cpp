@@ -41,6 +41,9 @@ std::string refusal(std::uint8_t nack, client::durability tier, std::size_t byte
   if (tier == client::durability::replicated && nack == static_cast<std::uint8_t>(wire::nack_reason::internal_error))
     text += " (a node without a cluster refuses every Replicated push; in a cluster, too few peers may have "
             "confirmed it in time; or the node could not store it: see weir-ctl status)";
+  else if (nack == static_cast<std::uint8_t>(wire::nack_reason::internal_error))
+    text += " (the daemon could not take it: its WAB at limits.wab_max_bytes, a shard that cannot make a segment, "
+            "or a failed write; weir-ctl status says which, and a push later may go through)";
   return text;
 }
 

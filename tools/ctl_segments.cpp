@@ -160,6 +160,8 @@ nlohmann::json check_shard(const fs::path& shard_dir, const std::string& quarant
 
 /// The shard directories under `dir` the daemon would use ("shard_<n>", n
 /// at most 65535, a directory and not a link that leads nowhere), in order.
+/// A directory that cannot be listed is no "0 segments, every record
+/// checks": it throws, and the command says why.
 std::vector<fs::path> shards_in(const fs::path& dir) {
   std::vector<fs::path> found;
   std::error_code ec;
@@ -167,6 +169,7 @@ std::vector<fs::path> shards_in(const fs::path& dir) {
     std::error_code type_ec;
     if (e.is_directory(type_ec) && wab::parse_shard_dir_name(e.path().filename().string())) found.push_back(e.path());
   }
+  if (ec && ec != std::errc::no_such_file_or_directory) throw fs::filesystem_error("cannot list", dir, ec);
   std::sort(found.begin(), found.end());
   return found;
 }

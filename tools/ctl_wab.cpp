@@ -179,8 +179,13 @@ int wab_list(const std::string& data_dir, bool json) {
   nlohmann::json out = nlohmann::json::array();
   bool trouble = false;
   std::vector<fs::path> shards;
-  for (const auto& e : fs::directory_iterator(wab_dir))
-    if (e.is_directory() && wab::parse_shard_dir_name(e.path().filename().string())) shards.push_back(e.path());
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(wab_dir, ec))
+    if (e.is_directory(ec) && wab::parse_shard_dir_name(e.path().filename().string())) shards.push_back(e.path());
+  if (ec) {
+    std::fprintf(stderr, "weir-ctl: cannot list %s: %s\n", wab_dir.c_str(), ec.message().c_str());
+    return 2;
+  }
   std::sort(shards.begin(), shards.end());
   for (const auto& shard : shards) {
     const auto cursors = wab::load_every_cursor(*wab::default_file_io(), shard.string());

@@ -502,7 +502,14 @@ bool require_data_dir(const options& o) {
   // A data directory this user may not enter (0700, the daemon's user's) is
   // not "not one".
   struct stat st {};
-  if (::stat(o.data_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::access(o.data_dir.c_str(), R_OK | X_OK) != 0) {
+  if (::stat(o.data_dir.c_str(), &st) != 0 && errno == EACCES) {
+    std::fprintf(stderr, "weir-ctl: cannot reach the data directory %s: %s (a directory above it is closed to this "
+                         "user)\n", o.data_dir.c_str(), std::strerror(EACCES));
+    return false;
+  }
+  const std::string wab = o.data_dir + "/wab";
+  if (::stat(o.data_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+      (::access(o.data_dir.c_str(), R_OK | X_OK) != 0 || (::access(wab.c_str(), F_OK) == 0 && ::access(wab.c_str(), R_OK | X_OK) != 0))) {
     const int err = errno;
     std::string owner = std::to_string(st.st_uid);
     if (const struct passwd* p = ::getpwuid(st.st_uid)) owner = p->pw_name;
@@ -513,8 +520,9 @@ bool require_data_dir(const options& o) {
   }
   std::fprintf(stderr,
                "weir-ctl: %s is not a weir data directory (it has no wab/ directory); pass the daemon's data_dir "
-               "with --data-dir DIR\n",
-               o.data_dir.c_str());
+               "with --data-dir DIR%s%s%s\n",
+               o.data_dir.c_str(), o.config_unreadable.empty() ? "" : " (the daemon's configuration could not be read: ",
+               o.config_unreadable.c_str(), o.config_unreadable.empty() ? "" : ")");
   return false;
 }
 
@@ -602,5 +610,9 @@ int main(int argc, char** argv) {
     // Not served at all (nothing listens, or the TLS handshake was refused): 2.
     const auto k = e.kind();
     return k == weir::client::error_kind::unreachable || k == weir::client::error_kind::tls ? 2 : 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A directory of the data dir this user may not read: said, never a crash or an all-clear.
+    std::fprintf(stderr, "weir-ctl %s: cannot read %s: %s\n", cmd->name, e.path1().c_str(), e.code().message().c_str());
+    return 2;
   }
 }
