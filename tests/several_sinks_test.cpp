@@ -272,7 +272,7 @@ TEST_CASE("several sinks: each keeps its own dead letters and weir-ctl dl lists 
   push_all(d, 0, 5);
   INFO(d.log());
   REQUIRE(eventually([&] { return sink_status(admin, "hook")["dead_lettered"] == 5; }));
-  CHECK(sqlite_rows(dir / "sink.db").size() == 5);  // the database took them all
+  CHECK(eventually([&] { return sqlite_rows(dir / "sink.db").size() == 5; }));  // the database took them all
   CHECK(sink_status(admin, "db")["dead_lettered"] == 0);
   const std::string data_dir = (dir / "var").string();
   const auto plain = run_binary(binary("weir-ctl"), {"--data-dir", data_dir, "--json", "dl", "list"}, dir.path());
