@@ -28,11 +28,7 @@ std::string left_per_sink(const metrics& stats, const std::vector<metrics::sink_
   return out;
 }
 
-std::uint64_t records_left(const metrics& stats) {
-  std::uint64_t most = 0;
-  for (std::size_t k = 0; k < stats.sinks(); ++k) most = std::max(most, stats.lag(k));
-  return most;
-}
+std::uint64_t records_left(const metrics& stats) { return stats.lag(stats.furthest_behind()); }
 
 }  // namespace
 

@@ -169,6 +169,13 @@ std::uint64_t metrics::lag(std::size_t sink) const {
   return sum;
 }
 
+std::size_t metrics::furthest_behind() const {
+  std::size_t furthest = 0;
+  for (std::size_t k = 1; k < sinks_.size(); ++k)
+    if (lag(k) > lag(furthest)) furthest = k;
+  return furthest;
+}
+
 std::uint64_t metrics::confirmed_by_all() const {
   std::uint64_t least = 0;
   for (std::size_t k = 0; k < sinks_.size(); ++k) {

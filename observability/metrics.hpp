@@ -114,6 +114,9 @@ class metrics {
   /// Records of `shard` sink `sink` has not confirmed; of every shard.
   std::uint64_t lag(std::size_t sink, std::uint16_t shard) const;
   std::uint64_t lag(std::size_t sink) const;
+  /// The sink with the most records not confirmed (the first of equals):
+  /// the one that holds the WAB.
+  std::size_t furthest_behind() const;
   /// Retiring (SIGUSR1): no pushes are taken; readiness says so.
   void set_retiring() { retiring_.store(true, std::memory_order_relaxed); }
   bool retiring() const { return retiring_.load(std::memory_order_relaxed); }

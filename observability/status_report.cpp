@@ -126,7 +126,7 @@ status_report::history_point status_report::point_between(const totals& older, c
   p.p99_ms = quantile_ms(newer.latency, older.latency, 0.99);
   if (live_.usage) p.wab_bytes = static_cast<double>(live_.usage->bytes());
   const std::int64_t now_ns = wab::wall_clock_ns();
-  for (std::size_t k = 0; k < stats_.sinks(); ++k) p.lag = std::max(p.lag, static_cast<double>(stats_.lag(k)));
+  p.lag = static_cast<double>(stats_.lag(stats_.furthest_behind()));
   for (std::uint16_t s = 0; s < stats_.shards(); ++s)
     p.oldest_age_s = std::max(p.oldest_age_s, stats_.oldest_undelivered_age(s, now_ns));
   return p;
@@ -160,8 +160,7 @@ std::string status_report::history_json() const {
 
 std::optional<std::string> status_report::not_ready() const {
   if (stats_.retiring()) {
-    std::uint64_t left = 0;
-    for (std::size_t k = 0; k < stats_.sinks(); ++k) left = std::max(left, stats_.lag(k));
+    const std::uint64_t left = stats_.lag(stats_.furthest_behind());
     return "retiring: no pushes are taken; delivering the " + std::to_string(left) + " records left, then stopping";
   }
   for (std::uint16_t s = 0; s < stats_.shards(); ++s) {
@@ -177,9 +176,7 @@ std::optional<std::string> status_report::not_ready() const {
 std::string status_report::holding_sink() const { return sink_holding_wab(stats_, live_.sinks); }
 
 std::string sink_holding_wab(const metrics& stats, const std::vector<metrics::sink_state>& sinks) {
-  std::size_t furthest = 0;
-  for (std::size_t k = 1; k < stats.sinks(); ++k)
-    if (stats.lag(k) > stats.lag(furthest)) furthest = k;
+  const std::size_t furthest = stats.furthest_behind();
   std::string said = "sink " + stats.sink_name(furthest) + " (" + std::to_string(stats.lag(furthest)) +
                      " records it has not confirmed";
   if (furthest < sinks.size() && sinks[furthest].delivery) {
